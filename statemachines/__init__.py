@@ -1,0 +1,5 @@
+"""The four phase machines of arcsm, their guards, the update predicates and the effect types.
+
+Pure: no I/O, no ``await``, no clock reads. A machine reads a snapshot and returns a decision
+(transitions taken and effects as data); the controller records and executes it.
+"""
