@@ -135,7 +135,9 @@ def qualified(plural: str, group: str) -> str:
 
 
 def not_found(plural: str, group: str, name: str) -> ApiError:
-    return ApiError(404, "NotFound", f'{qualified(plural, group)} "{name}" not found', _details(name, group, plural))
+    return ApiError(
+        404, "NotFound", f'{qualified(plural, group)} "{name}" not found', _details(name, group, plural)
+    )
 
 
 def no_such_resource() -> ApiError:
@@ -164,10 +166,14 @@ def conflict(plural: str, group: str, name: str, why: str) -> ApiError:
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 
 
-def invalid(kind: str, group: str, name: str, errors: list[FieldError], *, details_kind: str = "") -> ApiError:
+def invalid(
+    kind: str, group: str, name: str, errors: list[FieldError], *, details_kind: str = ""
+) -> ApiError:
     """422 Invalid with one cause per error; ``details.kind`` is the Kind unless told otherwise."""
     qualified_kind = f"{kind}.{group}" if group else kind
-    text = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(str(e) for e in errors) + "]"
+    # Like field.ErrorList.ToAggregate: repeated messages are shown once, every cause is kept.
+    messages = list(dict.fromkeys(str(e) for e in errors))
+    text = messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
     details = _details(name, group, details_kind or kind)
     details["causes"] = [e.cause() for e in errors]
     return ApiError(422, "Invalid", f'{qualified_kind} "{name}" is invalid: {text}', details)
@@ -179,21 +185,31 @@ def bad_request(message: str) -> ApiError:
 
 def forbidden_error(plural: str, group: str, name: str, why: str) -> ApiError:
     return ApiError(
-        403, "Forbidden", f'{qualified(plural, group)} "{name}" is forbidden: {why}', _details(name, group, plural)
+        403,
+        "Forbidden",
+        f'{qualified(plural, group)} "{name}" is forbidden: {why}',
+        _details(name, group, plural),
     )
 
 
-def method_not_allowed(message: str = "the server does not allow this method on the requested resource") -> ApiError:
+def method_not_allowed(
+    message: str = "the server does not allow this method on the requested resource",
+) -> ApiError:
     return ApiError(405, "MethodNotAllowed", message, {})
 
 
 def unsupported_media_type(content_type: str, accepted: list[str]) -> ApiError:
-    return ApiError(
-        415,
-        "UnsupportedMediaType",
-        f"the body of the request was in an unknown format - accepted media types include: {', '.join(accepted)}",
-        {},
-    ) if content_type else ApiError(415, "UnsupportedMediaType", "missing content type", {})
+    return (
+        ApiError(
+            415,
+            "UnsupportedMediaType",
+            "the body of the request was in an unknown format - accepted media types include: "
+            + ", ".join(accepted),
+            {},
+        )
+        if content_type
+        else ApiError(415, "UnsupportedMediaType", "missing content type", {})
+    )
 
 
 def expired(message: str) -> ApiError:
@@ -201,8 +217,20 @@ def expired(message: str) -> ApiError:
 
 
 def internal(message: str) -> ApiError:
-    return ApiError(500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]})
+    return ApiError(
+        500, "InternalError", f"Internal error occurred: {message}", {"causes": [{"message": message}]}
+    )
 
 
 def too_large(message: str) -> ApiError:
     return ApiError(413, "RequestEntityTooLarge", message)
+
+
+def patch_rejected(message: str) -> ApiError:
+    """A patch that does not apply (422): kube's generic server response with the library's text as cause."""
+    return ApiError(
+        422,
+        "Invalid",
+        "the server rejected our request due to an error in our request",
+        {"causes": [{"reason": "UnexpectedServerResponse", "message": message}]},
+    )

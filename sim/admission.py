@@ -1,0 +1,163 @@
+"""What the emulated API server checks and fills in on every write, per kind.
+
+``prepare_create`` and ``prepare_update`` are the admission chain and registry strategy rolled into
+one: metadata validation, the CRD structural schema (pruning, defaulting, validation), and the rules
+of the built-in kinds (pod defaults and update restrictions, ServiceAccount admission, secret data,
+lease and event validation, RBAC roleRef immutability). They raise ``errors.ApiError`` and return the
+object to store plus the warnings to send back in ``Warning`` headers.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from sim import builtins, errors, schemas, validation
+from sim.kinds import Kind
+from sim.store import Obj
+
+# Answers "does this ServiceAccount exist?" for the ServiceAccount admission of pods.
+SaLookup = Callable[[str, str], bool]
+
+_schema_cache: dict[int, schemas.StructuralSchema] = {}
+
+
+def _schema(kind: Kind) -> schemas.StructuralSchema:
+    assert kind.schema is not None
+    key = id(kind.schema)
+    if key not in _schema_cache:
+        _schema_cache[key] = schemas.StructuralSchema(kind.schema)
+    return _schema_cache[key]
+
+
+def _raise_invalid(kind: Kind, name: str, errs: list[errors.FieldError]) -> None:
+    if errs:
+        raise errors.invalid(kind.kind, kind.group, name, errs)
+
+
+def _custom(kind: Kind, obj: Obj, field_validation: str) -> tuple[Obj, list[str]]:
+    out, unknown, errs = _schema(kind).process(obj)
+    warnings: list[str] = []
+    if unknown and field_validation == "Strict":
+        raise errors.bad_request(
+            "strict decoding error: " + ", ".join(f'unknown field "{u}"' for u in unknown)
+        )
+    if field_validation != "Ignore":
+        warnings = [f'unknown field "{u}"' for u in unknown]
+    _raise_invalid(kind, (obj.get("metadata") or {}).get("name", ""), errs)
+    return out, warnings
+
+
+def _metadata(kind: Kind, obj: Obj, old: Obj | None) -> list[str]:
+    """Validate ObjectMeta; returns the finalizer warnings of custom resources."""
+    meta = obj.get("metadata") or {}
+    if kind.group == "" and kind.plural == "events":
+        return []  # core/v1 Event writes skip ObjectMeta validation upstream
+    errs = validation.validate_metadata(
+        meta, name_rule=kind.name_rule, namespaced=kind.namespaced, strict_finalizers=not kind.is_custom
+    )
+    _raise_invalid(kind, meta.get("name", ""), errs)
+    if kind.is_custom:
+        return validation.finalizer_warnings(meta, None if old is None else old.get("metadata") or {})
+    return []
+
+
+def prepare_create(
+    kind: Kind,
+    obj: Obj,
+    *,
+    field_validation: str,
+    sa_exists: SaLookup,
+    rand: random.Random,
+) -> tuple[Obj, list[str]]:
+    warnings: list[str] = []
+    meta, warnings_dedup = validation.dedupe_owner_references(obj.get("metadata") or {})
+    obj = {**obj, "metadata": meta}
+    warnings += warnings_dedup
+    if kind.is_custom:
+        obj, more = _custom(kind, obj, field_validation)
+        warnings += more
+    else:
+        obj = _builtin_create(kind, obj, sa_exists=sa_exists, rand=rand)
+    warnings += _metadata(kind, obj, None)
+    return obj, warnings
+
+
+def _builtin_create(kind: Kind, obj: Obj, *, sa_exists: SaLookup, rand: random.Random) -> Obj:
+    name = (obj.get("metadata") or {}).get("name", "")
+    plural = kind.plural
+    if kind.group == "" and plural == "pods":
+        obj = builtins.default_pod(obj, rand)
+        _raise_invalid(kind, name, builtins.validate_pod(obj))
+        namespace = obj["metadata"].get("namespace", "")
+        sa = obj["spec"].get("serviceAccountName") or "default"
+        if not sa_exists(namespace, sa):
+            raise errors.forbidden_error(
+                "pods",
+                "",
+                name,
+                f'error looking up service account {namespace}/{sa}: serviceaccount "{sa}" not found',
+            )
+    elif kind.group == "" and plural == "secrets":
+        obj = builtins.prepare_secret(obj)
+        _raise_invalid(kind, name, builtins.validate_secret(obj))
+    elif kind.group == "coordination.k8s.io":
+        obj = builtins.prepare_lease(obj)
+        _raise_invalid(kind, name, builtins.validate_lease(obj))
+    elif plural == "events" and kind.group == "":
+        _raise_invalid(kind, name, builtins.validate_core_event(obj))
+    elif plural == "events":
+        _raise_invalid(kind, name, builtins.validate_events_v1(obj))
+    elif kind.group == "rbac.authorization.k8s.io" and plural == "rolebindings":
+        obj = builtins.default_rolebinding(obj)
+        _raise_invalid(kind, name, builtins.validate_rolebinding(obj))
+    elif kind.group == "rbac.authorization.k8s.io" and plural == "roles":
+        _raise_invalid(kind, name, builtins.validate_role(obj))
+    elif kind.group == "" and plural == "namespaces":
+        obj = builtins.default_namespace(obj)
+    return obj
+
+
+def prepare_update(kind: Kind, old: Obj, new: Obj, *, field_validation: str) -> tuple[Obj, list[str]]:
+    warnings: list[str] = []
+    meta, warnings_dedup = validation.dedupe_owner_references(new.get("metadata") or {})
+    new = {**new, "metadata": meta}
+    warnings += warnings_dedup
+    name = meta.get("name", "")
+    errs = validation.check_finalizers_while_deleting(old.get("metadata") or {}, meta)
+    _raise_invalid(kind, name, errs)
+    if kind.is_custom:
+        new, more = _custom(kind, new, field_validation)
+        warnings += more
+    else:
+        new = _builtin_update(kind, old, new)
+    warnings += _metadata(kind, new, old)
+    return new, warnings
+
+
+def _builtin_update(kind: Kind, old: Obj, new: Obj) -> Obj:
+    name = (new.get("metadata") or {}).get("name", "")
+    plural = kind.plural
+    if kind.group == "" and plural == "pods":
+        new = builtins.canonicalize_pod(new)
+        _raise_invalid(kind, name, builtins.validate_pod_update(old, new))
+    elif kind.group == "" and plural == "secrets":
+        new = builtins.prepare_secret(new)
+        _raise_invalid(kind, name, builtins.validate_secret_update(old, new))
+    elif kind.group == "coordination.k8s.io":
+        new = builtins.prepare_lease(new)
+        _raise_invalid(kind, name, builtins.validate_lease(new))
+    elif kind.group == "rbac.authorization.k8s.io" and plural == "rolebindings":
+        new = builtins.default_rolebinding(new)
+        _raise_invalid(kind, name, builtins.validate_rolebinding_update(old, new))
+    elif kind.group == "rbac.authorization.k8s.io" and plural == "roles":
+        _raise_invalid(kind, name, builtins.validate_role(new))
+    return new
+
+
+def read_defaults(kind: Kind, obj: Mapping[str, Any]) -> Obj:
+    """CR defaults also apply when a stored object is read (S63); built-ins are stored defaulted."""
+    if kind.is_custom:
+        return _schema(kind).default(dict(obj))
+    return dict(obj)

@@ -1,0 +1,523 @@
+"""The verbs of the emulated API server: create, get, update, patch, delete, bind.
+
+Generic over the kinds of ``sim.kinds``: each verb applies the rules of apiserver-semantics.md §1
+(server-owned fields, optimistic concurrency, status subresource isolation, generation, no-op writes,
+finalizers and deletionTimestamp, graceful pod deletion, delete propagation and preconditions) and
+writes through ``sim.store``. The HTTP layer and the simulated controllers both call these verbs, so
+a controller's write follows exactly the rules a client's does.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sim import admission, errors, patches
+from sim.kinds import Kind, Registry
+from sim.store import Obj, ObjectKey, Store
+
+MERGE = "application/merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+STRATEGIC = "application/strategic-merge-patch+json"
+APPLY = "application/apply-patch+yaml"
+APPLY_CBOR = "application/apply-patch+cbor"
+
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+
+
+@dataclass
+class Result:
+    code: int
+    body: Obj
+    warnings: list[str] = field(default_factory=list)
+
+
+def format_time(t: datetime) -> str:
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _content(obj: Obj) -> Obj:
+    """What generation tracks: everything but metadata and status (and the type fields)."""
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+def _sans_rv(obj: Obj) -> Obj:
+    meta = dict(obj.get("metadata") or {})
+    meta.pop("resourceVersion", None)
+    return {**obj, "metadata": meta}
+
+
+class ApiServer:
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        store: Store,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        rand: random.Random | None = None,
+    ) -> None:
+        self.registry = registry
+        self.store = store
+        self.clock = clock
+        self.random = rand or random.Random()
+
+    # -- helpers -------------------------------------------------------------------------------------
+
+    def key(self, kind: Kind, namespace: str, name: str) -> ObjectKey:
+        return (*kind.key, namespace if kind.namespaced else "", name)
+
+    def _existing(self, kind: Kind, namespace: str, name: str) -> Obj:
+        obj = self.store.get(self.key(kind, namespace, name))
+        if obj is None:
+            raise errors.not_found(kind.plural, kind.group, name)
+        return obj
+
+    def _sa_exists(self, namespace: str, name: str) -> bool:
+        return self.store.get(("", "serviceaccounts", namespace, name)) is not None
+
+    def _check_namespace(self, kind: Kind, namespace: str, name: str) -> None:
+        if not kind.namespaced:
+            return
+        ns = self.store.get(("", "namespaces", "", namespace))
+        if ns is None:
+            raise errors.not_found("namespaces", "", namespace)
+        if (ns.get("metadata") or {}).get("deletionTimestamp"):
+            raise errors.forbidden_error(
+                kind.plural,
+                kind.group,
+                name,
+                f"unable to create new content in namespace {namespace} because it is being terminated",
+            )
+
+    @staticmethod
+    def _type_fields(api_version: str, kind_name: str, obj: Obj) -> Obj:
+        return {
+            "apiVersion": api_version,
+            "kind": kind_name,
+            **{k: v for k, v in obj.items() if k not in ("apiVersion", "kind")},
+        }
+
+    # -- create --------------------------------------------------------------------------------------
+
+    def create(
+        self, kind: Kind, namespace: str, body: Any, *, field_validation: str = "Warn", dry_run: bool = False
+    ) -> Result:
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request was not a JSON object")
+        meta = dict(body.get("metadata") or {})
+        if kind.namespaced:
+            body_ns = meta.get("namespace") or ""
+            if body_ns and body_ns != namespace:
+                raise errors.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        if meta.get("resourceVersion"):
+            raise errors.internal("resourceVersion should not be set on objects to be created")
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = self._generate_name(kind, namespace, meta["generateName"])
+        for server_owned in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "selfLink",
+            "managedFields",
+        ):
+            meta.pop(server_owned, None)
+        meta["uid"] = str(uuid.UUID(int=self.random.getrandbits(128), version=4))
+        meta["creationTimestamp"] = format_time(self.clock())
+        if kind.generation:
+            meta["generation"] = 1
+        obj = self._type_fields(kind.api_version, kind.kind, {**body, "metadata": meta})
+        if kind.status_subresource and kind.is_custom:
+            obj.pop("status", None)
+        # NamespaceLifecycle is the first admission plugin: it runs before defaulting and validation.
+        self._check_namespace(kind, namespace, meta.get("name", ""))
+        obj, warnings = admission.prepare_create(
+            kind, obj, field_validation=field_validation, sa_exists=self._sa_exists, rand=self.random
+        )
+        obj = self.from_view(kind, obj)
+        name = obj["metadata"]["name"]
+        key = self.key(kind, namespace, name)
+        existing = self.store.get(key)
+        if existing is not None:
+            terminating = bool((existing.get("metadata") or {}).get("deletionTimestamp"))
+            raise errors.already_exists(kind.plural, kind.group, name, terminating=terminating)
+        if dry_run:
+            return Result(201, self.to_view(kind, obj), warnings)
+        stored = self.store.put(key, obj)
+        return Result(201, self.to_view(kind, stored), warnings)
+
+    def _generate_name(self, kind: Kind, namespace: str, prefix: str) -> str:
+        from sim import validation
+
+        for _ in range(8):
+            name = validation.generate_name(prefix, self.random)
+            if self.store.get(self.key(kind, namespace, name)) is None:
+                return name
+        return name
+
+    # -- get -----------------------------------------------------------------------------------------
+
+    def get(self, kind: Kind, namespace: str, name: str) -> Obj:
+        return self.to_view(kind, admission.read_defaults(kind, self._existing(kind, namespace, name)))
+
+    # -- update --------------------------------------------------------------------------------------
+
+    def update(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        body: Any,
+        *,
+        subresource: str | None = None,
+        field_validation: str = "Warn",
+        dry_run: bool = False,
+    ) -> Result:
+        if not isinstance(body, dict):
+            raise errors.bad_request("the body of the request was not a JSON object")
+        meta = body.get("metadata") or {}
+        if meta.get("name") and meta["name"] != name:
+            raise errors.bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({name})"
+            )
+        if kind.namespaced and meta.get("namespace") and meta["namespace"] != namespace:
+            raise errors.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        existing = self.store.get(self.key(kind, namespace, name))
+        if existing is None:
+            if kind.create_on_update and subresource is None:
+                return self.create(
+                    kind,
+                    namespace,
+                    {**body, "metadata": {**meta, "name": name}},
+                    field_validation=field_validation,
+                    dry_run=dry_run,
+                )
+            raise errors.not_found(kind.plural, kind.group, name)
+        rv = meta.get("resourceVersion") or ""
+        if not rv and not kind.unconditional_update:
+            raise errors.invalid(
+                kind.kind,
+                kind.group,
+                name,
+                [errors.invalid_value("metadata.resourceVersion", 0, "must be specified for an update")],
+                details_kind=kind.plural,
+            )
+        self._preconditions(kind, existing, rv=rv, uid=meta.get("uid") or "")
+        return self._write(
+            kind,
+            existing,
+            self.from_view(kind, body),
+            subresource=subresource,
+            field_validation=field_validation,
+            dry_run=dry_run,
+        )
+
+    def _preconditions(self, kind: Kind, existing: Obj, *, rv: str, uid: str) -> None:
+        emeta = existing["metadata"]
+        if uid and uid != emeta["uid"]:
+            raise errors.conflict(
+                kind.plural,
+                kind.group,
+                emeta["name"],
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {emeta['uid']}",
+            )
+        if rv and rv != emeta["resourceVersion"]:
+            raise errors.conflict(kind.plural, kind.group, emeta["name"], errors.STALE)
+
+    def _merge_for_write(self, kind: Kind, existing: Obj, body: Obj, subresource: str | None) -> Obj:
+        """The object a write would store: the body, with server-owned and isolated parts kept."""
+        emeta = existing["metadata"]
+        bmeta = dict(body.get("metadata") or {})
+        if subresource == "status":
+            new: Obj = {k: v for k, v in existing.items() if k != "status"}
+            if "status" in body:
+                new["status"] = body["status"]
+            meta = dict(emeta)
+            if not kind.is_custom:
+                # Legacy quirk of built-in status writes: labels and annotations do apply (S29).
+                for field_name in ("labels", "annotations"):
+                    if field_name in bmeta:
+                        meta[field_name] = bmeta[field_name]
+                    else:
+                        meta.pop(field_name, None)
+            new["metadata"] = meta
+            return new
+        new = {k: v for k, v in body.items() if k != "status"}
+        if kind.status_subresource:
+            if "status" in existing:
+                new["status"] = existing["status"]
+        elif "status" in body:
+            new["status"] = body["status"]
+        for owned in (
+            "uid",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "namespace",
+            "name",
+        ):
+            if owned in emeta:
+                bmeta[owned] = emeta[owned]
+            else:
+                bmeta.pop(owned, None)
+        if "managedFields" not in bmeta and "managedFields" in emeta:
+            bmeta["managedFields"] = emeta["managedFields"]
+        bmeta.pop("selfLink", None)
+        new["metadata"] = bmeta
+        if kind.group == "" and kind.plural == "pods":
+            # spec.nodeName is set only through the binding subresource.
+            espec = existing.get("spec") or {}
+            if "nodeName" in espec and "spec" in new and "nodeName" not in new["spec"]:
+                new["spec"] = {**new["spec"], "nodeName": espec["nodeName"]}
+        return self._type_fields(existing["apiVersion"], existing["kind"], new)
+
+    def _write(
+        self,
+        kind: Kind,
+        existing: Obj,
+        body: Obj,
+        *,
+        subresource: str | None,
+        field_validation: str,
+        dry_run: bool = False,
+    ) -> Result:
+        new = self._merge_for_write(kind, existing, body, subresource)
+        new, warnings = admission.prepare_update(kind, existing, new, field_validation=field_validation)
+        emeta = existing["metadata"]
+        meta = new["metadata"]
+        if kind.generation and _content(new) != _content(existing):
+            meta["generation"] = int(emeta.get("generation") or 0) + 1
+        meta["resourceVersion"] = emeta["resourceVersion"]
+        key = self.key(kind, emeta.get("namespace", ""), emeta["name"])
+        if (
+            emeta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+            and not emeta.get("deletionGracePeriodSeconds")
+        ):
+            # The last finalizer is gone: the write deletes the object instead of storing it (S42).
+            if not dry_run:
+                self.store.remove(key)
+            return Result(200, self.to_view(kind, new), warnings)
+        if new == existing or dry_run:
+            return Result(200, self.to_view(kind, new if dry_run else existing), warnings)
+        return Result(200, self.to_view(kind, self.store.put(key, new)), warnings)
+
+    # -- patch ---------------------------------------------------------------------------------------
+
+    def patch(
+        self,
+        kind: Kind,
+        namespace: str,
+        name: str,
+        patch: Any,
+        content_type: str,
+        *,
+        subresource: str | None = None,
+        field_validation: str = "Warn",
+        dry_run: bool = False,
+    ) -> Result:
+        accepted = [JSON_PATCH, MERGE, APPLY] + ([STRATEGIC] if kind.strategic_merge else [])
+        if content_type in (APPLY, APPLY_CBOR):
+            raise errors.unsupported_media_type(content_type, [JSON_PATCH, MERGE, STRATEGIC])
+        if content_type not in accepted:
+            raise errors.unsupported_media_type(content_type, accepted)
+        existing = self._existing(kind, namespace, name)
+        current = self.to_view(kind, admission.read_defaults(kind, existing))
+        try:
+            if content_type == MERGE:
+                if not isinstance(patch, dict):
+                    raise errors.bad_request("error decoding patch: the patch is not a JSON object")
+                result = patches.merge_patch(current, patch)
+            elif content_type == JSON_PATCH:
+                result = patches.json_patch(current, patch)
+            else:
+                if not isinstance(patch, dict):
+                    raise errors.bad_request("error decoding patch: the patch is not a JSON object")
+                result = patches.strategic_merge_patch(current, patch, kind.kind)
+        except patches.PatchFailed as exc:
+            raise errors.patch_rejected(str(exc)) from exc
+        if not isinstance(result, dict):
+            raise errors.bad_request("the patch did not produce a JSON object")
+        rmeta = result.get("metadata") or {}
+        rv = rmeta.get("resourceVersion") or ""
+        self._preconditions(kind, existing, rv=rv, uid=rmeta.get("uid") or "")
+        return self._write(
+            kind,
+            existing,
+            self.from_view(kind, result),
+            subresource=subresource,
+            field_validation=field_validation,
+            dry_run=dry_run,
+        )
+
+    # -- delete --------------------------------------------------------------------------------------
+
+    def delete(self, kind: Kind, namespace: str, name: str, options: Obj | None = None) -> Result:
+        options = options or {}
+        existing = self._existing(kind, namespace, name)
+        emeta = existing["metadata"]
+        pre = options.get("preconditions") or {}
+        if pre.get("uid") and pre["uid"] != emeta["uid"]:
+            raise errors.conflict(
+                kind.plural,
+                kind.group,
+                name,
+                f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
+                f"({emeta['uid']}). The object might have been deleted and then recreated",
+            )
+        if pre.get("resourceVersion") and pre["resourceVersion"] != emeta["resourceVersion"]:
+            raise errors.conflict(
+                kind.plural,
+                kind.group,
+                name,
+                f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not match the "
+                f"ResourceVersion in record ({emeta['resourceVersion']}). "
+                "The object might have been modified",
+            )
+        if kind.group == "" and kind.plural == "namespaces":
+            return self._delete_namespace(kind, existing)
+        key = self.key(kind, namespace, name)
+        finalizers = list(emeta.get("finalizers") or [])
+        policy = options.get("propagationPolicy")
+        orphan_dependents = options.get("orphanDependents")
+        if policy is None and orphan_dependents is not None:
+            policy = "Orphan" if orphan_dependents else "Background"
+        gc_finalizer = {"Foreground": FOREGROUND, "Orphan": ORPHAN}.get(policy or "")
+        if gc_finalizer and gc_finalizer not in finalizers:
+            finalizers = [f for f in finalizers if f not in (FOREGROUND, ORPHAN)] + [gc_finalizer]
+        grace = self._grace(kind, existing, options)
+        now = self.clock()
+        if grace > 0 or finalizers:
+            meta = dict(emeta)
+            meta["finalizers"] = finalizers
+            if not finalizers:
+                meta.pop("finalizers")
+            if not emeta.get("deletionTimestamp"):
+                meta["deletionTimestamp"] = format_time(now + timedelta(seconds=grace))
+                meta["deletionGracePeriodSeconds"] = grace
+                if emeta.get("generation"):
+                    meta["generation"] = int(emeta["generation"]) + 1
+            elif grace < int(emeta.get("deletionGracePeriodSeconds") or 0):
+                # A later DELETE may only shorten the grace period (S39).
+                meta["deletionTimestamp"] = format_time(now + timedelta(seconds=grace))
+                meta["deletionGracePeriodSeconds"] = grace
+            new = {**existing, "metadata": meta}
+            if grace == 0 and not finalizers:
+                return self._remove(kind, key, existing)
+            stored = existing if new == existing else self.store.put(key, new)
+            code = 202 if orphan_dependents is False else 200
+            return Result(code, self.to_view(kind, stored))
+        return self._remove(kind, key, existing)
+
+    def _remove(self, kind: Kind, key: ObjectKey, existing: Obj) -> Result:
+        self.store.remove(key)
+        if kind.delete_returns_object:
+            return Result(200, self.to_view(kind, existing))
+        emeta = existing["metadata"]
+        details: Obj = {"name": emeta["name"]}
+        if kind.group:
+            details["group"] = kind.group
+        details["kind"] = kind.plural
+        details["uid"] = emeta["uid"]
+        return Result(
+            200,
+            {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details},
+        )
+
+    def _grace(self, kind: Kind, existing: Obj, options: Obj) -> int:
+        if not kind.graceful:
+            return 0
+        spec = existing.get("spec") or {}
+        status = existing.get("status") or {}
+        requested = options.get("gracePeriodSeconds")
+        grace = (
+            int(requested) if requested is not None else int(spec.get("terminationGracePeriodSeconds", 30))
+        )
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return 0
+        if grace < 0:
+            return 1
+        return grace
+
+    def _delete_namespace(self, kind: Kind, existing: Obj) -> Result:
+        emeta = existing["metadata"]
+        if emeta.get("deletionTimestamp"):
+            return Result(200, self.to_view(kind, existing))
+        meta = {**emeta, "deletionTimestamp": format_time(self.clock()), "deletionGracePeriodSeconds": 0}
+        status = {**(existing.get("status") or {}), "phase": "Terminating"}
+        stored = self.store.put(
+            self.key(kind, "", emeta["name"]), {**existing, "metadata": meta, "status": status}
+        )
+        return Result(200, self.to_view(kind, stored))
+
+    def finalize_namespace(self, name: str) -> None:
+        """The namespace controller's last step: the emptied, terminating namespace goes away."""
+        key: ObjectKey = ("", "namespaces", "", name)
+        if self.store.get(key) is not None:
+            self.store.remove(key)
+
+    # -- pods/binding --------------------------------------------------------------------------------
+
+    def bind(self, namespace: str, name: str, body: Any) -> Result:
+        kind = self.registry.get("", "v1", "pods")
+        assert kind is not None
+        existing = self._existing(kind, namespace, name)
+        target = ((body or {}).get("target") or {}).get("name") if isinstance(body, dict) else None
+        if not target:
+            raise errors.invalid("Binding", "", name, [errors.required("target.name")])
+        spec = existing.get("spec") or {}
+        if spec.get("nodeName"):
+            raise errors.conflict(
+                "pods/binding", "", name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
+            )
+        if (existing.get("metadata") or {}).get("deletionTimestamp"):
+            raise errors.conflict(
+                "pods/binding", "", name, "pod is being deleted, cannot be assigned to a host"
+            )
+        status = dict(existing.get("status") or {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        conditions.append(
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": format_time(self.clock()),
+            }
+        )
+        status["conditions"] = conditions
+        new = {**existing, "spec": {**spec, "nodeName": target}, "status": status}
+        self.store.put(self.key(kind, namespace, name), new)
+        return Result(
+            201, {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}
+        )
+
+    # -- views ---------------------------------------------------------------------------------------
+
+    def to_view(self, kind: Kind, obj: Obj) -> Obj:
+        """The object as this kind's API version presents it (events.k8s.io is a view of core Events)."""
+        if kind.storage and kind.group == "events.k8s.io":
+            from sim import builtins
+
+            return builtins.core_to_events_v1(obj)
+        return obj
+
+    def from_view(self, kind: Kind, obj: Obj) -> Obj:
+        if kind.storage and kind.group == "events.k8s.io":
+            from sim import builtins
+
+            return builtins.events_v1_to_core(obj)
+        return obj

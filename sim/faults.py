@@ -1,0 +1,88 @@
+"""Test hooks of the emulated API server: fault injection per verb and path, and the request log.
+
+A ``Fault`` answers matching requests with a ``Status`` of the test's choice (409, 429 with
+``Retry-After``, 500, 504, ...) or delays them; ``skip`` and ``times`` pick which calls it hits.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim import errors
+
+REASONS = {
+    409: "Conflict",
+    410: "Expired",
+    429: "TooManyRequests",
+    500: "InternalError",
+    503: "ServiceUnavailable",
+    504: "Timeout",
+}
+
+
+@dataclass
+class Fault:
+    verb: str = "*"  # get, list, watch, create, update, patch, delete, deletecollection, or *
+    path: str = ".*"  # a regular expression searched in the request path
+    code: int = 0  # 0: no error, only latency
+    message: str = "injected fault"
+    retry_after: int | None = None
+    latency: float = 0.0
+    skip: int = 0  # let this many matching calls through first
+    times: int | None = 1  # then hit this many (None: every one)
+    hits: int = 0
+    _seen: int = 0
+    _pattern: re.Pattern[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._pattern = re.compile(self.path)
+
+    def take(self, verb: str, path: str) -> bool:
+        """Whether this fault applies to the call (and count it)."""
+        if self.verb not in ("*", verb) or not self._pattern.search(path):
+            return False
+        self._seen += 1
+        if self._seen <= self.skip:
+            return False
+        if self.times is not None and self.hits >= self.times:
+            return False
+        self.hits += 1
+        return True
+
+    def error(self) -> errors.ApiError | None:
+        if not self.code:
+            return None
+        headers = {"Retry-After": str(self.retry_after)} if self.retry_after is not None else {}
+        details: dict[str, Any] = (
+            {"retryAfterSeconds": self.retry_after} if self.retry_after is not None else {}
+        )
+        return errors.ApiError(
+            self.code, REASONS.get(self.code, "InternalError"), self.message, details or None, headers
+        )
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Fault:
+        allowed = {"verb", "path", "code", "message", "retry_after", "latency", "skip", "times"}
+        return cls(**{k: v for k, v in data.items() if k in allowed})
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    method: str
+    path: str
+    query: str
+    verb: str
+    content_type: str
+    status: int
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "path": self.path,
+            "query": self.query,
+            "verb": self.verb,
+            "contentType": self.content_type,
+            "status": self.status,
+        }

@@ -1,0 +1,291 @@
+"""The per-type strategy table of the emulated API server.
+
+One ``Kind`` row says everything the generic request handlers need to treat a resource type the way
+kube-apiserver's registry strategy for it does (apiserver-semantics.md §9): scope, status subresource,
+generation policy, create-on-update, unconditional update, delete response style, graceful deletion,
+field-selector fields and whether strategic merge patch is accepted. Custom resources get their row from
+their CRD (see ``from_crd``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+CORE_FIELDS = frozenset({"metadata.name", "metadata.namespace"})
+
+
+@dataclass(frozen=True)
+class Kind:
+    group: str
+    version: str
+    plural: str
+    kind: str
+    singular: str
+    namespaced: bool = True
+    status_subresource: bool = False
+    # metadata.generation is set to 1 on create and bumped on non-metadata changes.
+    generation: bool = False
+    create_on_update: bool = False
+    unconditional_update: bool = True
+    # DELETE that removes at once answers the object (Pods, ServiceAccounts) instead of a Status.
+    delete_returns_object: bool = False
+    graceful: bool = False
+    field_selectors: frozenset[str] = CORE_FIELDS
+    strategic_merge: bool = True
+    # Custom resources: the openAPIV3Schema of the served version.
+    schema: Mapping[str, Any] | None = None
+    short_names: tuple[str, ...] = ()
+    # Some kinds are views of another kind's storage (events.k8s.io Events are stored as core Events).
+    storage: tuple[str, str] | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """The storage key of this type: (group, plural)."""
+        return self.storage or (self.group, self.plural)
+
+    @property
+    def is_custom(self) -> bool:
+        return self.schema is not None
+
+    @property
+    def name_rule(self) -> str:
+        if self.group == "rbac.authorization.k8s.io":
+            return "path-segment"
+        if self.plural == "namespaces":
+            return "dns-label"
+        return "dns-subdomain"
+
+
+POD_FIELDS = CORE_FIELDS | {
+    "spec.nodeName",
+    "spec.restartPolicy",
+    "spec.schedulerName",
+    "spec.serviceAccountName",
+    "spec.hostNetwork",
+    "status.phase",
+    "status.podIP",
+    "status.podIPs",
+    "status.nominatedNodeName",
+}
+EVENT_FIELDS = CORE_FIELDS | {
+    "involvedObject.kind",
+    "involvedObject.namespace",
+    "involvedObject.name",
+    "involvedObject.uid",
+    "involvedObject.apiVersion",
+    "involvedObject.resourceVersion",
+    "involvedObject.fieldPath",
+    "reason",
+    "reportingComponent",
+    "source",
+    "type",
+}
+
+
+def _plain(group: str, version: str, plural: str, kind: str, *, namespaced: bool = True, **kw: Any) -> Kind:
+    """A kind the emulator stores as a plain object (no controller simulates it)."""
+    return Kind(group, version, plural, kind, kind.lower(), namespaced=namespaced, **kw)
+
+
+BUILTIN: tuple[Kind, ...] = (
+    Kind(
+        "",
+        "v1",
+        "namespaces",
+        "Namespace",
+        "namespace",
+        namespaced=False,
+        status_subresource=True,
+        field_selectors=CORE_FIELDS | {"status.phase"},
+        short_names=("ns",),
+    ),
+    Kind(
+        "",
+        "v1",
+        "pods",
+        "Pod",
+        "pod",
+        status_subresource=True,
+        generation=True,
+        delete_returns_object=True,
+        graceful=True,
+        field_selectors=POD_FIELDS,
+        short_names=("po",),
+    ),
+    Kind("", "v1", "secrets", "Secret", "secret", field_selectors=CORE_FIELDS | {"type"}),
+    Kind(
+        "",
+        "v1",
+        "serviceaccounts",
+        "ServiceAccount",
+        "serviceaccount",
+        delete_returns_object=True,
+        short_names=("sa",),
+    ),
+    Kind("", "v1", "configmaps", "ConfigMap", "configmap", short_names=("cm",)),
+    Kind(
+        "",
+        "v1",
+        "events",
+        "Event",
+        "event",
+        field_selectors=EVENT_FIELDS,
+        create_on_update=True,
+        short_names=("ev",),
+    ),
+    Kind(
+        "events.k8s.io",
+        "v1",
+        "events",
+        "Event",
+        "event",
+        create_on_update=True,
+        storage=("", "events"),
+        field_selectors=EVENT_FIELDS,
+    ),
+    Kind("rbac.authorization.k8s.io", "v1", "roles", "Role", "role", create_on_update=True),
+    Kind(
+        "rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", "rolebinding", create_on_update=True
+    ),
+    Kind(
+        "coordination.k8s.io",
+        "v1",
+        "leases",
+        "Lease",
+        "lease",
+        create_on_update=True,
+        unconditional_update=False,
+    ),
+    # Stored as plain objects so manifests apply; nothing simulates them.
+    _plain(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterroles",
+        "ClusterRole",
+        namespaced=False,
+        create_on_update=True,
+    ),
+    _plain(
+        "rbac.authorization.k8s.io",
+        "v1",
+        "clusterrolebindings",
+        "ClusterRoleBinding",
+        namespaced=False,
+        create_on_update=True,
+    ),
+    _plain("", "v1", "services", "Service", short_names=("svc",)),
+    _plain(
+        "",
+        "v1",
+        "persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        status_subresource=True,
+        short_names=("pvc",),
+    ),
+    _plain(
+        "apps",
+        "v1",
+        "deployments",
+        "Deployment",
+        status_subresource=True,
+        generation=True,
+        short_names=("deploy",),
+    ),
+    _plain(
+        "apps",
+        "v1",
+        "statefulsets",
+        "StatefulSet",
+        status_subresource=True,
+        generation=True,
+        short_names=("sts",),
+    ),
+    _plain(
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "PodDisruptionBudget",
+        status_subresource=True,
+        generation=True,
+        short_names=("pdb",),
+    ),
+    _plain(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "CustomResourceDefinition",
+        namespaced=False,
+        status_subresource=True,
+        generation=True,
+        short_names=("crd", "crds"),
+    ),
+)
+
+
+def from_crd(crd: Mapping[str, Any]) -> list[Kind]:
+    """The kinds a CRD serves: one per served version (the storage version's schema drives validation)."""
+    spec = crd["spec"]
+    names = spec["names"]
+    kinds = []
+    for version in spec["versions"]:
+        if not version.get("served", True):
+            continue
+        kinds.append(
+            Kind(
+                group=spec["group"],
+                version=version["name"],
+                plural=names["plural"],
+                kind=names["kind"],
+                singular=names.get("singular", names["kind"].lower()),
+                namespaced=spec.get("scope", "Namespaced") == "Namespaced",
+                status_subresource="status" in (version.get("subresources") or {}),
+                generation=True,
+                create_on_update=False,
+                unconditional_update=False,
+                strategic_merge=False,
+                schema=(version.get("schema") or {}).get("openAPIV3Schema", {"type": "object"}),
+                short_names=tuple(names.get("shortNames", ())),
+                extra={"listKind": names.get("listKind", names["kind"] + "List")},
+            )
+        )
+    return kinds
+
+
+class Registry:
+    """The kinds the server serves, looked up by (group, version, plural)."""
+
+    def __init__(self, kinds: Iterable[Kind] = BUILTIN) -> None:
+        self._by_path: dict[tuple[str, str, str], Kind] = {}
+        for k in kinds:
+            self.add(k)
+
+    def add(self, kind: Kind) -> None:
+        self._by_path[(kind.group, kind.version, kind.plural)] = kind
+
+    def get(self, group: str, version: str, plural: str) -> Kind | None:
+        return self._by_path.get((group, version, plural))
+
+    def by_kind(self, api_version: str, kind: str) -> Kind | None:
+        for k in self._by_path.values():
+            if k.api_version == api_version and k.kind == kind:
+                return k
+        return None
+
+    def all(self) -> list[Kind]:
+        return list(self._by_path.values())
+
+    def groups(self) -> dict[str, list[str]]:
+        """Group name → served versions (the core group is "")."""
+        out: dict[str, list[str]] = {}
+        for g, v, _ in self._by_path:
+            versions = out.setdefault(g, [])
+            if v not in versions:
+                versions.append(v)
+        return out

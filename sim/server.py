@@ -1,0 +1,397 @@
+"""The emulated API server over HTTP: aiohttp handlers that parse Kubernetes requests, call the verbs of
+``sim.apiserver`` and answer JSON objects or ``Status`` errors the way kube-apiserver does.
+
+Besides the Kubernetes API it serves a few test hooks under ``/_sim/`` (faults, dropping watches,
+compaction, the request log) so a test can reach them when the emulator runs in another process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+
+from sim import discovery, errors, listing, routing, watching
+from sim.apiserver import MERGE, ApiServer, Result
+from sim.faults import Fault, LoggedRequest
+
+log = logging.getLogger("arcsm.sim")
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def parse_bool(value: str | None) -> bool:
+    """Kubernetes query booleans (S05): absent, "false" in any case and "0" are false; anything else true."""
+    if value is None:
+        return False
+    return value.lower() not in ("false", "0")
+
+
+def _json_response(
+    body: Any, status: int = 200, warnings: list[str] | None = None, headers: dict[str, str] | None = None
+) -> web.Response:
+    resp = web.Response(
+        status=status,
+        body=json.dumps(body, separators=(",", ":")).encode(),
+        content_type="application/json",
+        headers=headers,
+    )
+    for w in warnings or []:
+        resp.headers.add("Warning", '299 - "' + w.replace('"', '\\"') + '"')
+    return resp
+
+
+def _error_response(err: errors.ApiError) -> web.Response:
+    return _json_response(err.status(), err.code, headers=err.headers or None)
+
+
+def _media_type(request: web.Request) -> str:
+    return (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
+
+
+async def _body(request: web.Request, *, allow_empty: bool = False) -> Any:
+    raw = await request.read()
+    if not raw.strip():
+        if allow_empty:
+            return None
+        raise errors.bad_request("the body of the request was empty")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise errors.bad_request(f"the body of the request could not be decoded as JSON: {exc}") from exc
+
+
+def _verb(request: web.Request, target: routing.Target | routing.Discovery) -> str:
+    method = request.method
+    if isinstance(target, routing.Discovery):
+        return "get"
+    if method == "GET":
+        if target.name:
+            return "get"
+        return "watch" if parse_bool(request.query.get("watch")) else "list"
+    if method == "POST":
+        return "create"
+    if method == "PUT":
+        return "update"
+    if method == "PATCH":
+        return "patch"
+    if method == "DELETE":
+        return "delete" if target.name else "deletecollection"
+    return method.lower()
+
+
+class Server:
+    def __init__(self, api: ApiServer, *, bookmark_interval: float = 60.0) -> None:
+        self.api = api
+        self.bookmark_interval = bookmark_interval
+        self.faults: list[Fault] = []
+        self.requests: list[LoggedRequest] = []
+        self._watch_tasks: set[asyncio.Task[Any]] = set()
+        self._watch_transports: set[asyncio.BaseTransport] = set()
+        self.app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
+        self.app.router.add_get("/version", self._version)
+        self.app.router.add_route("*", "/_sim/{hook}", self._hook)
+        self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
+
+    # -- middleware: faults, the request log, error rendering -----------------------------------------
+
+    @web.middleware
+    async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
+        verb = ""
+        status = 500
+        content_type = _media_type(request)
+        try:
+            if not request.path.startswith("/_sim/"):
+                try:
+                    verb = _verb(request, routing.parse(self.api.registry, request.path))
+                except errors.ApiError:
+                    verb = request.method.lower()
+                for fault in self.faults:
+                    if fault.take(verb, request.path):
+                        if fault.latency:
+                            await asyncio.sleep(fault.latency)
+                        err = fault.error()
+                        if err is not None:
+                            raise err
+            resp = await handler(request)
+            status = resp.status
+            return resp
+        except errors.ApiError as err:
+            status = err.code
+            return _error_response(err)
+        except web.HTTPException:
+            raise
+        except Exception as exc:  # a bug in the emulator must still answer a Status, and say so
+            log.exception("emulator error on %s %s", request.method, request.path)
+            status = 500
+            return _error_response(errors.internal(f"{type(exc).__name__}: {exc}"))
+        finally:
+            if not request.path.startswith("/_sim/"):
+                self.requests.append(
+                    LoggedRequest(
+                        request.method, request.path, request.query_string, verb, content_type, status
+                    )
+                )
+
+    # -- discovery -----------------------------------------------------------------------------------
+
+    async def _version(self, request: web.Request) -> web.Response:
+        return _json_response(discovery.KUBE_VERSION)
+
+    def _discovery(self, request: web.Request, target: routing.Discovery) -> web.Response:
+        registry = self.api.registry
+        if request.method != "GET":
+            raise errors.method_not_allowed()
+        if target.group is None:
+            if request.path.rstrip("/") == "/api":
+                return _json_response(discovery.api_versions(request.host))
+            return _json_response(discovery.api_group_list(registry))
+        if not target.version:
+            group = discovery.api_group(registry, target.group)
+            if group is None:
+                raise errors.no_such_resource()
+            return _json_response(group)
+        return _json_response(discovery.api_resource_list(registry, target.group, target.version))
+
+    # -- resources -----------------------------------------------------------------------------------
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        target = routing.parse(self.api.registry, request.path)
+        if isinstance(target, routing.Discovery):
+            return self._discovery(request, target)
+        method = request.method
+        kind = target.kind
+        q = request.query
+        namespace = target.namespace
+        field_validation = q.get("fieldValidation", "Warn")
+        dry_run = q.get("dryRun") == "All"
+        if target.kind.plural == "namespaces" and target.kind.group == "":
+            namespace = ""
+        ns = namespace or ""
+        if not target.name:
+            if method == "GET":
+                if parse_bool(q.get("watch")):
+                    return await self._watch(request, target)
+                opts = listing.ListOptions(
+                    label_selector=q.get("labelSelector", ""),
+                    field_selector=q.get("fieldSelector", ""),
+                    limit=_int(q.get("limit"), "limit"),
+                    continue_token=q.get("continue", ""),
+                    resource_version=q.get("resourceVersion", ""),
+                    resource_version_match=q.get("resourceVersionMatch", ""),
+                    send_initial_events=parse_bool(q["sendInitialEvents"])
+                    if "sendInitialEvents" in q
+                    else None,
+                )
+                return _json_response(listing.list_objects(self.api, kind, namespace, opts))
+            if method == "POST":
+                if kind.namespaced and namespace is None:
+                    raise errors.method_not_allowed()
+                self._require_json(request)
+                body = await _body(request)
+                return self._result(
+                    self.api.create(kind, ns, body, field_validation=field_validation, dry_run=dry_run)
+                )
+            if method == "DELETE":
+                return await self._delete_collection(request, target)
+            raise errors.method_not_allowed()
+        if target.subresource:
+            return await self._subresource(request, target, ns, field_validation, dry_run)
+        if method == "GET":
+            return _json_response(self.api.get(kind, ns, target.name))
+        if method == "PUT":
+            self._require_json(request)
+            body = await _body(request)
+            return self._result(
+                self.api.update(
+                    kind, ns, target.name, body, field_validation=field_validation, dry_run=dry_run
+                )
+            )
+        if method == "PATCH":
+            body = await _body(request)
+            return self._result(
+                self.api.patch(
+                    kind,
+                    ns,
+                    target.name,
+                    body,
+                    _media_type(request),
+                    field_validation=field_validation,
+                    dry_run=dry_run,
+                )
+            )
+        if method == "DELETE":
+            return self._result(self.api.delete(kind, ns, target.name, await self._delete_options(request)))
+        raise errors.method_not_allowed()
+
+    async def _subresource(
+        self, request: web.Request, target: routing.Target, ns: str, field_validation: str, dry_run: bool
+    ) -> web.StreamResponse:
+        kind, method, sub = target.kind, request.method, target.subresource
+        if sub == "status" and kind.status_subresource:
+            if method == "GET":
+                return _json_response(self.api.get(kind, ns, target.name))
+            if method == "PUT":
+                self._require_json(request)
+                return self._result(
+                    self.api.update(
+                        kind,
+                        ns,
+                        target.name,
+                        await _body(request),
+                        subresource="status",
+                        field_validation=field_validation,
+                        dry_run=dry_run,
+                    )
+                )
+            if method == "PATCH":
+                return self._result(
+                    self.api.patch(
+                        kind,
+                        ns,
+                        target.name,
+                        await _body(request),
+                        _media_type(request),
+                        subresource="status",
+                        field_validation=field_validation,
+                        dry_run=dry_run,
+                    )
+                )
+            raise errors.method_not_allowed()
+        if sub == "binding" and kind.group == "" and kind.plural == "pods":
+            if method != "POST":
+                raise errors.method_not_allowed()
+            return self._result(self.api.bind(ns, target.name, await _body(request)))
+        raise errors.no_such_resource()
+
+    def _require_json(self, request: web.Request) -> None:
+        media = _media_type(request)
+        if media and media not in ("application/json", "*/*") and not media.endswith("+json"):
+            raise errors.unsupported_media_type(
+                media, ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
+            )
+
+    def _result(self, result: Result) -> web.Response:
+        return _json_response(result.body, result.code, result.warnings)
+
+    async def _delete_options(self, request: web.Request) -> dict[str, Any]:
+        body = await _body(request, allow_empty=True)
+        if isinstance(body, dict):
+            return body
+        q = request.query
+        options: dict[str, Any] = {}
+        if "gracePeriodSeconds" in q:
+            options["gracePeriodSeconds"] = _int(q["gracePeriodSeconds"], "gracePeriodSeconds")
+        if "propagationPolicy" in q:
+            options["propagationPolicy"] = q["propagationPolicy"]
+        if "orphanDependents" in q:
+            options["orphanDependents"] = parse_bool(q["orphanDependents"])
+        return options
+
+    async def _delete_collection(self, request: web.Request, target: routing.Target) -> web.Response:
+        kind = target.kind
+        options = await self._delete_options(request)
+        q = request.query
+        opts = listing.ListOptions(
+            label_selector=q.get("labelSelector", ""), field_selector=q.get("fieldSelector", "")
+        )
+        listed = listing.list_objects(self.api, kind, target.namespace, opts)
+        items = []
+        for item in listed["items"]:
+            meta = item["metadata"]
+            try:
+                items.append(self.api.delete(kind, meta.get("namespace", ""), meta["name"], options).body)
+            except errors.ApiError as err:
+                if err.code != 404:
+                    raise
+        listed["items"] = [i for i in items if i.get("kind") != "Status"]
+        return _json_response(listed)
+
+    async def _watch(self, request: web.Request, target: routing.Target) -> web.StreamResponse:
+        q = request.query
+        timeout = q.get("timeoutSeconds")
+        opts = watching.WatchOptions(
+            label_selector=q.get("labelSelector", ""),
+            field_selector=q.get("fieldSelector", ""),
+            resource_version=q.get("resourceVersion", ""),
+            resource_version_match=q.get("resourceVersionMatch", ""),
+            allow_bookmarks=parse_bool(q.get("allowWatchBookmarks")),
+            send_initial_events=parse_bool(q["sendInitialEvents"]) if "sendInitialEvents" in q else None,
+            timeout_seconds=float(_int(timeout, "timeoutSeconds")) if timeout else None,
+        )
+        lines = watching.stream(
+            self.api, target.kind, target.namespace, opts, bookmark_interval=self.bookmark_interval
+        )
+        # Errors found before the first line (bad options) are still plain HTTP errors.
+        first = await anext(lines, None)
+        resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
+        resp.enable_chunked_encoding()
+        await resp.prepare(request)
+        transport = request.transport
+        if transport is not None:
+            self._watch_transports.add(transport)
+        try:
+            if first is not None:
+                await resp.write(first)
+                async for chunk in lines:
+                    await resp.write(chunk)
+            await resp.write_eof()
+        except (ConnectionResetError, asyncio.CancelledError):
+            await lines.aclose()  # type: ignore[attr-defined]
+            raise
+        finally:
+            if transport is not None:
+                self._watch_transports.discard(transport)
+        return resp
+
+    def drop_watches(self, *, abrupt: bool = False) -> int:
+        """End every open watch: cleanly (end of stream) or abruptly (connection reset)."""
+        if abrupt:
+            transports = list(self._watch_transports)
+            for transport in transports:
+                transport.close()
+            self.api.store.drop_watches()
+            return len(transports)
+        return self.api.store.drop_watches()
+
+    # -- test hooks ----------------------------------------------------------------------------------
+
+    async def _hook(self, request: web.Request) -> web.Response:
+        hook = request.match_info["hook"]
+        if hook == "faults" and request.method == "POST":
+            data = await _body(request)
+            faults = [Fault.from_json(f) for f in (data if isinstance(data, list) else [data])]
+            self.faults.extend(faults)
+            return _json_response({"faults": len(self.faults)})
+        if hook == "faults" and request.method == "DELETE":
+            self.faults.clear()
+            return _json_response({"faults": 0})
+        if hook == "drop-watches" and request.method == "POST":
+            return _json_response(
+                {"dropped": self.drop_watches(abrupt=parse_bool(request.query.get("abrupt")))}
+            )
+        if hook == "compact" and request.method == "POST":
+            rv = request.query.get("resourceVersion")
+            self.api.store.compact(int(rv) if rv else None)
+            return _json_response({"compacted": self.api.store.compacted})
+        if hook == "requests" and request.method == "GET":
+            return _json_response([r.as_json() for r in self.requests])
+        if hook == "revision" and request.method == "GET":
+            return _json_response({"revision": self.api.store.revision})
+        raise errors.no_such_resource()
+
+
+def _int(value: str | None, name: str) -> int:
+    if value is None or value == "":
+        return 0
+    try:
+        return int(value)
+    except ValueError:
+        raise errors.bad_request(f"invalid value for {name}: {value!r}") from None
+
+
+__all__ = ["MERGE", "Server", "parse_bool"]
