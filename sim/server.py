@@ -323,11 +323,11 @@ class Server:
             send_initial_events=parse_bool(q["sendInitialEvents"]) if "sendInitialEvents" in q else None,
             timeout_seconds=float(_int(timeout, "timeoutSeconds")) if timeout else None,
         )
+        # Bad options are plain HTTP errors; once the headers are out, problems are ERROR events.
+        watching.check(target.kind, opts)
         lines = watching.stream(
             self.api, target.kind, target.namespace, opts, bookmark_interval=self.bookmark_interval
         )
-        # Errors found before the first line (bad options) are still plain HTTP errors.
-        first = await anext(lines, None)
         resp = web.StreamResponse(status=200, headers={"Content-Type": "application/json"})
         resp.enable_chunked_encoding()
         await resp.prepare(request)
@@ -335,15 +335,13 @@ class Server:
         if transport is not None:
             self._watch_transports.add(transport)
         try:
-            if first is not None:
-                await resp.write(first)
-                async for chunk in lines:
-                    await resp.write(chunk)
+            async for chunk in lines:
+                await resp.write(chunk)
             await resp.write_eof()
-        except (ConnectionResetError, asyncio.CancelledError):
-            await lines.aclose()  # type: ignore[attr-defined]
-            raise
+        except ConnectionResetError:
+            pass  # the client went away, or the test dropped the connection
         finally:
+            await lines.aclose()
             if transport is not None:
                 self._watch_transports.discard(transport)
         return resp

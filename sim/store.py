@@ -29,6 +29,8 @@ class Event:
     key: ObjectKey
     obj: Obj  # the object after the write (for DELETED: the last stored state, with the delete revision)
     prev: Obj | None  # the object before the write
+    # Serialised watch lines, shared by every watcher that sends this event (see sim.watching).
+    lines: dict[tuple[str, str, str], bytes] = field(default_factory=dict, compare=False, repr=False)
 
 
 class Expired(Exception):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,6 +54,18 @@ def validate(opts: WatchOptions) -> None:
         )
 
 
+def check(kind: Kind, opts: WatchOptions) -> None:
+    """Raise for options a watch cannot start with (before any header is sent)."""
+    validate(opts)
+    listing.matcher(kind, opts.label_selector, opts.field_selector)
+    rv = opts.resource_version
+    if rv not in ("", "0") and not opts.send_initial_events:
+        try:
+            int(rv)
+        except ValueError:
+            raise errors.bad_request(f"invalid resource version: {rv!r}") from None
+
+
 def line(event_type: str, obj: Obj) -> bytes:
     return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
 
@@ -89,7 +101,7 @@ async def stream(
     opts: WatchOptions,
     *,
     bookmark_interval: float,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """The lines of one watch stream, ending when the timeout passes or the store drops the watch."""
     validate(opts)
     matches, _ = listing.matcher(kind, opts.label_selector, opts.field_selector)
@@ -98,6 +110,14 @@ async def stream(
 
     def present(obj: Obj) -> Obj:
         return api.to_view(kind, admission.read_defaults(kind, obj))
+
+    def shared_line(event_type: str, event: Event) -> bytes:
+        # Every watcher of this kind sends the same bytes for an event: serialise it once.
+        cache_key = (event_type, kind.group, kind.version)
+        cached = event.lines.get(cache_key)
+        if cached is None:
+            cached = event.lines[cache_key] = line(event_type, present(event.obj))
+        return cached
 
     def in_scope(event: Event) -> bool:
         return namespace is None or event.key[2] == namespace
@@ -108,11 +128,11 @@ async def stream(
         now_m = event.type != "DELETED" and matches(event.obj)
         was_m = event.prev is not None and matches(event.prev)
         if event.type == "DELETED":
-            return line("DELETED", present(event.obj)) if was_m else None
+            return shared_line("DELETED", event) if was_m else None
         if now_m and was_m:
-            return line("MODIFIED", present(event.obj))
+            return shared_line("MODIFIED", event)
         if now_m:
-            return line("ADDED", present(event.obj))
+            return shared_line("ADDED", event)
         if was_m and event.prev is not None:
             return line("DELETED", present(with_rv(event.prev, event.rv)))
         return None

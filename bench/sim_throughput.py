@@ -1,0 +1,170 @@
+"""Benchmark: how fast the emulated API server answers, as a ratio to a plain aiohttp echo server.
+
+Both servers run as subprocesses on loopback and are driven by the same aiohttp client with the same
+concurrency, in the same run, so the ratio cancels out the machine. Reported:
+
+* create / merge-patch / get of ConfigMaps-sized objects: requests per second, and sim ÷ echo;
+* watch fan-out: events per second delivered to 10 concurrent watchers while one writer patches an
+  object, and the same count of lines streamed by the echo server to 10 readers.
+
+Run: ``.venv/bin/python bench/sim_throughput.py [--requests N]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import aiohttp
+
+ROOT = Path(__file__).resolve().parent.parent
+CONCURRENCY = 8
+WATCHERS = 10
+
+
+def start(cmd: list[str], prefix: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.startswith(prefix):
+            return proc, line.split()[-1]
+    raise RuntimeError(f"{cmd[0]} did not start")
+
+
+async def run_many(n: int, call: Callable[[int], Awaitable[None]]) -> float:
+    """Run ``call(i)`` for i in range(n) with fixed concurrency; returns calls per second."""
+    queue: asyncio.Queue[int] = asyncio.Queue()
+    for i in range(n):
+        queue.put_nowait(i)
+
+    async def worker() -> None:
+        while not queue.empty():
+            await call(queue.get_nowait())
+
+    began = time.perf_counter()
+    await asyncio.gather(*(worker() for _ in range(CONCURRENCY)))
+    return n / (time.perf_counter() - began)
+
+
+def configmap(i: int) -> dict[str, object]:
+    return {"metadata": {"name": f"cm-{i}", "labels": {"app": "bench"}}, "data": {"k": "v" * 200}}
+
+
+async def requests_per_second(session: aiohttp.ClientSession, base: str, n: int) -> dict[str, float]:
+    coll = f"{base}/api/v1/namespaces/default/configmaps"
+    json_h = {"Content-Type": "application/json"}
+    merge_h = {"Content-Type": "application/merge-patch+json"}
+
+    async def create(i: int) -> None:
+        async with session.post(coll, data=json.dumps(configmap(i)), headers=json_h) as r:
+            assert r.status in (200, 201), await r.text()
+            await r.read()
+
+    async def patch(i: int) -> None:
+        body = json.dumps({"data": {"k": f"v{i}"}})
+        async with session.patch(f"{coll}/cm-{i}", data=body, headers=merge_h) as r:
+            assert r.status == 200, await r.text()
+            await r.read()
+
+    async def get(i: int) -> None:
+        async with session.get(f"{coll}/cm-{i}") as r:
+            assert r.status == 200, await r.text()
+            await r.read()
+
+    return {
+        "create": await run_many(n, create),
+        "patch": await run_many(n, patch),
+        "get": await run_many(n, get),
+    }
+
+
+async def sim_fanout(session: aiohttp.ClientSession, base: str, n: int) -> float:
+    coll = f"{base}/api/v1/namespaces/default/configmaps"
+    async with session.post(
+        coll,
+        data=json.dumps(configmap(-1) | {"metadata": {"name": "fan"}}),
+        headers={"Content-Type": "application/json"},
+    ) as r:
+        rv = (await r.json())["metadata"]["resourceVersion"]
+    got = 0
+    done = asyncio.Event()
+
+    async def watcher() -> None:
+        nonlocal got
+        url = f"{coll}?watch=1&resourceVersion={rv}&fieldSelector=metadata.name%3Dfan&timeoutSeconds=120"
+        seen = 0
+        async with session.get(url) as r:
+            async for _line in r.content:
+                seen += 1
+                got += 1
+                if seen >= n:
+                    break
+        if got >= n * WATCHERS:
+            done.set()
+
+    tasks = [asyncio.create_task(watcher()) for _ in range(WATCHERS)]
+    await asyncio.sleep(0.2)  # let the watches connect before the clock starts
+    began = time.perf_counter()
+    async def write(i: int) -> None:
+        async with session.patch(
+            f"{coll}/fan",
+            data=json.dumps({"data": {"k": str(i)}}),
+            headers={"Content-Type": "application/merge-patch+json"},
+        ) as r:
+            await r.read()
+
+    await run_many(n, write)
+    await done.wait()
+    elapsed = time.perf_counter() - began
+    await asyncio.gather(*tasks)
+    return got / elapsed
+
+
+async def echo_fanout(session: aiohttp.ClientSession, base: str, n: int) -> float:
+    async def reader() -> int:
+        seen = 0
+        async with session.get(f"{base}/stream?n={n}") as r:
+            async for _line in r.content:
+                seen += 1
+        return seen
+
+    began = time.perf_counter()
+    counts = await asyncio.gather(*(reader() for _ in range(WATCHERS)))
+    return sum(counts) / (time.perf_counter() - began)
+
+
+async def main(n: int) -> None:
+    sim_proc, sim_url = start([sys.executable, "-m", "controller.cli", "sim"], "arcsm sim: kubernetes")
+    echo_proc, echo_url = start([sys.executable, str(ROOT / "bench" / "echo_server.py")], "echo:")
+    try:
+        connector = aiohttp.TCPConnector(limit=64)
+        async with aiohttp.ClientSession(connector=connector) as session:
+            echo = await requests_per_second(session, echo_url, n)
+            sim = await requests_per_second(session, sim_url, n)
+            print(f"{'operation':<12}{'sim req/s':>12}{'echo req/s':>12}{'sim/echo':>10}")
+            for op in ("create", "patch", "get"):
+                print(f"{op:<12}{sim[op]:>12.0f}{echo[op]:>12.0f}{sim[op] / echo[op]:>10.2f}")
+            fan_sim = await sim_fanout(session, sim_url, n // 2)
+            fan_echo = await echo_fanout(session, echo_url, n // 2)
+            print(
+                f"{'watch x10':<12}{fan_sim:>12.0f}{fan_echo:>12.0f}{fan_sim / fan_echo:>10.2f}"
+                "   (events/s delivered)"
+            )
+    finally:
+        for proc in (sim_proc, echo_proc):
+            proc.terminate()
+            proc.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--requests", type=int, default=2000)
+    asyncio.run(main(parser.parse_args().requests))

@@ -1,0 +1,25 @@
+"""``arcsm sim``: run the emulated world in the foreground until interrupted."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+from sim.world import World
+
+
+async def serve(*, host: str, port: int, kubeconfig: Path | None, watch_history: int) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with World(host=host, port=port, watch_history=watch_history) as world:
+        if kubeconfig is not None:
+            world.write_kubeconfig(kubeconfig)
+        print(f"arcsm sim: kubernetes {world.url}", flush=True)
+        if kubeconfig is not None:
+            print(f"arcsm sim: kubeconfig {kubeconfig}", flush=True)
+        await stop.wait()
+    print("arcsm sim: stopped", file=sys.stderr, flush=True)

@@ -1,0 +1,95 @@
+"""``arcsm sim`` as a user runs it: a subprocess that prints its URL, writes a kubeconfig, serves the
+CRDs and namespaces, honours ``--watch-history`` and exits cleanly on SIGTERM and SIGINT.
+
+Nothing is mocked: the installed console script is started and driven with kubernetes_asyncio loaded
+from the kubeconfig it wrote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from kubernetes_asyncio import client, config, watch
+from kubernetes_asyncio.client.rest import ApiException
+
+ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+
+
+async def start_sim(*args: str) -> tuple[asyncio.subprocess.Process, str]:
+    proc = await asyncio.create_subprocess_exec(
+        ARCSM, "sim", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    assert proc.stdout is not None
+    line = await asyncio.wait_for(proc.stdout.readline(), timeout=30)
+    text = line.decode().strip()
+    assert text.startswith("arcsm sim: kubernetes http://127.0.0.1:"), text
+    return proc, text.rsplit(" ", 1)[1]
+
+
+async def stop(proc: asyncio.subprocess.Process, sig: int) -> int:
+    proc.send_signal(sig)
+    return await asyncio.wait_for(proc.wait(), timeout=15)
+
+
+@pytest.fixture
+async def sim_process(tmp_path: Path) -> AsyncIterator[tuple[asyncio.subprocess.Process, Path]]:
+    kubeconfig = tmp_path / "kubeconfig"
+    proc, _ = await start_sim("--kubeconfig", str(kubeconfig), "--watch-history", "5")
+    try:
+        yield proc, kubeconfig
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_sim_serves_crds_and_namespaces_through_its_kubeconfig(
+    sim_process: tuple[asyncio.subprocess.Process, Path],
+) -> None:
+    proc, kubeconfig = sim_process
+    cfg = client.Configuration()
+    await config.load_kube_config(config_file=str(kubeconfig), client_configuration=cfg)
+    async with client.ApiClient(cfg) as api:
+        namespaces = await client.CoreV1Api(api).list_namespace()
+        assert {"default", "arc-systems"} <= {n.metadata.name for n in namespaces.items}
+        crds = await client.ApiextensionsV1Api(api).list_custom_resource_definition()
+        assert {c.metadata.name for c in crds.items} == {
+            "autoscalingrunnersets.actions.github.com",
+            "ephemeralrunnersets.actions.github.com",
+            "ephemeralrunners.actions.github.com",
+            "autoscalinglisteners.actions.github.com",
+        }
+        listed = await client.CustomObjectsApi(api).list_namespaced_custom_object(
+            "actions.github.com", "v1alpha1", "default", "autoscalingrunnersets"
+        )
+        assert listed["kind"] == "AutoscalingRunnerSetList"
+        assert listed["items"] == []
+    assert await stop(proc, signal.SIGTERM) == 0
+
+
+async def test_watch_history_expires_older_resource_versions(
+    sim_process: tuple[asyncio.subprocess.Process, Path],
+) -> None:
+    proc, kubeconfig = sim_process
+    cfg = client.Configuration()
+    await config.load_kube_config(config_file=str(kubeconfig), client_configuration=cfg)
+    async with client.ApiClient(cfg) as api:
+        core = client.CoreV1Api(api)
+        first = await core.create_namespaced_config_map("default", {"metadata": {"name": "cm-0"}})
+        start_rv = first.metadata.resource_version
+        for i in range(1, 8):
+            await core.create_namespaced_config_map("default", {"metadata": {"name": f"cm-{i}"}})
+        with pytest.raises(ApiException) as raised:
+            async with watch.Watch().stream(
+                core.list_namespaced_config_map, "default", resource_version=start_rv, timeout_seconds=5
+            ) as stream:
+                async for _ in stream:
+                    pass
+        assert raised.value.status == 410
+    assert await stop(proc, signal.SIGINT) == 0
