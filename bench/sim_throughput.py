@@ -111,6 +111,7 @@ async def sim_fanout(session: aiohttp.ClientSession, base: str, n: int) -> float
     tasks = [asyncio.create_task(watcher()) for _ in range(WATCHERS)]
     await asyncio.sleep(0.2)  # let the watches connect before the clock starts
     began = time.perf_counter()
+
     async def write(i: int) -> None:
         async with session.patch(
             f"{coll}/fan",
