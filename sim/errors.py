@@ -122,7 +122,8 @@ class ApiError(Exception):
 
 
 def _details(name: str, group: str, plural: str) -> dict[str, Any]:
-    details: dict[str, Any] = {"name": name}
+    # StatusDetails fields are omitempty: a nameless error (e.g. on ListOptions) has no "name".
+    details: dict[str, Any] = {"name": name} if name else {}
     if group:
         details["group"] = group
     details["kind"] = plural

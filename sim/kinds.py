@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-CORE_FIELDS = frozenset({"metadata.name", "metadata.namespace"})
+from sim import selectors
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,6 @@ class Kind:
     # DELETE that removes at once answers the object (Pods, ServiceAccounts) instead of a Status.
     delete_returns_object: bool = False
     graceful: bool = False
-    field_selectors: frozenset[str] = CORE_FIELDS
     strategic_merge: bool = True
     # Custom resources: the openAPIV3Schema of the served version.
     schema: Mapping[str, Any] | None = None
@@ -51,6 +50,13 @@ class Kind:
         return self.storage or (self.group, self.plural)
 
     @property
+    def field_selectors(self) -> frozenset[str]:
+        """The fields a field selector may name (custom resources: name and namespace only)."""
+        if self.is_custom:
+            return selectors.DEFAULT_SUPPORTED_FIELDS
+        return selectors.supported_fields(self.kind)
+
+    @property
     def is_custom(self) -> bool:
         return self.schema is not None
 
@@ -61,32 +67,6 @@ class Kind:
         if self.plural == "namespaces":
             return "dns-label"
         return "dns-subdomain"
-
-
-POD_FIELDS = CORE_FIELDS | {
-    "spec.nodeName",
-    "spec.restartPolicy",
-    "spec.schedulerName",
-    "spec.serviceAccountName",
-    "spec.hostNetwork",
-    "status.phase",
-    "status.podIP",
-    "status.podIPs",
-    "status.nominatedNodeName",
-}
-EVENT_FIELDS = CORE_FIELDS | {
-    "involvedObject.kind",
-    "involvedObject.namespace",
-    "involvedObject.name",
-    "involvedObject.uid",
-    "involvedObject.apiVersion",
-    "involvedObject.resourceVersion",
-    "involvedObject.fieldPath",
-    "reason",
-    "reportingComponent",
-    "source",
-    "type",
-}
 
 
 def _plain(group: str, version: str, plural: str, kind: str, *, namespaced: bool = True, **kw: Any) -> Kind:
@@ -103,7 +83,6 @@ BUILTIN: tuple[Kind, ...] = (
         "namespace",
         namespaced=False,
         status_subresource=True,
-        field_selectors=CORE_FIELDS | {"status.phase"},
         short_names=("ns",),
     ),
     Kind(
@@ -116,10 +95,9 @@ BUILTIN: tuple[Kind, ...] = (
         generation=True,
         delete_returns_object=True,
         graceful=True,
-        field_selectors=POD_FIELDS,
         short_names=("po",),
     ),
-    Kind("", "v1", "secrets", "Secret", "secret", field_selectors=CORE_FIELDS | {"type"}),
+    Kind("", "v1", "secrets", "Secret", "secret"),
     Kind(
         "",
         "v1",
@@ -136,7 +114,6 @@ BUILTIN: tuple[Kind, ...] = (
         "events",
         "Event",
         "event",
-        field_selectors=EVENT_FIELDS,
         create_on_update=True,
         short_names=("ev",),
     ),
@@ -148,7 +125,6 @@ BUILTIN: tuple[Kind, ...] = (
         "event",
         create_on_update=True,
         storage=("", "events"),
-        field_selectors=EVENT_FIELDS,
     ),
     Kind("rbac.authorization.k8s.io", "v1", "roles", "Role", "role", create_on_update=True),
     Kind(

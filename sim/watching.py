@@ -33,25 +33,27 @@ class WatchOptions:
 
 
 def validate(opts: WatchOptions) -> None:
-    if opts.send_initial_events is not None and opts.resource_version_match != "NotOlderThan":
-        raise errors.invalid(
-            "ListOptions",
-            "meta.k8s.io",
-            "",
-            [
+    """``validateWatchOptions`` (WatchList on): every violation in one 422 on ListOptions."""
+    match = opts.resource_version_match
+    errs: list[errors.FieldError] = []
+    if opts.send_initial_events is not None and match != "NotOlderThan":
+        errs.append(
+            errors.forbidden(
+                "resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+            )
+        )
+    if match:
+        if opts.send_initial_events is None:
+            errs.append(
                 errors.forbidden(
                     "resourceVersionMatch",
-                    "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
                 )
-            ],
-        )
-    if opts.resource_version_match and opts.send_initial_events is None:
-        raise errors.invalid(
-            "ListOptions",
-            "meta.k8s.io",
-            "",
-            [errors.forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch")],
-        )
+            )
+        if match != "NotOlderThan":
+            errs.append(errors.not_supported("resourceVersionMatch", match, ("NotOlderThan",)))
+    if errs:
+        raise errors.invalid("ListOptions", "meta.k8s.io", "", errs)
 
 
 def check(kind: Kind, opts: WatchOptions) -> None:
