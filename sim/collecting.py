@@ -33,7 +33,6 @@ is never collected (as upstream documents); failed writes are logged, not retrie
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 from typing import Any, Literal
@@ -42,7 +41,7 @@ from sim import errors
 from sim.apiserver import FOREGROUND, MERGE, ORPHAN, ApiServer, format_time
 from sim.kinds import Kind
 from sim.store import Event, Obj, ObjectKey
-from sim.workqueue import WorkQueue, kind_for, meta, storage_kinds
+from sim.workqueue import QueueController, kind_for, meta, storage_kinds
 
 log = logging.getLogger("arcsm.sim.gc")
 
@@ -66,54 +65,35 @@ def foreground_deleting(obj: Obj | None) -> bool:
     return bool(m.get("deletionTimestamp")) and FOREGROUND in (m.get("finalizers") or [])
 
 
-class GarbageCollector:
+class GarbageCollector(QueueController[ObjectKey]):
     """Run as a world controller (``await gc(api)``); ``idle()`` waits until all work is done."""
+
+    logger = log
+    what = "gc: processing"
 
     def __init__(
         self, *, delay: tuple[float, float] = (0.01, 0.1), workers: int = 8, seed: int | None = None
     ) -> None:
+        super().__init__()
         self.delay = delay
         self.workers = workers
         self._random = random.Random(seed)
-        self._queue: WorkQueue[ObjectKey] = WorkQueue()
         self._dependents: dict[str, set[ObjectKey]] = {}
         self._uids: dict[str, ObjectKey] = {}
         self._warned: set[tuple[str, str]] = set()
-        self._started = asyncio.Event()
-        self._active = False
         self._api: ApiServer | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
-    async def __call__(self, api: ApiServer) -> None:
-        await self.run(api)
-
     async def run(self, api: ApiServer) -> None:
         self._api = api
-        self._active = True
-        api.store.add_listener(self._on_event)
+        await super().run(api)
+
+    def seed(self, api: ApiServer) -> None:
         for kind in storage_kinds(api.registry):
             for obj in api.store.items(kind.key):
                 key: ObjectKey = (*kind.key, meta(obj).get("namespace", ""), meta(obj)["name"])
-                self._observe(Event(0, "ADDED", key, obj, None))
-        self._started.set()
-        tasks = [
-            asyncio.create_task(self._worker(api), name=f"sim-gc-worker-{i}") for i in range(self.workers)
-        ]
-        try:
-            await asyncio.gather(*tasks)
-        finally:
-            self._active = False
-            for task in tasks:
-                task.cancel()
-            for task in tasks:
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-
-    async def idle(self) -> None:
-        """Return when the collector has started and nothing is queued or in flight."""
-        await self._started.wait()
-        await self._queue.idle()
+                self.on_event(Event(0, "ADDED", key, obj, None))
 
     def dependents(self, owner_uid: str) -> set[ObjectKey]:
         """The keys of the objects whose ownerReferences name ``owner_uid`` (a copy)."""
@@ -121,11 +101,7 @@ class GarbageCollector:
 
     # -- the informer side: keep the index, queue work ------------------------------------------------
 
-    def _on_event(self, event: Event) -> None:
-        if self._active:
-            self._observe(event)
-
-    def _observe(self, event: Event) -> None:
+    def on_event(self, event: Event) -> None:
         key = event.key
         obj = event.obj
         m = meta(obj)
@@ -201,23 +177,12 @@ class GarbageCollector:
 
     # -- the worker side -----------------------------------------------------------------------------
 
-    async def _worker(self, api: ApiServer) -> None:
-        while True:
-            key = await self._queue.get()
-            try:
-                low, high = self.delay
-                if high > 0:
-                    await asyncio.sleep(self._random.uniform(low, high))
-                self._queue.begin(key)
-                self._process(api, key)
-            except errors.ApiError as err:
-                log.info("gc: %s on %s: %s %s", key, err.code, err.reason, err.message)
-            except Exception:
-                log.exception("gc: processing %s failed", key)
-            finally:
-                self._queue.done()
+    async def pause(self, key: ObjectKey) -> None:
+        low, high = self.delay
+        if high > 0:
+            await asyncio.sleep(self._random.uniform(low, high))
 
-    def _process(self, api: ApiServer, key: ObjectKey) -> None:
+    def handle(self, api: ApiServer, key: ObjectKey) -> None:
         obj = api.store.get(key)
         if obj is None:
             return

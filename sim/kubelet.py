@@ -51,7 +51,7 @@ from sim import errors
 from sim.apiserver import ApiServer, format_time
 from sim.kinds import Kind
 from sim.store import Event, Obj, ObjectKey
-from sim.workqueue import WorkQueue, meta
+from sim.workqueue import QueueController, meta
 
 log = logging.getLogger("arcsm.sim.kubelet")
 
@@ -210,57 +210,31 @@ def schedulable(pod: Obj, node: str = NODE) -> bool:
     )
 
 
-class Scheduler:
+class Scheduler(QueueController[ObjectKey]):
     """Binds default-scheduler pods to ``node`` after ``delay`` seconds (run as a world controller)."""
 
+    logger = log
+    what = "scheduler: binding"
+
     def __init__(self, *, node: str = NODE, delay: float = 0.0) -> None:
+        super().__init__()
         self.node = node
         self.delay = delay
-        self._queue: WorkQueue[ObjectKey] = WorkQueue()
-        self._started = asyncio.Event()
-        self._active = False
 
-    async def __call__(self, api: ApiServer) -> None:
-        await self.run(api)
-
-    async def idle(self) -> None:
-        await self._started.wait()
-        await self._queue.idle()
-
-    def _on_event(self, event: Event) -> None:
-        if (
-            self._active
-            and event.key[:2] == ("", "pods")
-            and event.type != "DELETED"
-            and schedulable(event.obj)
-        ):
+    def on_event(self, event: Event) -> None:
+        if event.key[:2] == ("", "pods") and event.type != "DELETED" and schedulable(event.obj):
             self._queue.add(event.key)
 
-    async def run(self, api: ApiServer) -> None:
-        self._active = True
-        api.store.add_listener(self._on_event)
-        try:
-            for pod in api.store.items(("", "pods")):
-                if schedulable(pod):
-                    self._queue.add(("", "pods", meta(pod)["namespace"], meta(pod)["name"]))
-            self._started.set()
-            while True:
-                key = await self._queue.get()
-                try:
-                    if self.delay > 0:
-                        await asyncio.sleep(self.delay)
-                    self._queue.begin(key)
-                    self._bind(api, key)
-                except errors.ApiError as err:
-                    log.info("scheduler: binding %s: %s %s", key, err.code, err.message)
-                except Exception:
-                    log.exception("scheduler: binding %s failed", key)
-                finally:
-                    self._queue.done()
-        finally:
-            self._active = False
+    def seed(self, api: ApiServer) -> None:
+        for pod in api.store.items(("", "pods")):
+            if schedulable(pod):
+                self._queue.add(("", "pods", meta(pod)["namespace"], meta(pod)["name"]))
 
-    def _bind(self, api: ApiServer, key: ObjectKey) -> None:
+    async def pause(self, key: ObjectKey) -> None:
+        if self.delay > 0:
+            await asyncio.sleep(self.delay)
+
+    def handle(self, api: ApiServer, key: ObjectKey) -> None:
         pod = api.store.get(key)
         if pod is None or not schedulable(pod):
             return

@@ -17,13 +17,12 @@ finalizer nobody removes stays Terminating, as on a real cluster.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from sim import errors
 from sim.apiserver import ApiServer
 from sim.store import Event, Obj
-from sim.workqueue import WorkQueue, meta, storage_kinds
+from sim.workqueue import QueueController, meta, storage_kinds
 
 log = logging.getLogger("arcsm.sim.namespaces")
 
@@ -36,54 +35,26 @@ def _terminating(ns: Obj | None) -> bool:
     return bool(meta(ns).get("deletionTimestamp"))
 
 
-class ServiceAccounts:
+class ServiceAccounts(QueueController[str]):
     """Creates the ``default`` ServiceAccount where it is missing (run as a world controller)."""
 
-    def __init__(self) -> None:
-        self._queue: WorkQueue[str] = WorkQueue()
-        self._started = asyncio.Event()
-        self._active = False
+    logger = log
+    what = "serviceaccounts: namespace"
+    ignored_codes = frozenset({403, 404, 409})
+    api_error_level = logging.WARNING
 
-    async def __call__(self, api: ApiServer) -> None:
-        await self.run(api)
-
-    async def idle(self) -> None:
-        await self._started.wait()
-        await self._queue.idle()
-
-    def _on_event(self, event: Event) -> None:
-        if not self._active:
-            return
+    def on_event(self, event: Event) -> None:
         type_key = event.key[:2]
         if type_key == NAMESPACES and event.type != "DELETED" and not _terminating(event.obj):
             self._queue.add(event.key[3])
         elif type_key == SERVICEACCOUNTS and event.type == "DELETED" and event.key[3] == DEFAULT_SA:
             self._queue.add(event.key[2])
 
-    async def run(self, api: ApiServer) -> None:
-        self._active = True
-        api.store.add_listener(self._on_event)
-        try:
-            for ns in api.store.items(NAMESPACES):
-                self._queue.add(meta(ns)["name"])
-            self._started.set()
-            while True:
-                name = await self._queue.get()
-                try:
-                    self._queue.begin(name)
-                    self._ensure(api, name)
-                except errors.ApiError as err:
-                    if err.code not in (403, 404, 409):
-                        log.warning("serviceaccounts: %s: %s %s", name, err.code, err.message)
-                except Exception:
-                    log.exception("serviceaccounts: namespace %s failed", name)
-                finally:
-                    self._queue.done()
-        finally:
-            self._active = False
+    def seed(self, api: ApiServer) -> None:
+        for ns in api.store.items(NAMESPACES):
+            self._queue.add(meta(ns)["name"])
 
-    @staticmethod
-    def _ensure(api: ApiServer, namespace: str) -> None:
+    def handle(self, api: ApiServer, namespace: str) -> None:
         ns = api.store.get(("", "namespaces", "", namespace))
         if ns is None or _terminating(ns):
             return
@@ -94,25 +65,18 @@ class ServiceAccounts:
         api.create(kind, namespace, {"metadata": {"name": DEFAULT_SA, "namespace": namespace}})
 
 
-class Namespaces:
+class Namespaces(QueueController[str]):
     """Empties and then finalizes terminating namespaces (run as a world controller)."""
 
+    logger = log
+    what = "namespaces: driving"
+    api_error_level = None  # every failure is logged with its traceback
+
     def __init__(self) -> None:
-        self._queue: WorkQueue[str] = WorkQueue()
+        super().__init__()
         self._terminating: set[str] = set()
-        self._started = asyncio.Event()
-        self._active = False
 
-    async def __call__(self, api: ApiServer) -> None:
-        await self.run(api)
-
-    async def idle(self) -> None:
-        await self._started.wait()
-        await self._queue.idle()
-
-    def _on_event(self, event: Event) -> None:
-        if not self._active:
-            return
+    def on_event(self, event: Event) -> None:
         if event.key[:2] == NAMESPACES:
             name = event.key[3]
             if event.type == "DELETED":
@@ -124,29 +88,13 @@ class Namespaces:
             # Content of a terminating namespace changed or went away: check again.
             self._queue.add(event.key[2])
 
-    async def run(self, api: ApiServer) -> None:
-        self._active = True
-        api.store.add_listener(self._on_event)
-        try:
-            for ns in api.store.items(NAMESPACES):
-                if _terminating(ns):
-                    self._terminating.add(meta(ns)["name"])
-                    self._queue.add(meta(ns)["name"])
-            self._started.set()
-            while True:
-                name = await self._queue.get()
-                try:
-                    self._queue.begin(name)
-                    self._drive(api, name)
-                except Exception:
-                    log.exception("namespaces: driving %s failed", name)
-                finally:
-                    self._queue.done()
-        finally:
-            self._active = False
+    def seed(self, api: ApiServer) -> None:
+        for ns in api.store.items(NAMESPACES):
+            if _terminating(ns):
+                self._terminating.add(meta(ns)["name"])
+                self._queue.add(meta(ns)["name"])
 
-    @staticmethod
-    def _drive(api: ApiServer, name: str) -> None:
+    def handle(self, api: ApiServer, name: str) -> None:
         ns = api.store.get(("", "namespaces", "", name))
         if ns is None or not _terminating(ns):
             return

@@ -1,9 +1,12 @@
-"""Plumbing shared by the simulated controllers: a de-duplicating work queue and kind lookups.
+"""Plumbing shared by the simulated controllers: a de-duplicating work queue, a controller loop
+around it, and kind lookups.
 
 ``WorkQueue`` is a small version of client-go's workqueue: an item that is already waiting is not
 queued twice, and ``idle()`` returns once nothing is waiting or being worked on, which is what makes
 ``World.gc_idle()`` and friends deterministic. Store listeners only ever call ``add`` (never block);
 the controller's own tasks drain the queue and write through the ``ApiServer`` verbs.
+``QueueController`` is that loop: subclasses say what to queue (``seed``, ``on_event``) and how to
+handle one item (``handle``).
 
 Known limits: no rate limiting or retry back-off; a controller that wants a retry re-adds the item.
 """
@@ -11,11 +14,17 @@ Known limits: no rate limiting or retry back-off; a controller that wants a retr
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections.abc import Hashable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
+from sim import errors
 from sim.kinds import Kind, Registry
-from sim.store import Obj, TypeKey
+from sim.store import Event, Obj, TypeKey
+
+if TYPE_CHECKING:
+    from sim.apiserver import ApiServer
 
 T = TypeVar("T", bound=Hashable)
 
@@ -59,6 +68,98 @@ class WorkQueue(Generic[T]):
         """Return once no item is waiting or being worked on."""
         while self._outstanding:
             await self._idle.wait()
+
+
+class QueueController(Generic[T]):
+    """A world controller (``await controller(api)``) that works a ``WorkQueue`` of items.
+
+    ``run`` listens to the store (``on_event``, only while running), queues the work that already
+    exists (``seed``), then ``workers`` tasks take items one at a time: ``pause``, then ``handle``.
+    A failed item is logged, not retried: an ``ApiError`` whose code is in ``ignored_codes`` not at
+    all, any other at ``api_error_level`` (``None``: with a traceback, like any other exception).
+    """
+
+    logger: ClassVar[logging.Logger] = logging.getLogger("arcsm.sim")
+    what: ClassVar[str] = "controller: item"  # log prefix, e.g. "scheduler: binding"
+    ignored_codes: ClassVar[frozenset[int]] = frozenset()
+    api_error_level: ClassVar[int | None] = logging.INFO
+    workers: int = 1
+
+    def __init__(self) -> None:
+        self._queue: WorkQueue[T] = WorkQueue()
+        self._started = asyncio.Event()
+        self._active = False
+
+    async def __call__(self, api: ApiServer) -> None:
+        await self.run(api)
+
+    async def idle(self) -> None:
+        """Return when the controller has started and nothing is queued or in flight."""
+        await self._started.wait()
+        await self._queue.idle()
+
+    def seed(self, api: ApiServer) -> None:
+        """Queue the work that exists at start (the store listener is already on)."""
+
+    def on_event(self, event: Event) -> None:
+        """A store change while running: queue what it affects (never block)."""
+
+    async def pause(self, item: T) -> None:
+        """Wait before working on ``item`` (re-adds meanwhile are merged); none by default."""
+
+    def handle(self, api: ApiServer, item: T) -> None:
+        raise NotImplementedError
+
+    def _listen(self, event: Event) -> None:
+        if self._active:
+            self.on_event(event)
+
+    async def run(self, api: ApiServer) -> None:
+        self._active = True
+        api.store.add_listener(self._listen)
+        try:
+            self.seed(api)
+            self._started.set()
+            if self.workers == 1:
+                await self._work(api)
+                return
+            name = self.logger.name.rsplit(".", 1)[-1]
+            tasks = [
+                asyncio.create_task(self._work(api), name=f"sim-{name}-worker-{i}")
+                for i in range(self.workers)
+            ]
+            try:
+                await asyncio.gather(*tasks)
+            finally:
+                for task in tasks:
+                    task.cancel()
+                for task in tasks:
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        finally:
+            self._active = False
+
+    async def _work(self, api: ApiServer) -> None:
+        while True:
+            item = await self._queue.get()
+            try:
+                await self.pause(item)
+                self._queue.begin(item)
+                self.handle(api, item)
+            except errors.ApiError as err:
+                if err.code in self.ignored_codes:
+                    pass
+                elif self.api_error_level is None:
+                    self.logger.exception("%s %s failed", self.what, item)
+                else:
+                    msg = "%s %s: %s %s %s"
+                    self.logger.log(
+                        self.api_error_level, msg, self.what, item, err.code, err.reason, err.message
+                    )
+            except Exception:
+                self.logger.exception("%s %s failed", self.what, item)
+            finally:
+                self._queue.done()
 
 
 def storage_kinds(registry: Registry) -> Iterator[Kind]:
