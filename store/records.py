@@ -1,0 +1,105 @@
+"""The records of the journal: what every fact and decision of arcsm looks like once appended.
+
+A ``Record`` is immutable. ``seq`` is the journal's global sequence number (``None`` until appended);
+``at`` is the time it was appended (RFC 3339, UTC); ``type`` says what kind of fact it is; the object
+coordinates (``kind``, ``namespace``, ``name``, ``uid``, ``resource_version``) say what it is about; the
+``body`` is JSON. Secret material never enters a record: ``redact`` strips what must not be kept.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, NewType
+
+Seq = NewType("Seq", int)
+
+JsonObject = Mapping[str, Any]
+
+
+class RecordType(enum.StrEnum):
+    # A watch event or a re-list difference; body {"event": "ADDED"|"MODIFIED"|"DELETED", "object": {...}}.
+    OBSERVED = "observed"
+    DECISION = "decision"  # a machine's decision: the transitions taken (appended with its effects)
+    EFFECT = "effect"  # one effect of a decision (the outbox)
+    EFFECT_RESULT = "effect_result"  # what executing an effect returned
+    TIMER = "timer"  # a requeue-after that fired: time enters decisions only through records
+    SNAPSHOT = "snapshot"  # a projection snapshot marker written by retention
+    SYNC = "sync"  # a watcher finished a (re-)list of a kind: the projection of that kind is complete
+
+
+@dataclass(frozen=True)
+class Record:
+    type: RecordType
+    kind: str = ""
+    namespace: str = ""
+    name: str = ""
+    uid: str = ""
+    resource_version: str = ""
+    body: JsonObject = field(default_factory=dict)
+    seq: Seq | None = None
+    at: str = ""
+
+    def with_seq(self, seq: Seq, at: str) -> Record:
+        return replace(self, seq=seq, at=at)
+
+    def as_json(self) -> dict[str, Any]:
+        """The export form: one JSON object per line in a recorded journal."""
+        return {
+            "seq": self.seq,
+            "at": self.at,
+            "type": str(self.type),
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "uid": self.uid,
+            "resourceVersion": self.resource_version,
+            "body": dict(self.body),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Record:
+        seq = data.get("seq")
+        return cls(
+            type=RecordType(data["type"]),
+            kind=str(data.get("kind", "")),
+            namespace=str(data.get("namespace", "")),
+            name=str(data.get("name", "")),
+            uid=str(data.get("uid", "")),
+            resource_version=str(data.get("resourceVersion", "")),
+            body=dict(data.get("body") or {}),
+            seq=None if seq is None else Seq(int(seq)),
+            at=str(data.get("at", "")),
+        )
+
+
+SECRET_FIELDS = ("data", "stringData")
+
+
+def redact(kind: str, obj: JsonObject) -> dict[str, Any]:
+    """An object as the journal may keep it: Secrets lose ``data`` and ``stringData``, and the
+    last-applied annotation (which would carry them) is dropped."""
+    if kind != "Secret":
+        return dict(obj)
+    out = {k: v for k, v in obj.items() if k not in SECRET_FIELDS}
+    meta = dict(out.get("metadata") or {})
+    annotations = dict(meta.get("annotations") or {})
+    if annotations.pop("kubectl.kubernetes.io/last-applied-configuration", None) is not None:
+        meta["annotations"] = annotations
+        out["metadata"] = meta
+    return out
+
+
+def observed(event: str, kind: str, obj: JsonObject) -> Record:
+    """The record of a watch event (or a re-list difference) for an object of ``kind``."""
+    meta = obj.get("metadata") or {}
+    return Record(
+        type=RecordType.OBSERVED,
+        kind=kind,
+        namespace=str(meta.get("namespace") or ""),
+        name=str(meta.get("name") or ""),
+        uid=str(meta.get("uid") or ""),
+        resource_version=str(meta.get("resourceVersion") or ""),
+        body={"event": event, "object": redact(kind, obj)},
+    )
