@@ -153,6 +153,12 @@ def _builtin_update(kind: Kind, old: Obj, new: Obj) -> Obj:
         _raise_invalid(kind, name, builtins.validate_rolebinding_update(old, new))
     elif kind.group == "rbac.authorization.k8s.io" and plural == "roles":
         _raise_invalid(kind, name, builtins.validate_role(new))
+    elif plural == "events" and kind.group == "":
+        _raise_invalid(kind, name, builtins.validate_core_event(new))
+    elif plural == "events":
+        # Both are stored (core) shapes here; the events.k8s.io/v1 rules take the v1 view.
+        old_v1, new_v1 = builtins.core_to_events_v1(old), builtins.core_to_events_v1(new)
+        _raise_invalid(kind, name, builtins.validate_events_v1_update(old_v1, new_v1))
     return new
 
 

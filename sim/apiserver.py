@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sim import admission, errors, patches
+from sim import admission, errors, patches, validation
 from sim.kinds import Kind, Registry
 from sim.store import Obj, ObjectKey, Store
 
@@ -39,6 +39,23 @@ class Result:
 
 def format_time(t: datetime) -> str:
     return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _parse_time(text: str) -> datetime:
+    """A timestamp the server wrote (``format_time``)."""
+    return datetime.fromisoformat(text).astimezone(UTC)
+
+
+def _go_bad_value(value: Any) -> Any:
+    """A metav1.Time bad value as Go prints it (``Time.String()``, server in UTC); others unchanged."""
+    if not isinstance(value, str):
+        return value
+    try:
+        t = validation.parse_time(value).astimezone(UTC)
+    except ValueError:
+        return value
+    fraction = f".{t.microsecond:06d}".rstrip("0") if t.microsecond else ""
+    return errors.GoLiteral(t.strftime("%Y-%m-%d %H:%M:%S") + fraction + " +0000 UTC")
 
 
 def _content(obj: Obj) -> Obj:
@@ -87,12 +104,21 @@ class ApiServer:
         if ns is None:
             raise errors.not_found("namespaces", "", namespace)
         if (ns.get("metadata") or {}).get("deletionTimestamp"):
-            raise errors.forbidden_error(
+            err = errors.forbidden_error(
                 kind.plural,
                 kind.group,
                 name,
                 f"unable to create new content in namespace {namespace} because it is being terminated",
             )
+            # NamespaceLifecycle appends this cause to the Forbidden error (S12).
+            (err.details or {})["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise err
 
     @staticmethod
     def _type_fields(api_version: str, kind_name: str, obj: Obj) -> Obj:
@@ -119,8 +145,8 @@ class ApiServer:
             meta["namespace"] = namespace
         else:
             meta.pop("namespace", None)
-        if meta.get("resourceVersion"):
-            raise errors.internal("resourceVersion should not be set on objects to be created")
+        # Refused by the storage layer, i.e. after admission and validation (S10).
+        rv_on_create = bool(meta.get("resourceVersion"))
         if not meta.get("name") and meta.get("generateName"):
             meta["name"] = self._generate_name(kind, namespace, meta["generateName"])
         for server_owned in (
@@ -148,6 +174,9 @@ class ApiServer:
         obj = self.from_view(kind, obj)
         name = obj["metadata"]["name"]
         key = self.key(kind, namespace, name)
+        if rv_on_create and not dry_run:
+            # storage.ErrResourceVersionSetOnCreate is a plain error: 500, reason Unknown (empty).
+            raise errors.ApiError(500, "", "resourceVersion should not be set on objects to be created")
         existing = self.store.get(key)
         if existing is not None:
             terminating = bool((existing.get("metadata") or {}).get("deletionTimestamp"))
@@ -201,19 +230,24 @@ class ApiServer:
                 return self.create(
                     kind,
                     namespace,
-                    {**body, "metadata": {**meta, "name": name}},
+                    # The storage layer clears a body resourceVersion when PUT creates.
+                    {**body, "metadata": {**_sans_rv(body)["metadata"], "name": name}},
                     field_validation=field_validation,
                     dry_run=dry_run,
                 )
             raise errors.not_found(kind.plural, kind.group, name)
         rv = meta.get("resourceVersion") or ""
         if not rv and not kind.unconditional_update:
+            # The generic store's error: qualified by the resource (not the Kind), the uint64 RV as %#v.
             raise errors.invalid(
-                kind.kind,
+                kind.plural,
                 kind.group,
                 name,
-                [errors.invalid_value("metadata.resourceVersion", 0, "must be specified for an update")],
-                details_kind=kind.plural,
+                [
+                    errors.invalid_value(
+                        "metadata.resourceVersion", errors.GoLiteral("0x0"), "must be specified for an update"
+                    )
+                ],
             )
         self._preconditions(kind, existing, rv=rv, uid=meta.get("uid") or "")
         return self._write(
@@ -247,8 +281,12 @@ class ApiServer:
                 new["status"] = body["status"]
             meta = dict(emeta)
             if not kind.is_custom:
-                # Legacy quirk of built-in status writes: labels and annotations do apply (S29).
-                for field_name in ("labels", "annotations"):
+                # Legacy quirk of built-in status writes: labels and annotations do apply (S29);
+                # the pod status strategy resets only spec, ownerReferences and deletionTimestamp.
+                applied: tuple[str, ...] = ("labels", "annotations")
+                if kind.group == "" and kind.plural == "pods":
+                    applied += ("finalizers",)
+                for field_name in applied:
                     if field_name in bmeta:
                         meta[field_name] = bmeta[field_name]
                     else:
@@ -261,6 +299,16 @@ class ApiServer:
                 new["status"] = existing["status"]
         elif "status" in body:
             new["status"] = body["status"]
+        # rest.BeforeUpdate restores a stored deletionTimestamp and a removed deletionGracePeriodSeconds;
+        # setting either on a live object, or changing the grace period, fails ValidateImmutableField (S43).
+        immutable = [
+            errors.invalid_value(f"metadata.{owned}", _go_bad_value(bmeta[owned]), "field is immutable")
+            for owned in ("deletionTimestamp", "deletionGracePeriodSeconds")
+            if (bmeta.get(owned) is not None and owned not in emeta)
+            or (owned == "deletionGracePeriodSeconds" and bmeta.get(owned) not in (None, emeta.get(owned)))
+        ]
+        if immutable:
+            raise errors.invalid(kind.kind, kind.group, emeta["name"], immutable)
         for owned in (
             "uid",
             "creationTimestamp",
@@ -278,11 +326,8 @@ class ApiServer:
             bmeta["managedFields"] = emeta["managedFields"]
         bmeta.pop("selfLink", None)
         new["metadata"] = bmeta
-        if kind.group == "" and kind.plural == "pods":
-            # spec.nodeName is set only through the binding subresource.
-            espec = existing.get("spec") or {}
-            if "nodeName" in espec and "spec" in new and "nodeName" not in new["spec"]:
-                new["spec"] = {**new["spec"], "nodeName": espec["nodeName"]}
+        # spec.nodeName is set only through the binding subresource: a pod write that drops or changes
+        # it is refused by the pod update validation (S59), not silently repaired.
         return self._type_fields(existing["apiVersion"], existing["kind"], new)
 
     def _write(
@@ -330,9 +375,11 @@ class ApiServer:
         field_validation: str = "Warn",
         dry_run: bool = False,
     ) -> Result:
-        accepted = [JSON_PATCH, MERGE, APPLY] + ([STRATEGIC] if kind.strategic_merge else [])
+        # Upstream's order: built-ins list strategic merge before apply, CRs have no strategic merge.
+        accepted = [JSON_PATCH, MERGE] + ([STRATEGIC] if kind.strategic_merge else []) + [APPLY]
         if content_type in (APPLY, APPLY_CBOR):
-            raise errors.unsupported_media_type(content_type, [JSON_PATCH, MERGE, STRATEGIC])
+            # Server-side apply is not emulated (by design): answer as a server without it would.
+            raise errors.unsupported_media_type(content_type, [t for t in accepted if t != APPLY])
         if content_type not in accepted:
             raise errors.unsupported_media_type(content_type, accepted)
         existing = self._existing(kind, namespace, name)
@@ -355,7 +402,11 @@ class ApiServer:
         rmeta = result.get("metadata") or {}
         rv = rmeta.get("resourceVersion") or ""
         self._preconditions(kind, existing, rv=rv, uid=rmeta.get("uid") or "")
-        return self._write(
+        # PATCH dedups ownerReferences only after mutating admission, with that warning's wording.
+        deduped, dedup_warnings = validation.dedupe_owner_references(rmeta, after_mutating_admission=True)
+        if dedup_warnings:
+            result = {**result, "metadata": deduped}
+        written = self._write(
             kind,
             existing,
             self.from_view(kind, result),
@@ -363,6 +414,8 @@ class ApiServer:
             field_validation=field_validation,
             dry_run=dry_run,
         )
+        written.warnings[:0] = dedup_warnings
+        return written
 
     # -- delete --------------------------------------------------------------------------------------
 
@@ -371,9 +424,10 @@ class ApiServer:
         existing = self._existing(kind, namespace, name)
         emeta = existing["metadata"]
         pre = options.get("preconditions") or {}
+        # rest.BeforeDelete checks preconditions first and names the resource by its Kind, not its plural.
         if pre.get("uid") and pre["uid"] != emeta["uid"]:
             raise errors.conflict(
-                kind.plural,
+                kind.kind,
                 kind.group,
                 name,
                 f"the UID in the precondition ({pre['uid']}) does not match the UID in record "
@@ -381,7 +435,7 @@ class ApiServer:
             )
         if pre.get("resourceVersion") and pre["resourceVersion"] != emeta["resourceVersion"]:
             raise errors.conflict(
-                kind.plural,
+                kind.kind,
                 kind.group,
                 name,
                 f"the ResourceVersion in the precondition ({pre['resourceVersion']}) does not match the "
@@ -391,37 +445,78 @@ class ApiServer:
         if kind.group == "" and kind.plural == "namespaces":
             return self._delete_namespace(kind, existing)
         key = self.key(kind, namespace, name)
-        finalizers = list(emeta.get("finalizers") or [])
-        policy = options.get("propagationPolicy")
-        orphan_dependents = options.get("orphanDependents")
-        if policy is None and orphan_dependents is not None:
-            policy = "Orphan" if orphan_dependents else "Background"
-        gc_finalizer = {"Foreground": FOREGROUND, "Orphan": ORPHAN}.get(policy or "")
-        if gc_finalizer and gc_finalizer not in finalizers:
-            finalizers = [f for f in finalizers if f not in (FOREGROUND, ORPHAN)] + [gc_finalizer]
-        grace = self._grace(kind, existing, options)
-        now = self.clock()
-        if grace > 0 or finalizers:
-            meta = dict(emeta)
+        # 202 when orphanDependents=false and the object is not removed at once (the DELETE handler).
+        code = 202 if options.get("orphanDependents") is False else 200
+        graceful, pending, meta = self._before_delete(kind, existing, options)
+        if pending:
+            # Graceful deletion already under way and not shortened: nothing changes, not even finalizers.
+            return Result(code, self.to_view(kind, existing))
+        finalizers = self._gc_finalizers(list(emeta.get("finalizers") or []), options)
+        if finalizers:
             meta["finalizers"] = finalizers
+        else:
+            meta.pop("finalizers", None)
+        if not graceful:
             if not finalizers:
-                meta.pop("finalizers")
+                return self._remove(kind, key, existing)
+            # markAsDeleting: deletionTimestamp now (kept when already earlier), grace period 0.
+            now = self.clock()
             if not emeta.get("deletionTimestamp"):
-                meta["deletionTimestamp"] = format_time(now + timedelta(seconds=grace))
-                meta["deletionGracePeriodSeconds"] = grace
+                meta["deletionTimestamp"] = format_time(now)
                 if emeta.get("generation"):
                     meta["generation"] = int(emeta["generation"]) + 1
-            elif grace < int(emeta.get("deletionGracePeriodSeconds") or 0):
-                # A later DELETE may only shorten the grace period (S39).
-                meta["deletionTimestamp"] = format_time(now + timedelta(seconds=grace))
-                meta["deletionGracePeriodSeconds"] = grace
-            new = {**existing, "metadata": meta}
-            if grace == 0 and not finalizers:
-                return self._remove(kind, key, existing)
-            stored = existing if new == existing else self.store.put(key, new)
-            code = 202 if orphan_dependents is False else 200
-            return Result(code, self.to_view(kind, stored))
-        return self._remove(kind, key, existing)
+            elif _parse_time(emeta["deletionTimestamp"]) > now:
+                meta["deletionTimestamp"] = format_time(now)
+            meta["deletionGracePeriodSeconds"] = 0
+        new = {**existing, "metadata": meta}
+        stored = existing if new == existing else self.store.put(key, new)
+        if graceful and not finalizers and not meta.get("deletionGracePeriodSeconds"):
+            # A graceful kind deleted with grace 0 is first updated (deletionTimestamp, generation: a
+            # MODIFIED event), then removed; the answer is that last state.
+            return self._remove(kind, key, stored)
+        return Result(code, self.to_view(kind, stored))
+
+    def _before_delete(self, kind: Kind, existing: Obj, options: Obj) -> tuple[bool, bool, Obj]:
+        """``rest.BeforeDelete``: (graceful, graceful deletion pending, the metadata to store)."""
+        emeta = existing["metadata"]
+        meta = dict(emeta)
+        if not kind.graceful:
+            return False, False, meta
+        requested = options.get("gracePeriodSeconds")
+        if requested is not None and int(requested) < 0:
+            requested = 1  # negative values are treated as 1s on the delete path
+        if emeta.get("deletionTimestamp"):
+            current = int(emeta.get("deletionGracePeriodSeconds") or 0)
+            if current == 0:
+                return False, False, meta
+            if requested is None or int(requested) >= current:
+                return False, True, meta  # a later DELETE may only shorten the grace period (S39)
+            start = _parse_time(emeta["deletionTimestamp"]) - timedelta(seconds=current)
+            meta["deletionTimestamp"] = format_time(start + timedelta(seconds=int(requested)))
+            meta["deletionGracePeriodSeconds"] = int(requested)
+            return True, False, meta
+        grace = self._grace(kind, existing, {**options, "gracePeriodSeconds": requested})
+        meta["deletionTimestamp"] = format_time(self.clock() + timedelta(seconds=grace))
+        meta["deletionGracePeriodSeconds"] = grace
+        if emeta.get("generation"):
+            meta["generation"] = int(emeta["generation"]) + 1
+        return True, False, meta
+
+    @staticmethod
+    def _gc_finalizers(finalizers: list[str], options: Obj) -> list[str]:
+        """``deletionFinalizersForGarbageCollection``: the finalizers after applying the delete's policy."""
+        orphan_dependents = options.get("orphanDependents")
+        policy = options.get("propagationPolicy")
+        if orphan_dependents is not None:
+            orphan, foreground = bool(orphan_dependents), False
+        elif policy in ("Orphan", "Background", "Foreground"):
+            orphan, foreground = policy == "Orphan", policy == "Foreground"
+        else:
+            orphan, foreground = ORPHAN in finalizers, FOREGROUND in finalizers
+        new = [f for f in finalizers if f not in (ORPHAN, FOREGROUND)]
+        new += [ORPHAN] if orphan else []
+        new += [FOREGROUND] if foreground else []
+        return finalizers if set(new) == set(finalizers) else new
 
     def _remove(self, kind: Kind, key: ObjectKey, existing: Obj) -> Result:
         self.store.remove(key)
@@ -480,13 +575,14 @@ class ApiServer:
         if not target:
             raise errors.invalid("Binding", "", name, [errors.required("target.name")])
         spec = existing.get("spec") or {}
+        # Upstream checks deletion first (setPodNodeAndMetadata).
+        if (existing.get("metadata") or {}).get("deletionTimestamp"):
+            raise errors.conflict(
+                "pods/binding", "", name, f"pod {name} is being deleted, cannot be assigned to a host"
+            )
         if spec.get("nodeName"):
             raise errors.conflict(
                 "pods/binding", "", name, f'pod {name} is already assigned to node "{spec["nodeName"]}"'
-            )
-        if (existing.get("metadata") or {}).get("deletionTimestamp"):
-            raise errors.conflict(
-                "pods/binding", "", name, "pod is being deleted, cannot be assigned to a host"
             )
         status = dict(existing.get("status") or {})
         conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]

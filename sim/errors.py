@@ -16,8 +16,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 
+class GoLiteral(str):
+    """A bad value already rendered the Go way (e.g. ``0x0``, a uint64 printed with ``%#v``)."""
+
+    __slots__ = ()
+
+
 def go_repr(value: Any) -> str:
     """Render a value the way Go's field errors print it (strings quoted, nil as null)."""
+    if isinstance(value, GoLiteral):
+        return str(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -113,8 +121,9 @@ class ApiError(Exception):
             "metadata": {},
             "status": "Failure",
             "message": self.message,
-            "reason": self.reason,
         }
+        if self.reason:  # StatusReasonUnknown is "" and omitempty
+            body["reason"] = self.reason
         if self.details is not None:
             body["details"] = self.details
         body["code"] = self.code
@@ -200,16 +209,13 @@ def method_not_allowed(
 
 
 def unsupported_media_type(content_type: str, accepted: list[str]) -> ApiError:
-    return (
-        ApiError(
-            415,
-            "UnsupportedMediaType",
-            "the body of the request was in an unknown format - accepted media types include: "
-            + ", ".join(accepted),
-            {},
-        )
-        if content_type
-        else ApiError(415, "UnsupportedMediaType", "missing content type", {})
+    """``negotiation.NewUnsupportedMediaTypeError``: no details, and the same text when the header is
+    missing (``content_type`` is kept for the callers' sake)."""
+    return ApiError(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: "
+        + ", ".join(accepted),
     )
 
 
@@ -224,14 +230,10 @@ def internal(message: str) -> ApiError:
 
 
 def too_large(message: str) -> ApiError:
-    return ApiError(413, "RequestEntityTooLarge", message)
+    return ApiError(413, "RequestEntityTooLarge", f"Request entity too large: {message}")
 
 
 def patch_rejected(message: str) -> ApiError:
-    """A patch that does not apply (422): kube's generic server response with the library's text as cause."""
-    return ApiError(
-        422,
-        "Invalid",
-        "the server rejected our request due to an error in our request",
-        {"causes": [{"reason": "UnexpectedServerResponse", "message": message}]},
-    )
+    """A patch that does not apply (422): ``NewGenericServerResponse(422, ..., isUnexpectedResponse=false)``,
+    which drops the patch library's text (``message``): the details stay empty."""
+    return ApiError(422, "Invalid", "the server rejected our request due to an error in our request", {})

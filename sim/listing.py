@@ -67,6 +67,12 @@ def validate_list_options(opts: ListOptions) -> None:
                 "resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided"
             )
         )
+    if opts.resource_version_match and opts.continue_token:
+        errs.append(
+            errors.forbidden(
+                "resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided"
+            )
+        )
     if opts.resource_version_match == "Exact" and opts.resource_version == "0":
         errs.append(
             errors.forbidden(
@@ -76,7 +82,10 @@ def validate_list_options(opts: ListOptions) -> None:
     if opts.resource_version_match and opts.resource_version_match not in ("Exact", "NotOlderThan"):
         errs.append(
             errors.not_supported(
-                "resourceVersionMatch", opts.resource_version_match, ("Exact", "NotOlderThan")
+                # Upstream lists the empty string as supported too (S18).
+                "resourceVersionMatch",
+                opts.resource_version_match,
+                ("Exact", "NotOlderThan", ""),
             )
         )
     if opts.send_initial_events is not None:

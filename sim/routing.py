@@ -64,6 +64,18 @@ def parse(registry: Registry, path: str) -> Target | Discovery:
     return Target(kind, None, rest[1] if len(rest) > 1 else "", rest[2] if len(rest) > 2 else "")
 
 
+def go_restful_path(registry: Registry, path: str) -> bool:
+    """Whether kube-apiserver serves ``path`` from a built-in web service (``/api``, ``/apis`` and
+    ``/apis/{built-in group}``), whose 404s carry empty details; everything else (custom resource groups,
+    unknown groups) falls through to the NotFound handler, whose Status has no details (S01)."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] == ["api"] or parts == ["apis"]:
+        return True
+    if parts[:1] != ["apis"]:
+        return False
+    return any(k.group == parts[1] and not k.is_custom for k in registry.all())
+
+
 def _kind(registry: Registry, group: str, version: str, plural: str) -> Kind:
     kind = registry.get(group, version, plural)
     if kind is None:

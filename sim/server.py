@@ -122,6 +122,13 @@ class Server:
             return resp
         except errors.ApiError as err:
             status = err.code
+            if (
+                err.reason == "NotFound"
+                and err.details == {}
+                and not routing.go_restful_path(self.api.registry, request.path)
+            ):
+                # Paths outside the built-in API web services end at the NotFound handler (S01).
+                err.details = None
             return _error_response(err)
         except web.HTTPException:
             raise
@@ -198,6 +205,9 @@ class Server:
                 )
             if method == "DELETE":
                 return await self._delete_collection(request, target)
+            if kind.is_custom and method in ("PUT", "PATCH"):
+                # The CRD handler takes these for update/patch, whose namer needs a name (S01).
+                raise errors.bad_request("name must be provided")
             raise errors.method_not_allowed()
         if target.subresource:
             return await self._subresource(request, target, ns, field_validation, dry_run)
@@ -261,11 +271,23 @@ class Server:
                         dry_run=dry_run,
                     )
                 )
+            if kind.is_custom:
+                # The CRD handler's NewMethodNotSupported (S01); built-ins answer go-restful's 405.
+                verb = {"POST": "create", "DELETE": "delete"}.get(method, method.lower())
+                qualified = errors.qualified(kind.plural, kind.group)
+                raise errors.ApiError(
+                    405,
+                    "MethodNotAllowed",
+                    f'{verb} is not supported on resources of kind "{qualified}"',
+                    {"group": kind.group, "kind": kind.plural},
+                )
             raise errors.method_not_allowed()
         if sub == "binding" and kind.group == "" and kind.plural == "pods":
             if method != "POST":
                 raise errors.method_not_allowed()
             return self._result(self.api.bind(ns, target.name, await _body(request)))
+        if kind.is_custom:
+            raise errors.not_found(kind.plural, kind.group, target.name)
         raise errors.no_such_resource()
 
     def _require_json(self, request: web.Request) -> None:

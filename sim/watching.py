@@ -39,7 +39,8 @@ def validate(opts: WatchOptions) -> None:
     if opts.send_initial_events is not None and match != "NotOlderThan":
         errs.append(
             errors.forbidden(
-                "resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"
+                "resourceVersionMatch",
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
             )
         )
     if match:
@@ -143,12 +144,14 @@ async def stream(
         initial: list[bytes] = []
         rv = opts.resource_version
         last_rv = store.revision
-        if rv in ("", "0") or opts.send_initial_events:
+        if opts.send_initial_events or (opts.send_initial_events is None and rv in ("", "0")):
             for obj in store.items(kind.key, namespace):
                 if matches(obj):
                     initial.append(line("ADDED", present(obj)))
             if opts.send_initial_events and opts.allow_bookmarks:
                 initial.append(line("BOOKMARK", bookmark(kind, last_rv, initial_end=True)))
+        elif rv in ("", "0"):
+            pass  # sendInitialEvents=false without a resourceVersion: only the changes from now on
         else:
             try:
                 start = int(rv)

@@ -457,7 +457,9 @@ def test_json_patch_operation_limit() -> None:
     with pytest.raises(errors.ApiError) as info:
         patches.json_patch(copy.deepcopy(DOC), [op] * (patches.MAX_JSON_PATCH_OPERATIONS + 1))
     assert (info.value.code, info.value.reason) == (413, "RequestEntityTooLarge")
-    assert info.value.message == "The allowed maximum operations in a JSON patch is 10000, got 10001"
+    assert info.value.message == (
+        "Request entity too large: The allowed maximum operations in a JSON patch is 10000, got 10001"
+    )
 
 
 def test_json_patch_values_are_copies() -> None:
