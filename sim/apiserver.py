@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sim import admission, errors, patches, validation
+from sim import admission, errors, patches, strategic, validation
 from sim.kinds import Kind, Registry
 from sim.store import Obj, ObjectKey, Store
 
@@ -394,7 +394,7 @@ class ApiServer:
             else:
                 if not isinstance(patch, dict):
                     raise errors.bad_request("error decoding patch: the patch is not a JSON object")
-                result = patches.strategic_merge_patch(current, patch, kind.kind)
+                result = strategic.strategic_merge_patch(current, patch, kind.kind)
         except patches.PatchFailed as exc:
             raise errors.patch_rejected(str(exc)) from exc
         if not isinstance(result, dict):

@@ -1,8 +1,4 @@
-"""The simulated scheduler and kubelet of node ``sim-node-1`` (apiserver-semantics.md §5, S59, S60).
-
-``Scheduler`` binds every pod that asks for the default scheduler (``spec.schedulerName`` empty or
-``default-scheduler``) and has no ``nodeName`` through ``ApiServer.bind``; pods for other schedulers
-stay Pending and unbound.
+"""The simulated kubelet of node ``sim-node-1`` (apiserver-semantics.md §5, S60).
 
 ``Kubelet`` serves the pods bound to its node, one supervised task per pod, and writes their status
 through ``update(..., subresource="status")`` in the order a real kubelet does, each step its own write
@@ -20,14 +16,9 @@ through ``update(..., subresource="status")`` in the order a real kubelet does, 
    terminal phase are written, and the pod is DELETEd with ``gracePeriodSeconds: 0`` and
    ``preconditions.uid``. Unbound and terminal pods are removed by the API server itself (S39).
 
-What runs in a container is pluggable: ``Runtimes`` maps a predicate over (pod, container) to an
-``async def runtime(ctx: ContainerContext) -> int`` returning the exit code; ``register_image`` and
-``register_name`` cover the usual cases, the latest registration wins. ``default_runtime`` runs until the
-pod is deleted, or exits with the code in annotation ``sim.arcsm.io/exit-code`` after
-``sim.arcsm.io/run-seconds`` (float, default 0). Annotation ``sim.arcsm.io/fail`` selects a failure mode:
-``ErrImagePull`` (waiting ErrImagePull then ImagePullBackOff, phase stays Pending), ``OOMKilled``
-(terminated reason OOMKilled, exit 137, after run-seconds) or ``Evicted`` (after run-seconds: containers
-killed, phase Failed, ``status.reason: Evicted``). Tests finish containers on demand with
+What runs in a container is pluggable (``sim.runtimes``: runtimes by image or name, and the
+``sim.arcsm.io/*`` annotations the default runtime and the failure modes follow); pods get to the node
+through ``sim.scheduling``. Tests finish containers on demand with
 ``Kubelet.complete(namespace, name, exit_code)``.
 
 Known limits: no node object, resources, probes, volumes or images; init containers are reported as
@@ -43,29 +34,18 @@ import functools
 import hashlib
 import logging
 import random
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from sim import errors
+from sim import errors, runtimes, scheduling
 from sim.apiserver import ApiServer, format_time
 from sim.kinds import Kind
 from sim.store import Event, Obj, ObjectKey
-from sim.workqueue import QueueController, meta
+from sim.workqueue import meta
 
 log = logging.getLogger("arcsm.sim.kubelet")
 
-NODE = "sim-node-1"
 HOST_IP = "192.168.49.2"
-DEFAULT_SCHEDULER = "default-scheduler"
-
-EXIT_CODE = "sim.arcsm.io/exit-code"
-RUN_SECONDS = "sim.arcsm.io/run-seconds"
-FAIL = "sim.arcsm.io/fail"
-
-SIGTERM_EXIT = 143
-SIGKILL_EXIT = 137
-TERMINAL = ("Succeeded", "Failed")
 EVICTED_MESSAGE = "The node was low on resource: memory. "
 # Conditions the kubelet owns, in the order it lists them.
 KUBELET_CONDITIONS = ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady")
@@ -85,173 +65,6 @@ def _spec(pod: Obj) -> dict[str, Any]:
 def _phase(pod: Obj) -> str:
     status = pod.get("status")
     return str(status.get("phase") or "") if isinstance(status, dict) else ""
-
-
-# -- container runtimes ----------------------------------------------------------------------------------
-
-
-@dataclass
-class ContainerContext:
-    """What a container runtime gets: its pod and container, and a way to hear about deletion."""
-
-    api: ApiServer
-    pod: Obj  # the pod as stored when this run of the container started
-    container: Obj  # its entry in spec.containers
-    restart_count: int
-    stopping: asyncio.Event  # set when the pod is deleted (SIGTERM): return an exit code soon
-    reason: str | None = None  # a runtime may set the terminated reason (default Completed/Error)
-
-    @property
-    def namespace(self) -> str:
-        return str(meta(self.pod).get("namespace", ""))
-
-    @property
-    def pod_name(self) -> str:
-        return str(meta(self.pod).get("name", ""))
-
-    @property
-    def pod_uid(self) -> str:
-        return str(meta(self.pod).get("uid", ""))
-
-    @property
-    def name(self) -> str:
-        return str(self.container.get("name", ""))
-
-    @property
-    def annotations(self) -> dict[str, str]:
-        ann = meta(self.pod).get("annotations")
-        return dict(ann) if isinstance(ann, dict) else {}
-
-    def current_pod(self) -> Obj | None:
-        """The pod as stored now (None once it is gone or replaced by another pod of the same name)."""
-        pod = self.api.store.get(("", "pods", self.namespace, self.pod_name))
-        return pod if pod is not None and meta(pod).get("uid") == self.pod_uid else None
-
-
-Runtime = Callable[[ContainerContext], Awaitable[int]]
-Predicate = Callable[[Obj, Obj], bool]
-
-
-async def _stopped_within(ctx: ContainerContext, seconds: float) -> bool:
-    """Wait up to ``seconds``; True when the pod was deleted meanwhile."""
-    if ctx.stopping.is_set():
-        return True
-    try:
-        await asyncio.wait_for(ctx.stopping.wait(), max(seconds, 0.0))
-    except TimeoutError:
-        return False
-    return True
-
-
-async def default_runtime(ctx: ContainerContext) -> int:
-    """Run until the pod is deleted (exit 143), or exit as the ``sim.arcsm.io/*`` annotations say."""
-    ann = ctx.annotations
-    fail = ann.get(FAIL, "")
-    code_text = ann.get(EXIT_CODE)
-    if code_text is None and fail != "OOMKilled":
-        await ctx.stopping.wait()
-        return SIGTERM_EXIT
-    if await _stopped_within(ctx, float(ann.get(RUN_SECONDS) or 0)):
-        return SIGTERM_EXIT
-    if fail == "OOMKilled":
-        ctx.reason = "OOMKilled"
-        return SIGKILL_EXIT
-    return int(str(code_text))
-
-
-def _image_repository(image: str) -> str:
-    """``ghcr.io/actions/actions-runner:2.0@sha256:…`` → ``ghcr.io/actions/actions-runner``."""
-    image = image.split("@", 1)[0]
-    slash = image.rfind("/")
-    colon = image.rfind(":")
-    return image[:colon] if colon > slash else image
-
-
-class Runtimes:
-    """Which runtime runs a container: registered (predicate, runtime) pairs, the latest match wins."""
-
-    def __init__(self, default: Runtime = default_runtime) -> None:
-        self.default = default
-        self._entries: list[tuple[Predicate, Runtime]] = []
-
-    def register(self, predicate: Predicate, runtime: Runtime) -> None:
-        self._entries.append((predicate, runtime))
-
-    def register_image(self, image: str, runtime: Runtime) -> None:
-        """Containers whose image is ``image``, or ``image`` with any tag/digest when it has none."""
-
-        def matches(pod: Obj, container: Obj) -> bool:
-            actual = str(container.get("image") or "")
-            return actual == image or _image_repository(actual) == image
-
-        self.register(matches, runtime)
-
-    def register_name(self, name: str, runtime: Runtime) -> None:
-        """Containers named ``name``."""
-        self.register(lambda pod, container: container.get("name") == name, runtime)
-
-    def resolve(self, pod: Obj, container: Obj) -> Runtime:
-        for predicate, runtime in reversed(self._entries):
-            if predicate(pod, container):
-                return runtime
-        return self.default
-
-
-# -- scheduler -------------------------------------------------------------------------------------------
-
-
-def schedulable(pod: Obj, node: str = NODE) -> bool:
-    spec = _spec(pod)
-    return (
-        not spec.get("nodeName")
-        and (spec.get("schedulerName") or DEFAULT_SCHEDULER) == DEFAULT_SCHEDULER
-        and not meta(pod).get("deletionTimestamp")
-        and _phase(pod) not in TERMINAL
-    )
-
-
-class Scheduler(QueueController[ObjectKey]):
-    """Binds default-scheduler pods to ``node`` after ``delay`` seconds (run as a world controller)."""
-
-    logger = log
-    what = "scheduler: binding"
-
-    def __init__(self, *, node: str = NODE, delay: float = 0.0) -> None:
-        super().__init__()
-        self.node = node
-        self.delay = delay
-
-    def on_event(self, event: Event) -> None:
-        if event.key[:2] == ("", "pods") and event.type != "DELETED" and schedulable(event.obj):
-            self._queue.add(event.key)
-
-    def seed(self, api: ApiServer) -> None:
-        for pod in api.store.items(("", "pods")):
-            if schedulable(pod):
-                self._queue.add(("", "pods", meta(pod)["namespace"], meta(pod)["name"]))
-
-    async def pause(self, key: ObjectKey) -> None:
-        if self.delay > 0:
-            await asyncio.sleep(self.delay)
-
-    def handle(self, api: ApiServer, key: ObjectKey) -> None:
-        pod = api.store.get(key)
-        if pod is None or not schedulable(pod):
-            return
-        m = meta(pod)
-        api.bind(
-            key[2],
-            key[3],
-            {
-                "apiVersion": "v1",
-                "kind": "Binding",
-                "metadata": {"name": m["name"], "namespace": m["namespace"], "uid": m["uid"]},
-                "target": {"apiVersion": "v1", "kind": "Node", "name": self.node},
-            },
-        )
-
-
-# -- kubelet ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -283,7 +96,7 @@ class _Container:
     terminated: dict[str, Any] | None = None
     last_terminated: dict[str, Any] | None = None
     container_id: str = ""
-    ctx: ContainerContext | None = None
+    ctx: runtimes.ContainerContext | None = None
     task: asyncio.Task[None] | None = None
     exit: asyncio.Future[int] | None = None
     forced_reason: str | None = None
@@ -332,7 +145,7 @@ class _Container:
         if self.container_id:
             out["containerID"] = self.container_id
             digest = hashlib.sha256(self.image.encode()).hexdigest()
-            out["imageID"] = f"{_image_repository(self.image)}@sha256:{digest}"
+            out["imageID"] = f"{runtimes.image_repository(self.image)}@sha256:{digest}"
         return out
 
 
@@ -408,7 +221,7 @@ class _PodWorker:
                 "containerID": init.container_id,
             }
         self._write(phase="Pending", sandbox=True)
-        fail = self.annotations.get(FAIL, "")
+        fail = self.annotations.get(runtimes.FAIL, "")
         if fail == "ErrImagePull":
             for c in self.containers:
                 c.waiting_reason = "ErrImagePull"
@@ -432,7 +245,7 @@ class _PodWorker:
         self._write(phase="Running", sandbox=True)
         self.running.set()
         if fail == "Evicted":
-            if await self._pause(float(self.annotations.get(RUN_SECONDS) or 0)):
+            if await self._pause(float(self.annotations.get(runtimes.RUN_SECONDS) or 0)):
                 return await self._terminate()
             return await self._evict()
         await self._supervise()
@@ -484,21 +297,21 @@ class _PodWorker:
             await asyncio.wait({c.exit for c in live if c.exit is not None}, timeout=self.timing.stop_timeout)
         for c in self.containers:
             if c.running:
-                c.finish(SIGTERM_EXIT)
+                c.finish(runtimes.SIGTERM_EXIT)
                 assert c.exit is not None
                 await self._exited(c, c.exit.result())
             elif c.state == "waiting":
                 now = self._now()
                 c.state = "terminated"
-                c.exit_code = SIGTERM_EXIT
+                c.exit_code = runtimes.SIGTERM_EXIT
                 c.terminated = {
-                    "exitCode": SIGTERM_EXIT,
+                    "exitCode": runtimes.SIGTERM_EXIT,
                     "reason": "Error",
                     "finishedAt": now,
                 }
             c.done = True
         pod = self._current()
-        if _phase(pod) not in TERMINAL:
+        if _phase(pod) not in scheduling.TERMINAL:
             self._write(phase=self._terminal_phase(), sandbox=False)
         self._delete_now()
 
@@ -514,7 +327,7 @@ class _PodWorker:
     async def _evict(self) -> None:
         for c in self.containers:
             if c.running:
-                c.finish(SIGKILL_EXIT, "Error")
+                c.finish(runtimes.SIGKILL_EXIT, "Error")
                 assert c.exit is not None
                 await self._exited(c, c.exit.result())
             c.done = True
@@ -530,7 +343,7 @@ class _PodWorker:
     def _start(self, c: _Container) -> None:
         pod = self._current()
         loop = asyncio.get_running_loop()
-        c.ctx = ContainerContext(self.api, pod, c.spec, c.restart_count, self.stopping)
+        c.ctx = runtimes.ContainerContext(self.api, pod, c.spec, c.restart_count, self.stopping)
         c.exit = loop.create_future()
         c.forced_reason = None
         c.state = "running"
@@ -544,7 +357,11 @@ class _PodWorker:
         )
 
     async def _run_container(
-        self, c: _Container, runtime: Runtime, ctx: ContainerContext, exit_future: asyncio.Future[int]
+        self,
+        c: _Container,
+        runtime: runtimes.Runtime,
+        ctx: runtimes.ContainerContext,
+        exit_future: asyncio.Future[int],
     ) -> None:
         try:
             code = await runtime(ctx)
@@ -680,22 +497,27 @@ def _merge_conditions(
     return ordered + [c for c in rest if c.get("type") not in KUBELET_CONDITIONS] + list(built.values())
 
 
+def _new_runtimes() -> runtimes.Runtimes:
+    """An empty registry (``Kubelet.__init__`` cannot say it: its parameter ``runtimes`` hides the module)."""
+    return runtimes.Runtimes()
+
+
 class Kubelet:
     """Serves the pods bound to ``node`` (run as a world controller)."""
 
     def __init__(
         self,
         *,
-        node: str = NODE,
+        node: str = scheduling.NODE,
         host_ip: str = HOST_IP,
         timing: KubeletTiming | None = None,
-        runtimes: Runtimes | None = None,
+        runtimes: runtimes.Runtimes | None = None,
         seed: int | None = None,
     ) -> None:
         self.node = node
         self.host_ip = host_ip
         self.timing = timing or KubeletTiming()
-        self.runtimes = runtimes or Runtimes()
+        self.runtimes = runtimes or _new_runtimes()
         self._random = random.Random(seed)
         self._events: asyncio.Queue[Event] = asyncio.Queue()
         self._workers: dict[str, _PodWorker] = {}
@@ -756,7 +578,7 @@ class Kubelet:
             if m.get("deletionTimestamp"):
                 worker.stopping.set()
             return
-        if uid in self._seen or _phase(pod) in TERMINAL:
+        if uid in self._seen or _phase(pod) in scheduling.TERMINAL:
             return
         self._seen.add(uid)
         worker = _PodWorker(self, api, pod)

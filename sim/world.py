@@ -29,8 +29,9 @@ from sim import kinds
 from sim.apiserver import ApiServer
 from sim.collecting import GarbageCollector
 from sim.faults import Fault, LoggedRequest
-from sim.kubelet import Kubelet, Scheduler
+from sim.kubelet import Kubelet
 from sim.namespacing import Namespaces, ServiceAccounts
+from sim.scheduling import Scheduler
 from sim.server import Server
 from sim.store import Event, Store
 
@@ -38,7 +39,8 @@ CRD_DIR = Path(__file__).resolve().parent.parent / "deploy" / "crds"
 NAMESPACES = ("default", "arc-systems")
 
 # A simulated controller: started with the world, given its API server, runs until cancelled.
-# The ones of sim.collecting, sim.kubelet and sim.namespacing are objects with such a ``__call__``.
+# The ones of sim.collecting, sim.scheduling, sim.kubelet and sim.namespacing are objects with such a
+# ``__call__``.
 Controller = Callable[[ApiServer], Coroutine[Any, Any, None]]
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from sim.kubelet import ContainerContext
+from sim.runtimes import ContainerContext
 from sim.world import World
 from tests.helpers import eventually
 

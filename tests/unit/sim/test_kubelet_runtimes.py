@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from sim.kubelet import ContainerContext, Runtimes, default_runtime, schedulable
+from sim.runtimes import ContainerContext, Runtimes, default_runtime
+from sim.scheduling import schedulable
 
 
 async def exit_one(ctx: ContainerContext) -> int:

@@ -1,5 +1,5 @@
-"""sim.patches: JSON merge patch, JSON patch and strategic merge patch as kube-apiserver applies them
-(apiserver-semantics.md S22, S23, S24)."""
+"""sim.patches and sim.strategic: JSON merge patch, JSON patch and strategic merge patch as kube-apiserver
+applies them (apiserver-semantics.md S22, S23, S24)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sim import errors, patches
+from sim import errors, patches, strategic
 
 # -- RFC 7386 merge patch ------------------------------------------------------------------------------
 
@@ -832,7 +832,7 @@ SMP_POD_CASES: list[tuple[str, dict[str, Any], str, Any]] = [
 def test_strategic_merge_patch_pod(patch: dict[str, Any], path: str, expected: Any) -> None:
     target = copy.deepcopy(BASE_POD)
     patch_before = copy.deepcopy(patch)
-    result = patches.strategic_merge_patch(target, patch, "Pod")
+    result = strategic.strategic_merge_patch(target, patch, "Pod")
     assert at(result, path) == expected
     assert target == BASE_POD
     assert patch == patch_before
@@ -990,7 +990,7 @@ def test_strategic_merge_patch_kinds(
     kind: str, target: dict[str, Any], patch: dict[str, Any], expected: dict[str, Any]
 ) -> None:
     target_before, patch_before = copy.deepcopy(target), copy.deepcopy(patch)
-    assert patches.strategic_merge_patch(target, patch, kind) == expected
+    assert strategic.strategic_merge_patch(target, patch, kind) == expected
     assert target == target_before
     assert patch == patch_before
 
@@ -1071,7 +1071,7 @@ def test_strategic_merge_patch_list_order(
     live: list[Any], spec_patch: dict[str, Any], expected: list[Any]
 ) -> None:
     target = pod(spec={"containers": live} if live else {})
-    result = patches.strategic_merge_patch(target, {"spec": spec_patch}, "Pod")
+    result = strategic.strategic_merge_patch(target, {"spec": spec_patch}, "Pod")
     assert result["spec"]["containers"] == expected
 
 
@@ -1097,7 +1097,7 @@ PRIMITIVE_ORDER_CASES: list[tuple[str, list[str], dict[str, Any], list[str]]] = 
 def test_strategic_merge_patch_primitive_order(
     live: list[str], meta_patch: dict[str, Any], expected: list[str]
 ) -> None:
-    result = patches.strategic_merge_patch(
+    result = strategic.strategic_merge_patch(
         pod(metadata={"name": "p", "finalizers": live}), {"metadata": meta_patch}, "Pod"
     )
     assert result["metadata"]["finalizers"] == expected
@@ -1191,14 +1191,14 @@ SMP_ERROR_CASES: list[tuple[str, dict[str, Any], int, str]] = [
 def test_strategic_merge_patch_errors(patch: dict[str, Any], code: int, message: str) -> None:
     target = copy.deepcopy(BASE_POD)
     with pytest.raises(errors.ApiError) as info:
-        patches.strategic_merge_patch(target, patch, "Pod")
+        strategic.strategic_merge_patch(target, patch, "Pod")
     assert (info.value.code, info.value.message) == (code, message)
     assert target == BASE_POD
 
 
 def test_strategic_merge_patch_list_of_lists_is_invalid() -> None:
     with pytest.raises(patches.PatchFailed) as info:
-        patches.strategic_merge_patch(
+        strategic.strategic_merge_patch(
             pod(metadata={"name": "p", "finalizers": []}), {"metadata": {"finalizers": [["a"]]}}, "Pod"
         )
     assert str(info.value) == "lists of lists are not supported"
@@ -1209,7 +1209,7 @@ def test_strategic_merge_patch_result_shares_nothing() -> None:
     patch: dict[str, Any] = {
         "spec": {"containers": [{"name": "new", "env": [{"name": "X", "value": "1"}]}], "extra": {"a": [1]}}
     }
-    result = patches.strategic_merge_patch(target, patch, "Pod")
+    result = strategic.strategic_merge_patch(target, patch, "Pod")
     result["spec"]["containers"][0]["env"][0]["value"] = "changed"
     result["spec"]["extra"]["a"].append(2)
     result["metadata"]["labels"]["app"] = "changed"
@@ -1239,4 +1239,4 @@ LIST_MERGE_KEY_CASES = [
     ids=[c[0] for c in LIST_MERGE_KEY_CASES],
 )
 def test_merge_keys_for(kind: str, path: str, merge_key: str | None) -> None:
-    assert patches.merge_keys_for(kind).get(path) == merge_key
+    assert strategic.merge_keys_for(kind).get(path) == merge_key

@@ -1,5 +1,6 @@
-"""sim.schemas: pruning, defaulting and validation of custom resources against a structural schema, with
-kube's field paths and messages (apiserver-semantics.md S62, S63, S64)."""
+"""sim.schemas (with sim.schemanodes, sim.schemachecks): pruning, defaulting and validation of custom
+resources against a structural schema, with kube's field paths and messages (apiserver-semantics.md S62,
+S63, S64)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from sim import errors, schemas
+from sim import errors, schemachecks, schemanodes, schemas
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 CRD_FILES = [
@@ -964,7 +965,7 @@ def test_from_crd_compiles_each_version() -> None:
     ],
 )
 def test_go_float(value: float, text: str) -> None:
-    assert schemas._go_float(value) == text
+    assert schemachecks._go_float(value) == text
 
 
 @pytest.mark.parametrize(
@@ -979,7 +980,7 @@ def test_go_float(value: float, text: str) -> None:
     ],
 )
 def test_go_patterns(pattern: str, text: str, matches: bool) -> None:
-    compiled = schemas._compile_pattern(pattern)
+    compiled = schemanodes._compile_pattern(pattern)
     assert compiled is not None
     assert (compiled.search(text) is not None) is matches
 

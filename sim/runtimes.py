@@ -1,0 +1,133 @@
+"""What runs in the containers of the simulated kubelet (``sim.kubelet``): the container runtime registry.
+
+``Runtimes`` maps a predicate over (pod, container) to an ``async def runtime(ctx: ContainerContext) -> int``
+returning the exit code; ``register_image`` and ``register_name`` cover the usual cases, the latest
+registration wins. ``default_runtime`` runs until the pod is deleted, or exits with the code in annotation
+``sim.arcsm.io/exit-code`` after ``sim.arcsm.io/run-seconds`` (float, default 0). Annotation
+``sim.arcsm.io/fail`` selects a failure mode: ``ErrImagePull`` (waiting ErrImagePull then ImagePullBackOff,
+phase stays Pending), ``OOMKilled`` (terminated reason OOMKilled, exit 137, after run-seconds) or
+``Evicted`` (after run-seconds: containers killed, phase Failed, ``status.reason: Evicted``); the kubelet
+acts out ``ErrImagePull`` and ``Evicted``, ``default_runtime`` ``OOMKilled``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from sim import apiserver, store, workqueue
+
+EXIT_CODE = "sim.arcsm.io/exit-code"
+RUN_SECONDS = "sim.arcsm.io/run-seconds"
+FAIL = "sim.arcsm.io/fail"
+
+SIGTERM_EXIT = 143
+SIGKILL_EXIT = 137
+
+
+@dataclass
+class ContainerContext:
+    """What a container runtime gets: its pod and container, and a way to hear about deletion."""
+
+    api: apiserver.ApiServer
+    pod: store.Obj  # the pod as stored when this run of the container started
+    container: store.Obj  # its entry in spec.containers
+    restart_count: int
+    stopping: asyncio.Event  # set when the pod is deleted (SIGTERM): return an exit code soon
+    reason: str | None = None  # a runtime may set the terminated reason (default Completed/Error)
+
+    @property
+    def namespace(self) -> str:
+        return str(workqueue.meta(self.pod).get("namespace", ""))
+
+    @property
+    def pod_name(self) -> str:
+        return str(workqueue.meta(self.pod).get("name", ""))
+
+    @property
+    def pod_uid(self) -> str:
+        return str(workqueue.meta(self.pod).get("uid", ""))
+
+    @property
+    def name(self) -> str:
+        return str(self.container.get("name", ""))
+
+    @property
+    def annotations(self) -> dict[str, str]:
+        ann = workqueue.meta(self.pod).get("annotations")
+        return dict(ann) if isinstance(ann, dict) else {}
+
+    def current_pod(self) -> store.Obj | None:
+        """The pod as stored now (None once it is gone or replaced by another pod of the same name)."""
+        pod = self.api.store.get(("", "pods", self.namespace, self.pod_name))
+        return pod if pod is not None and workqueue.meta(pod).get("uid") == self.pod_uid else None
+
+
+Runtime = Callable[[ContainerContext], Awaitable[int]]
+Predicate = Callable[[store.Obj, store.Obj], bool]
+
+
+async def _stopped_within(ctx: ContainerContext, seconds: float) -> bool:
+    """Wait up to ``seconds``; True when the pod was deleted meanwhile."""
+    if ctx.stopping.is_set():
+        return True
+    try:
+        await asyncio.wait_for(ctx.stopping.wait(), max(seconds, 0.0))
+    except TimeoutError:
+        return False
+    return True
+
+
+async def default_runtime(ctx: ContainerContext) -> int:
+    """Run until the pod is deleted (exit 143), or exit as the ``sim.arcsm.io/*`` annotations say."""
+    ann = ctx.annotations
+    fail = ann.get(FAIL, "")
+    code_text = ann.get(EXIT_CODE)
+    if code_text is None and fail != "OOMKilled":
+        await ctx.stopping.wait()
+        return SIGTERM_EXIT
+    if await _stopped_within(ctx, float(ann.get(RUN_SECONDS) or 0)):
+        return SIGTERM_EXIT
+    if fail == "OOMKilled":
+        ctx.reason = "OOMKilled"
+        return SIGKILL_EXIT
+    return int(str(code_text))
+
+
+def image_repository(image: str) -> str:
+    """``ghcr.io/actions/actions-runner:2.0@sha256:…`` → ``ghcr.io/actions/actions-runner``."""
+    image = image.split("@", 1)[0]
+    slash = image.rfind("/")
+    colon = image.rfind(":")
+    return image[:colon] if colon > slash else image
+
+
+class Runtimes:
+    """Which runtime runs a container: registered (predicate, runtime) pairs, the latest match wins."""
+
+    def __init__(self, default: Runtime = default_runtime) -> None:
+        self.default = default
+        self._entries: list[tuple[Predicate, Runtime]] = []
+
+    def register(self, predicate: Predicate, runtime: Runtime) -> None:
+        self._entries.append((predicate, runtime))
+
+    def register_image(self, image: str, runtime: Runtime) -> None:
+        """Containers whose image is ``image``, or ``image`` with any tag/digest when it has none."""
+
+        def matches(pod: store.Obj, container: store.Obj) -> bool:
+            actual = str(container.get("image") or "")
+            return actual == image or image_repository(actual) == image
+
+        self.register(matches, runtime)
+
+    def register_name(self, name: str, runtime: Runtime) -> None:
+        """Containers named ``name``."""
+        self.register(lambda pod, container: container.get("name") == name, runtime)
+
+    def resolve(self, pod: store.Obj, container: store.Obj) -> Runtime:
+        for predicate, runtime in reversed(self._entries):
+            if predicate(pod, container):
+                return runtime
+        return self.default
