@@ -1,0 +1,120 @@
+"""Names, hashes, labels and annotations shared by the four machines (spec §1.8 and §1.9).
+
+The naming helpers reproduce upstream ARC's exactly, so arcsm finds the listener and proxy objects an
+upstream controller created when it adopts a scale set.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+# Label keys the controllers write.
+LABEL_ENTERPRISE = "actions.github.com/enterprise"
+LABEL_ORGANIZATION = "actions.github.com/organization"
+LABEL_REPOSITORY = "actions.github.com/repository"
+LABEL_SCALE_SET_NAME = "actions.github.com/scale-set-name"
+LABEL_SCALE_SET_NAMESPACE = "actions.github.com/scale-set-namespace"
+LABEL_VERSION = "app.kubernetes.io/version"
+LABEL_PART_OF = "app.kubernetes.io/part-of"
+LABEL_COMPONENT = "app.kubernetes.io/component"
+
+
+def fnv32a(data: str) -> int:
+    value = 0x811C9DC5
+    for byte in data.encode():
+        value ^= byte
+        value = (value * 0x01000193) & 0xFFFFFFFF
+    return value
+
+
+def safe_encode(text: str) -> str:
+    """Upstream's SafeEncode: every character of ``text`` mapped into a vowel-free alphabet."""
+    return "".join(SAFE_ALPHABET[ord(c) % len(SAFE_ALPHABET)] for c in text)
+
+
+def fnv_hash_string(text: str) -> str:
+    return safe_encode(str(fnv32a(text)))
+
+
+def listener_name(ars_name: str, namespace: str, runner_group: str, config_url: str) -> str:
+    """``<ARS>-<hash8>-listener``: changes whenever the runner group or the config URL changes."""
+    digest = fnv_hash_string(f"{namespace}@{runner_group}@{config_url}")[:8]
+    return f"{ars_name}-{digest}-listener"
+
+
+def runner_set_proxy_secret_name(ers_name: str, namespace: str) -> str:
+    return f"{ers_name}-{fnv_hash_string(namespace)[:8]}-runner-proxy"
+
+
+def listener_config_secret_name(listener: str) -> str:
+    return f"{listener}-config"
+
+
+def listener_proxy_secret_name(listener: str) -> str:
+    return f"{listener}-proxy"
+
+
+class InvalidConfigUrl(ValueError):
+    """The githubConfigUrl names no enterprise, organization or repository."""
+
+
+def _trim_label_value(value: str) -> str:
+    if len(value) > 63:
+        return value[:58] + "-trim"
+    return value.strip("-_.")
+
+
+def url_labels(config_url: str) -> dict[str, str]:
+    """The enterprise / organization / repository labels parsed from a githubConfigUrl (§1.9)."""
+    parts = urlsplit(config_url)
+    if not parts.scheme or not parts.netloc:
+        raise InvalidConfigUrl(f"{config_url!r} is not an absolute URL")
+    segments = [s for s in parts.path.strip("/").split("/") if s]
+    if len(segments) == 1:
+        found = {LABEL_ORGANIZATION: segments[0]}
+    elif len(segments) == 2 and segments[0].lower() == "enterprises":
+        found = {LABEL_ENTERPRISE: segments[1]}
+    elif len(segments) == 2:
+        found = {LABEL_ORGANIZATION: segments[0], LABEL_REPOSITORY: segments[1]}
+    else:
+        raise InvalidConfigUrl(
+            f"{config_url!r} names no enterprise (/enterprises/E), organization (/ORG) "
+            "or repository (/OWNER/REPO)"
+        )
+    return {k: _trim_label_value(v) for k, v in found.items()}
+
+
+def filter_and_merge_labels(
+    base: Mapping[str, str] | None,
+    overwrite: Mapping[str, str] | None,
+    excluded_prefixes: tuple[str, ...] = (),
+) -> dict[str, str] | None:
+    """``base`` with ``overwrite`` on top, dropping keys that start with an excluded prefix."""
+    if base is None and overwrite is None:
+        return None
+    merged = {**(base or {}), **(overwrite or {})}
+    return {k: v for k, v in merged.items() if not k.startswith(excluded_prefixes)}
+
+
+def merge_annotations(
+    base: Mapping[str, str] | None, overwrite: Mapping[str, str] | None
+) -> dict[str, str] | None:
+    """``base`` with ``overwrite`` on top; existing keys are never removed."""
+    if base is None and overwrite is None:
+        return None
+    return {**(base or {}), **(overwrite or {})}
+
+
+_SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$")
+
+
+def is_version_allowed(resource_version: str, build_version: str) -> bool:
+    """Upstream's version gate between an ARS's app.kubernetes.io/version label and the build."""
+    if build_version == "dev" or resource_version == build_version or build_version.startswith("canary-"):
+        return True
+    a, b = _SEMVER.match(resource_version or ""), _SEMVER.match(build_version or "")
+    return bool(a and b and a.group(1, 2) == b.group(1, 2))
