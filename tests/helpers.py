@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import TypeVar
-
-T = TypeVar("T")
+from collections.abc import Callable
+from typing import Any
 
 
 async def eventually(
-    predicate: Callable[[], T | Awaitable[T]],
+    predicate: Callable[[], Any],
     *,
     timeout: float = 5.0,
     interval: float = 0.01,
     what: str = "condition",
-) -> T:
+) -> Any:
     """Poll ``predicate`` until it returns something truthy; fail with ``what`` after ``timeout`` seconds.
 
     Exceptions raised by the predicate count as "not yet" until the deadline, then are re-raised.
@@ -30,7 +28,7 @@ async def eventually(
             if inspect.isawaitable(value):
                 value = await value
             if value:
-                return value  # type: ignore[return-value]
+                return value
             last_exc = None
         except AssertionError as exc:
             last_exc = exc
