@@ -7,18 +7,29 @@ import signal
 import sys
 from pathlib import Path
 
+from sim.github.fake import GitHubFake, GitHubSettings
 from sim.world import World
 
 
-async def serve(*, host: str, port: int, kubeconfig: Path | None, watch_history: int) -> None:
+async def serve(
+    *,
+    host: str,
+    port: int,
+    kubeconfig: Path | None,
+    watch_history: int,
+    github_port: int = 0,
+    github_settings: GitHubSettings | None = None,
+) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with World(host=host, port=port, watch_history=watch_history) as world:
+    github = GitHubFake(host=host, port=github_port, settings=github_settings)
+    async with World(host=host, port=port, watch_history=watch_history, github=github) as world:
         if kubeconfig is not None:
             world.write_kubeconfig(kubeconfig)
         print(f"arcsm sim: kubernetes {world.url}", flush=True)
+        print(f"arcsm sim: github {world.github_url}", flush=True)
         if kubeconfig is not None:
             print(f"arcsm sim: kubeconfig {kubeconfig}", flush=True)
         await stop.wait()

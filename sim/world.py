@@ -29,6 +29,7 @@ from sim import kinds
 from sim.apiserver import ApiServer
 from sim.collecting import GarbageCollector
 from sim.faults import Fault, LoggedRequest
+from sim.github.fake import GitHubFake
 from sim.kubelet import Kubelet
 from sim.namespacing import Namespaces, ServiceAccounts
 from sim.scheduling import Scheduler
@@ -75,6 +76,7 @@ class World:
         controllers: list[Controller] | None = None,
         seed: int | None = None,
         rv_gaps: bool = False,
+        github: GitHubFake | bool = False,
     ) -> None:
         self.host = host
         self.port = port
@@ -91,6 +93,8 @@ class World:
         self._tasks: list[asyncio.Task[None]] = []
         self._runner: web.AppRunner | None = None
         self.url = ""
+        # The fake GitHub/Actions service on its own port: World(github=True), or a configured GitHubFake.
+        self._github = github if isinstance(github, GitHubFake) else GitHubFake(host=host) if github else None
         self.store.add_listener(self._on_event)
 
     # -- lifecycle -----------------------------------------------------------------------------------
@@ -122,9 +126,13 @@ class World:
         port = sockets[0].getsockname()[1] if sockets else self.port
         self.port = port
         self.url = f"http://{self.host}:{port}"
+        if self._github is not None:
+            await self._github.start()
         return self
 
     async def stop(self) -> None:
+        if self._github is not None:
+            await self._github.stop()
         self.server.drop_watches()
         for task in self._tasks:
             task.cancel()
@@ -202,6 +210,18 @@ class World:
     @property
     def revision(self) -> int:
         return self.store.revision
+
+    @property
+    def github(self) -> GitHubFake:
+        """The fake GitHub/Actions service (``World(github=True)``): its Python API (sim/github)."""
+        if self._github is None:
+            raise RuntimeError("this world runs without the fake GitHub: use World(github=True)")
+        return self._github
+
+    @property
+    def github_url(self) -> str:
+        """``http://HOST:PORT`` of the fake GitHub; a ``githubConfigUrl`` is this plus ``/org``."""
+        return self.github.url
 
     @property
     def kubelet(self) -> Kubelet:

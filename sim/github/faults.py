@@ -1,0 +1,97 @@
+"""Test hooks of the fake GitHub: fault injection per method and path, and the call log.
+
+A ``GitHubFault`` answers matching requests with a status of the test's choice (429 with
+``Retry-After``, a burst of 5xx with ``times``, an Actions error body with ``type_key``) or only delays
+them (``latency`` with ``status`` 0); ``skip`` lets calls through first. ``Call`` is one logged request,
+kept in arrival order; its status is None while the request is in flight (a long poll).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class GitHubFault:
+    method: str = "*"  # GET, POST, PATCH, DELETE, or *
+    path: str = ".*"  # a regular expression searched in the request path
+    status: int = 0  # 0: no error, only latency
+    message: str = "injected fault"
+    type_key: str = ""  # Actions paths: the body's typeName, e.g. AgentExistsException
+    retry_after: int | None = None
+    latency: float = 0.0
+    skip: int = 0  # let this many matching calls through first
+    times: int | None = 1  # then hit this many (None: every one)
+    hits: int = 0
+    _seen: int = field(default=0, repr=False)
+    _pattern: re.Pattern[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.method = self.method.upper()
+        self._pattern = re.compile(self.path)
+
+    def take(self, method: str, path: str) -> bool:
+        """Whether this fault applies to the call (and count it)."""
+        if self.method not in ("*", method.upper()) or not self._pattern.search(path):
+            return False
+        self._seen += 1
+        if self._seen <= self.skip:
+            return False
+        if self.times is not None and self.hits >= self.times:
+            return False
+        self.hits += 1
+        return True
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> GitHubFault:
+        """From a ``/_sim/faults`` body: the field names above, or camelCase (``retryAfter``, ...)."""
+        aliases = {
+            "retryAfter": "retry_after",
+            "typeKey": "type_key",
+            "typeName": "type_key",
+            "code": "status",
+        }
+        allowed = {
+            "method",
+            "path",
+            "status",
+            "message",
+            "type_key",
+            "retry_after",
+            "latency",
+            "skip",
+            "times",
+        }
+        fields = {aliases.get(k, k): v for k, v in data.items()}
+        unknown = set(fields) - allowed
+        if unknown:
+            raise ValueError(f"unknown fault fields: {', '.join(sorted(unknown))}")
+        return cls(**fields)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "path": self.path,
+            "status": self.status,
+            "message": self.message,
+            "typeKey": self.type_key,
+            "retryAfter": self.retry_after,
+            "latency": self.latency,
+            "skip": self.skip,
+            "times": self.times,
+            "hits": self.hits,
+        }
+
+
+@dataclass
+class Call:
+    method: str
+    path: str
+    query: str
+    body: Any = None  # the request's JSON body (None if empty or not JSON); never a token
+    status: int | None = None  # None while in flight
+
+    def as_json(self) -> dict[str, Any]:
+        return {"method": self.method, "path": self.path, "status": self.status}
