@@ -145,6 +145,8 @@ class ActionsScope:
     secret_name: str
     proxy: JsonObject = field(default_factory=dict)
     tls: JsonObject = field(default_factory=dict)
+    # The object's vaultConfig (§2.0): when set, ``secret_name`` is the vault lookup key.
+    vault: JsonObject = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -155,11 +157,15 @@ class ActionsCall(Effect):
     scope: ActionsScope
     op: ActionsOp
     args: JsonObject = field(default_factory=dict)
+    # Which state of the subject the call serves (e.g. its uid and generation). Part of the key, never
+    # sent: a result recorded for an older state is not read as this state's answer.
+    epoch: str = ""
 
     @property
     def key(self) -> str:
         detail = ",".join(f"{k}={self.args[k]}" for k in sorted(self.args))
-        return f"actions:{self.subject}:{self.op}({detail})"
+        epoch = f"@{self.epoch}" if self.epoch else ""
+        return f"actions:{self.subject}{epoch}:{self.op}({detail})"
 
 
 @dataclass(frozen=True)
@@ -167,7 +173,11 @@ class CreateJitConfigSecret(Effect):
     """Generate a runner's JIT config and store it in the Secret ``target`` (owned by the runner).
 
     The executor calls GenerateJitRunnerConfig and writes ``jitToken``, ``runnerName``, ``runnerId`` and
-    ``scaleSetId`` into the Secret; only the runner id and name come back in the effect result.
+    ``scaleSetId`` into the Secret; only the runner id and name come back in the effect result. It also
+    writes them as the annotations ``naming.ANNOTATION_JIT_RUNNER_ID``/``_NAME`` on the Secret, which is
+    where the EphemeralRunner machine reads them. When the Secret already exists it generates nothing and
+    answers with the id and name that Secret holds, so an effect executed twice registers one runner.
+    A RunnerExists answer from the service is the result ``{"ok": false, "error": "RunnerExists"}``.
     """
 
     target: ObjectRef
@@ -186,7 +196,8 @@ class CreateJitConfigSecret(Effect):
 @dataclass(frozen=True)
 class CreateListenerConfigSecret(Effect):
     """Build the listener's ``config.json`` (§5.2) from ``settings`` plus the credentials of ``scope``
-    and store it in the Secret ``target``. The credentials are read and written by the executor only."""
+    and store it in the Secret ``target``. The credentials are read and written by the executor only, and
+    so is ``server_root_ca`` (the PEM of the ConfigMap key ``scope.tls`` names, in ``scope.namespace``)."""
 
     target: ObjectRef
     scope: ActionsScope
@@ -197,6 +208,60 @@ class CreateListenerConfigSecret(Effect):
     @property
     def key(self) -> str:
         return f"listener-config:{self.target}"
+
+
+@dataclass(frozen=True)
+class WriteProxySecret(Effect):
+    """Create the proxy Secret ``target``, or update it when its data or metadata differ (§1.5).
+
+    The executor builds ``http_proxy``/``https_proxy``/``no_proxy`` from ``proxy`` (a ``proxy`` block of a
+    runner or listener spec), reading the credentials its ``credentialSecretRef`` Secrets hold in
+    ``target.namespace``, and stamps ``actions.github.com/integrity-hash`` over the data; it writes nothing
+    when the live Secret already matches. The credentials never enter the effect or its result.
+    """
+
+    target: ObjectRef
+    proxy: JsonObject
+    owner: JsonObject  # the controller ownerReference
+    metadata: JsonObject = field(default_factory=dict)  # labels and annotations
+
+    @property
+    def key(self) -> str:
+        return f"proxy-secret:{self.target}"
+
+
+def release_key(target: ObjectRef, runner_id: int) -> str:
+    return f"release:{target}#{runner_id}"
+
+
+@dataclass(frozen=True)
+class ReleaseRunner(Effect):
+    """Remove a registered runner from the Actions service, then delete its EphemeralRunner (§2.2).
+
+    The executor calls RemoveRunner(``runner_id``) with ``scope``'s client. AgentNotFound counts as removed
+    (§8 item 7). JobStillRunning ends the effect with nothing deleted. Otherwise it deletes ``target``
+    (``uid`` as a precondition; NotFound counts as success). The two steps are one effect so their order
+    holds and a crash between them is safe: the outbox re-executes the effect, RemoveRunner answers
+    AgentNotFound, and the delete follows.
+
+    The result follows ``outcomes``: ``{"ok": true}`` once both steps are done, ``{"ok": false, "error":
+    "JobStillRunning"}`` when the service refused, or another failure. It is stored under ``key`` (which
+    names the runner registration, so it is never confused with a later runner of the same name) and
+    handed to ``subject``'s next decisions: JobStillRunning marks the runner busy for good (an ephemeral
+    runner that took a job never idles again), success counts it as deleting until the deletion is
+    observed, and any other failure lets the next decision ask again (the executor must not suppress a
+    re-emitted effect whose last result failed).
+    """
+
+    subject: ObjectRef
+    target: ObjectRef
+    uid: str
+    scope: ActionsScope
+    runner_id: int
+
+    @property
+    def key(self) -> str:
+        return release_key(self.target, self.runner_id)
 
 
 # -- the journal form of effects (the outbox must survive a crash and replay exactly) --------------------

@@ -6,6 +6,7 @@ upstream controller created when it adopts a scale set.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
@@ -21,6 +22,41 @@ LABEL_SCALE_SET_NAMESPACE = "actions.github.com/scale-set-namespace"
 LABEL_VERSION = "app.kubernetes.io/version"
 LABEL_PART_OF = "app.kubernetes.io/part-of"
 LABEL_COMPONENT = "app.kubernetes.io/component"
+
+# The group/version of the four kinds, as ownerReferences and bodies spell it.
+API_VERSION = "actions.github.com/v1alpha1"
+
+# Annotations on EphemeralRunners (§1.3): the listener patch and runner-spec revision they were built from.
+ANNOTATION_PATCH_ID = "actions.github.com/patch-id"
+ANNOTATION_ACTIONABLE_REVISION = "actions.github.com/actionable-revision"
+
+# Finalizers (§1.2, §1.3).
+FINALIZER_EPHEMERAL_RUNNER_SET = "ephemeralrunnerset.actions.github.com/finalizer"
+FINALIZER_EPHEMERAL_RUNNER = "ephemeralrunner.actions.github.com/finalizer"
+FINALIZER_RUNNER_REGISTRATION = "ephemeralrunner.actions.github.com/runner-registration-finalizer"
+FINALIZER_AUTOSCALING_RUNNER_SET = "autoscalingrunnerset.actions.github.com/finalizer"
+
+# Annotations on AutoscalingRunnerSets (§1.1): the Actions scale set it runs (the id key has no prefix);
+# the name and group annotations are copied onto the EphemeralRunnerSet.
+ANNOTATION_RUNNER_SCALE_SET_ID = "runner-scale-set-id"
+ANNOTATION_RUNNER_SCALE_SET_NAME = "actions.github.com/runner-scale-set-name"
+ANNOTATION_RUNNER_GROUP_NAME = "actions.github.com/runner-group-name"
+# Written by the pre-seed controllers only: never compared, and dropped where arcsm merges annotations.
+ANNOTATION_INTEGRITY_HASH = "actions.github.com/integrity-hash"
+
+# arcsm's own bookkeeping, under a prefix of its own. The executor copies the runner id and name of a JIT
+# Secret's data into annotations on it (the journal keeps Secrets without data). The AutoscalingListener
+# machine keeps its implicit state and the listener pod's restart backoff in annotations on the listener's
+# ServiceAccount (not on the AL, whose annotations the ARS compares with the ones it wants).
+ARCSM_PREFIX = "arcsm.io/"
+ANNOTATION_JIT_RUNNER_ID = ARCSM_PREFIX + "runner-id"
+ANNOTATION_JIT_RUNNER_NAME = ARCSM_PREFIX + "runner-name"
+
+
+def stable_hash(*parts: object) -> str:
+    """A stable hash of JSON values (canonical JSON, FNV-32a, upstream's encoding) for ``integrity-hash``
+    and ``pod-template-hash``: §1.8 lets a port use any stable hash of the same inputs."""
+    return fnv_hash_string(json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str))
 
 
 def fnv32a(data: str) -> int:

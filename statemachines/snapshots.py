@@ -32,6 +32,8 @@ class Settings:
     listener_log_format: str = "text"
     listener_metrics_addr: str = ""
     listener_metrics_endpoint: str = ""
+    # The listener container's command (upstream: LISTENER_ENTRYPOINT, default /ghalistener).
+    listener_entrypoint: str = "/ghalistener"
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ class PhaseMachine:
 
     @staticmethod
     def _state(phase: str) -> str:
-        return phase or "none"
+        return str(phase) or "none"  # str(): a StrEnum member must name its value, not its member name
 
     @staticmethod
     def _condition(guard: Guard) -> Callable[[EventData], bool]:
@@ -82,6 +82,10 @@ class PhaseMachine:
 
     def fire(self, trigger: str, current: str, snapshot: Snapshot) -> Transition | None:
         """Fire ``trigger`` from ``current``; the transition taken, or None when no row's guards pass."""
+        # No row leaves ``current`` on ``trigger``: answer here, where transitions would log a warning.
+        rows = [row for row in self.rows if row.trigger == trigger]
+        if not any(row.source == ("*",) or current in row.source for row in rows):
+            return None
         state = self._state(current)
         self._machine.set_state(state, model=self._model)
         if not self._model.trigger(trigger, snapshot=snapshot):  # type: ignore[attr-defined]

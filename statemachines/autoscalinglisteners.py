@@ -1,0 +1,465 @@
+"""The AutoscalingListener machine: one pass of upstream's reconcile as a pure decision (spec §2.4, §3.4).
+
+``decide(snapshot)`` walks §2.4 in order and the first step that ends the pass ends it: deletion (pod,
+config Secret, proxy Secret, RoleBinding, Role, ServiceAccount, one at a time, 1 s apart, then the
+finalizer); the finalizer; the ARS gone → delete the listener; the ServiceAccount (create → wait for its
+event; drift → patch and requeue); the Role, the RoleBinding, the proxy Secret and the config Secret
+(create or update → requeue); the pod (missing → create; integrity hash changed → delete; metadata
+drift → patch); the pod's status (evicted or the ``listener`` container terminated → delete it; running →
+Running).
+
+The listener has no phase field, so its implicit state (§3.4) and the pod's restart backoff are kept as
+annotations on the listener's ServiceAccount (``ANNOTATION_STATE``, ``listenerbackoff.ANNOTATION_*``):
+the AL's own annotations are compared by the ARS, and its status has no fields. Transitions over
+``ListenerState`` (the table ``ROWS``) are journaled with each decision like any phase change.
+
+Beyond upstream, a listener pod that keeps failing is recreated with an exponential backoff
+(``listenerbackoff``): at once after a first failure, then 5 s doubling to 5 min, counted again from 1
+after a stable run or a configuration change.
+
+``snapshot.related``: ``"ars"`` the AutoscalingRunnerSet; ``"service_account"``, ``"role"``,
+``"role_binding"`` (in the ARS namespace), ``"config_secret"``, ``"proxy_secret"``, ``"pod"`` as observed
+(None when absent); optionally ``"credentials_secret"``, the ARS's githubConfigSecret (its
+resourceVersion rebuilds the config Secret when the credentials change).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from statemachines import effects, listenerbackoff, listenerobjects, naming, outcomes, pods, semantics, tables
+from statemachines.decisions import Decision
+from statemachines.drafts import Draft
+from statemachines.phases import ListenerState
+from statemachines.snapshots import Snapshot
+
+JsonObject = Mapping[str, Any]
+
+KIND = "AutoscalingListener"
+FINALIZER = "autoscalinglistener.actions.github.com/finalizer"
+
+ARS = "ars"
+SERVICE_ACCOUNT = "service_account"
+ROLE = "role"
+ROLE_BINDING = "role_binding"
+CONFIG_SECRET = "config_secret"
+PROXY_SECRET = "proxy_secret"
+POD = "pod"
+CREDENTIALS_SECRET = "credentials_secret"
+
+CLEANUP_SECONDS = 1.0
+REQUEUE_SOON = 1.0  # upstream's ``Requeue: true``
+RETRY_SECONDS = 5.0
+SETTLE_SECONDS = 5.0  # a pod created but not yet observed: wait this long before creating it again
+
+ANNOTATION_STATE = naming.ARCSM_PREFIX + "listener-state"
+
+
+class Trigger(enum.StrEnum):
+    BUILDING = "building"
+    POD_RUNNING = "pod_running"
+    POD_FAILED = "pod_failed"
+    BACKOFF_ELAPSED = "backoff_elapsed"
+    POD_REPLACED = "pod_replaced"
+
+
+# -- reading the snapshot ---------------------------------------------------------------------------------
+
+
+def _mapping(value: object) -> JsonObject:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _annotations(obj: JsonObject | None) -> JsonObject:
+    return _mapping(_mapping((obj or {}).get("metadata")).get("annotations"))
+
+
+def current_state(s: Snapshot) -> ListenerState:
+    try:
+        return ListenerState(str(_annotations(s.get(SERVICE_ACCOUNT)).get(ANNOTATION_STATE) or ""))
+    except ValueError:
+        return ListenerState.NONE
+
+
+def listener_status(pod: JsonObject | None) -> JsonObject | None:
+    return pods.container_status(pod, listenerobjects.LISTENER_CONTAINER)
+
+
+def failure_record(s: Snapshot) -> listenerbackoff.FailureRecord:
+    return listenerbackoff.FailureRecord.from_observed(s.get(SERVICE_ACCOUNT))
+
+
+def failure_streak(s: Snapshot) -> int:
+    """The failure count once the observed (ended) pod is counted."""
+    return failure_record(s).with_failure(s.get(POD), s.now).count
+
+
+def pod_ended(pod: JsonObject | None) -> bool:
+    """Evicted, or the listener container terminated: the pod will never run the listener again."""
+    return pods.reason(pod) == "Evicted" or pods.terminated(listener_status(pod)) is not None
+
+
+# -- guards and the table --------------------------------------------------------------------------------
+
+
+def listener_running(s: Snapshot) -> bool:
+    return pods.is_running(listener_status(s.get(POD)))
+
+
+def backoff_needed(s: Snapshot) -> bool:
+    return listenerbackoff.delay(failure_streak(s)) > 0
+
+
+_S = ListenerState
+ROWS = (
+    tables.Row(Trigger.BUILDING, (_S.NONE,), _S.PENDING, "building the listener's RBAC, secrets and pod"),
+    tables.Row(
+        Trigger.POD_RUNNING,
+        (_S.NONE, _S.PENDING, _S.BACKOFF),
+        _S.RUNNING,
+        "the listener runs",
+        (listener_running,),
+    ),
+    tables.Row(
+        Trigger.POD_FAILED,
+        (_S.NONE, _S.PENDING, _S.RUNNING),
+        _S.BACKOFF,
+        "the listener pod failed again soon after the last failure: waiting before recreating it",
+        (backoff_needed,),
+    ),
+    tables.Row(
+        Trigger.POD_FAILED,
+        (_S.NONE, _S.PENDING, _S.RUNNING),
+        _S.PENDING,
+        "the listener pod failed: recreating it",
+    ),
+    tables.Row(
+        Trigger.BACKOFF_ELAPSED, (_S.BACKOFF,), _S.PENDING, "backoff over: recreating the listener pod"
+    ),
+    tables.Row(
+        Trigger.POD_REPLACED,
+        (_S.RUNNING,),
+        _S.PENDING,
+        "the listener pod is being replaced: its configuration changed, or it went away",
+    ),
+)
+
+MACHINE = tables.PhaseMachine(KIND, ListenerState, ROWS)
+
+
+# -- one pass ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Pass:
+    s: Snapshot
+    draft: Draft
+
+    @property
+    def al(self) -> JsonObject:
+        return self.s.obj or {}
+
+    def end(self, note: str) -> bool:
+        self.draft.note = note
+        return True
+
+    def requeue(self, seconds: float) -> None:
+        self.draft.add(effects.RequeueAfter(self.s.subject, seconds))
+
+    def service_account_ref(self) -> effects.ObjectRef:
+        return effects.ObjectRef("ServiceAccount", self.s.subject.namespace, self.s.subject.name)
+
+    def enter(self, trigger: Trigger, **bookkeeping: str) -> None:
+        """Fire ``trigger``; record the state it leads to (and ``bookkeeping``) on the ServiceAccount."""
+        taken = MACHINE.fire(trigger, current_state(self.s).value, self.s)
+        self.draft.record(taken)
+        wanted = dict(bookkeeping)
+        if taken is not None:
+            wanted[ANNOTATION_STATE] = taken.to
+        if wanted and self.s.get(SERVICE_ACCOUNT) is not None:
+            patch = {"metadata": {"annotations": wanted}}
+            self.draft.add(effects.MergePatch(self.service_account_ref(), patch))
+
+
+def decide(snapshot: Snapshot) -> Decision:
+    """One reconcile of an AutoscalingListener (see the module docstring)."""
+    draft = Draft(snapshot.subject)
+    if snapshot.obj is None:
+        draft.note = "the listener is gone"
+        return draft.decision()
+    p = _Pass(snapshot, draft)
+    for step in _STEPS:
+        if step(p):
+            break
+    return draft.decision()
+
+
+def _metadata_patch(observed: JsonObject | None, wanted: JsonObject, *, skip: str = "") -> dict[str, Any]:
+    """The labels and annotations of ``wanted`` that ``observed`` lacks or holds otherwise (merged, so keys
+    only ``observed`` has are kept)."""
+    have, want = _mapping((observed or {}).get("metadata")), _mapping(wanted.get("metadata"))
+    out: dict[str, Any] = {}
+    for field in ("labels", "annotations"):
+        current = _mapping(have.get(field))
+        changed = {k: v for k, v in _mapping(want.get(field)).items() if k != skip and current.get(k) != v}
+        if changed:
+            out[field] = changed
+    return {"metadata": out} if out else {}
+
+
+# 1, 2, 3: deletion, finalizer, the runner set gone
+
+
+def _cleanup_order(p: _Pass) -> list[tuple[str, effects.ObjectRef]]:
+    al, ns, name = p.al, p.s.subject.namespace, p.s.subject.name
+    ars_ns = listenerobjects.ars_namespace(al)
+    order = [
+        (POD, listenerobjects.pod_ref(al)),
+        (CONFIG_SECRET, listenerobjects.config_secret_ref(al)),
+    ]
+    if isinstance(listenerobjects.spec(al).get("proxy"), Mapping):
+        order.append((PROXY_SECRET, listenerobjects.proxy_secret_ref(al)))
+    order += [
+        (ROLE_BINDING, effects.ObjectRef("RoleBinding", ars_ns, name)),
+        (ROLE, effects.ObjectRef("Role", ars_ns, name)),
+        (SERVICE_ACCOUNT, effects.ObjectRef("ServiceAccount", ns, name)),
+    ]
+    return order
+
+
+def _deletion(p: _Pass) -> bool:
+    if not pods.is_terminating(p.al):
+        return False
+    finalizers = list(p.s.meta.get("finalizers") or [])
+    if FINALIZER not in finalizers:
+        return p.end("deleting: no finalizer of ours left")
+    for key, ref in _cleanup_order(p):
+        obj = p.s.get(key)
+        if obj is None:
+            continue
+        if not pods.is_terminating(obj):
+            p.draft.add(effects.DeleteObject(ref, uid=pods.uid(obj)))
+        p.requeue(CLEANUP_SECONDS)
+        return p.end(f"deleting: waiting for the {ref.kind} to go")
+    p.draft.add(_finalizer_patch(p, [f for f in finalizers if f != FINALIZER]))
+    return p.end("deleting: everything cleaned up, finalizer removed")
+
+
+def _finalizer_patch(p: _Pass, finalizers: list[str]) -> effects.MergePatch:
+    version = str(p.s.meta.get("resourceVersion") or "")
+    return effects.MergePatch(p.s.subject, {"metadata": {"finalizers": finalizers}}, resource_version=version)
+
+
+def _finalizer(p: _Pass) -> bool:
+    finalizers = list(p.s.meta.get("finalizers") or [])
+    if FINALIZER in finalizers:
+        return False
+    p.draft.add(_finalizer_patch(p, [*finalizers, FINALIZER]))
+    return p.end("finalizer added")
+
+
+def _runner_set_gone(p: _Pass) -> bool:
+    if p.s.get(ARS) is not None:
+        return False
+    p.draft.add(effects.DeleteObject(p.s.subject, uid=str(p.s.meta.get("uid") or "")))
+    return p.end("its AutoscalingRunnerSet is gone: deleting the listener")
+
+
+# 4-6: service account, role, role binding
+
+
+def _ref_of(body: JsonObject) -> effects.ObjectRef:
+    meta = _mapping(body.get("metadata"))
+    return effects.ObjectRef(str(body.get("kind")), str(meta.get("namespace")), str(meta.get("name")))
+
+
+def _service_account(p: _Pass) -> bool:
+    wanted = listenerobjects.service_account(p.al)
+    observed = p.s.get(SERVICE_ACCOUNT)
+    if observed is None:
+        taken = MACHINE.fire(Trigger.BUILDING, current_state(p.s).value, p.s)
+        p.draft.record(taken)
+        meta = _mapping(wanted["metadata"])
+        state = {ANNOTATION_STATE: taken.to} if taken is not None else {}
+        body = {**wanted, "metadata": {**meta, "annotations": {**meta["annotations"], **state}}}
+        p.draft.add(effects.CreateObject(_ref_of(wanted), body))
+        return p.end("service account created")
+    patch = _metadata_patch(observed, wanted)
+    if not patch:
+        return False
+    p.draft.add(effects.MergePatch(_ref_of(wanted), patch))
+    p.requeue(REQUEUE_SOON)
+    return p.end("service account metadata updated")
+
+
+def _rbac(
+    key: str, build: Callable[[JsonObject], dict[str, Any]], *, compare: str = ""
+) -> Callable[[_Pass], bool]:
+    def step(p: _Pass) -> bool:
+        wanted = build(p.al)
+        observed = p.s.get(key)
+        ref = _ref_of(wanted)
+        if observed is None:
+            p.draft.add(effects.CreateObject(ref, wanted))
+            p.requeue(REQUEUE_SOON)
+            return p.end(f"{ref.kind} created")
+        patch = _metadata_patch(observed, wanted)
+        if compare and not semantics.semantic_equal(observed.get(compare), wanted[compare]):
+            patch[compare] = wanted[compare]
+        if not patch:
+            return False
+        p.draft.add(effects.MergePatch(ref, patch))
+        p.requeue(REQUEUE_SOON)
+        return p.end(f"{ref.kind} updated")
+
+    step.__name__ = f"_{key}"
+    return step
+
+
+# 7, 8: the two secrets
+
+
+def _proxy_secret(p: _Pass) -> bool:
+    if not isinstance(listenerobjects.spec(p.al).get("proxy"), Mapping):
+        return False
+    effect = listenerobjects.proxy_secret(p.al)
+    observed = p.s.get(PROXY_SECRET)
+    if observed is not None and not _metadata_patch(observed, {"metadata": effect.metadata}):
+        return False
+    p.draft.add(effect)
+    p.requeue(REQUEUE_SOON)
+    return p.end("proxy secret written")
+
+
+def config_effect(s: Snapshot) -> effects.CreateListenerConfigSecret:
+    return listenerobjects.config_secret(s.obj or {}, s.settings, s.get(CREDENTIALS_SECRET))
+
+
+def _config_secret(p: _Pass) -> bool:
+    effect = config_effect(p.s)
+    observed = p.s.get(CONFIG_SECRET)
+    if observed is None:
+        p.draft.add(effect)
+        p.requeue(REQUEUE_SOON)
+        return p.end("config secret created")
+    hash_key = listenerobjects.INTEGRITY_HASH
+    if _annotations(observed).get(hash_key) != _mapping(effect.metadata.get("annotations")).get(hash_key):
+        if not pods.is_terminating(observed):
+            p.draft.add(effects.DeleteObject(effect.target, uid=pods.uid(observed)))
+        p.requeue(REQUEUE_SOON)
+        return p.end("the listener's configuration changed: making the config secret again")
+    patch = _metadata_patch(observed, {"metadata": effect.metadata}, skip=hash_key)
+    if not patch:
+        return False
+    p.draft.add(effects.MergePatch(effect.target, patch))
+    p.requeue(REQUEUE_SOON)
+    return p.end("config secret metadata updated")
+
+
+# 9, 10: the pod
+
+
+def wanted_pod(s: Snapshot) -> dict[str, Any]:
+    al = s.obj or {}
+    dependencies = {
+        "serviceAccount": _hash_of(listenerobjects.service_account(al)),
+        "role": _hash_of(listenerobjects.role(al)),
+        "roleBinding": _hash_of(listenerobjects.role_binding(al)),
+        "config": _hash_of({"metadata": config_effect(s).metadata}),
+        "proxy": str(_annotations(s.get(PROXY_SECRET)).get(listenerobjects.INTEGRITY_HASH) or ""),
+    }
+    return listenerobjects.listener_pod(al, s.settings, dependencies)
+
+
+def _hash_of(body: JsonObject) -> str:
+    return str(_annotations(body).get(listenerobjects.INTEGRITY_HASH) or "")
+
+
+def _pod(p: _Pass) -> bool:
+    wanted = wanted_pod(p.s)
+    observed = p.s.get(POD)
+    if observed is None:
+        return _create_pod(p, wanted)
+    if listenerbackoff.pod_hash(observed) != _hash_of(wanted):
+        if pods.is_terminating(observed):
+            return p.end("waiting for the old listener pod to go")
+        p.draft.add(effects.DeleteObject(_ref_of(wanted), uid=pods.uid(observed)))
+        p.enter(Trigger.POD_REPLACED)
+        return p.end("the listener's configuration changed: deleting its pod")
+    patch = _metadata_patch(observed, wanted)
+    if patch:
+        p.draft.add(effects.MergePatch(_ref_of(wanted), patch))
+        return p.end("listener pod metadata updated")
+    return False
+
+
+def _create_pod(p: _Pass, wanted: dict[str, Any]) -> bool:
+    waiting = failure_record(p.s).remaining(_hash_of(wanted), p.s.now)
+    if waiting > 0:
+        p.requeue(waiting)
+        return p.end(f"backing off: recreating the listener pod in {waiting:g}s")
+    create = effects.CreateObject(_ref_of(wanted), wanted)
+    out = outcomes.of(p.s, create)
+    unobserved = outcomes.unobserved_for(p.s, create, create.target, SETTLE_SECONDS)
+    if unobserved > 0:
+        p.requeue(unobserved)
+        return p.end("listener pod created: waiting to observe it")
+    failed = 0.0 if out is None or out.ok else out.remaining(RETRY_SECONDS, p.s.now)
+    if failed > 0:
+        p.requeue(failed)
+        return p.end(
+            f"creating the listener pod failed ({out.error if out else ''}): retrying in {failed:g}s"
+        )
+    p.draft.add(create)
+    if current_state(p.s) is ListenerState.BACKOFF:
+        p.enter(Trigger.BACKOFF_ELAPSED)
+    elif current_state(p.s) is ListenerState.RUNNING:
+        p.enter(Trigger.POD_REPLACED)
+    return p.end("listener pod created")
+
+
+def _pod_status(p: _Pass) -> bool:
+    pod = p.s.get(POD)
+    if pods.is_terminating(pod):
+        return p.end("waiting for the listener pod to go")
+    if pod_ended(pod):
+        return _pod_failed(p)
+    if listener_status(pod) is None:
+        return p.end("waiting for the listener container to report")
+    if listener_running(p.s):
+        if current_state(p.s) is not ListenerState.RUNNING:
+            p.enter(Trigger.POD_RUNNING)
+        return p.end("the listener runs")
+    return p.end("waiting for the listener container to start")
+
+
+def _pod_failed(p: _Pass) -> bool:
+    pod = p.s.get(POD)
+    record = failure_record(p.s).with_failure(pod, p.s.now)
+    delay = listenerbackoff.delay(record.count)
+    p.draft.add(effects.DeleteObject(listenerobjects.pod_ref(p.al), uid=pods.uid(pod)))
+    p.enter(Trigger.POD_FAILED, **record.as_annotations())
+    if delay <= 0:
+        return p.end("the listener pod ended: deleting it to recreate it")
+    message = f"The listener pod failed {record.count} times in a row; it is recreated in {delay:g}s"
+    uid = str(p.s.meta.get("uid") or "")
+    p.draft.add(effects.EmitEvent(p.s.subject, uid, "Warning", "ListenerBackOff", message))
+    p.requeue(delay)
+    return p.end(f"the listener pod ended ({record.count} in a row): recreating it in {delay:g}s")
+
+
+_STEPS: tuple[Callable[[_Pass], bool], ...] = (
+    _deletion,
+    _finalizer,
+    _runner_set_gone,
+    _service_account,
+    _rbac(ROLE, listenerobjects.role, compare="rules"),
+    _rbac(ROLE_BINDING, listenerobjects.role_binding),
+    _proxy_secret,
+    _config_secret,
+    _pod,
+    _pod_status,
+)

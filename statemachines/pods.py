@@ -1,0 +1,127 @@
+"""Reading observed pods: readiness, container statuses and exit codes (spec §2.3, §2.4, §4.11).
+
+One definition of ``pod_ready`` serves both the EphemeralRunner machine (``updateRunStatusFromPod``) and
+the ER←Pod update predicate, so the two cannot disagree (seed C6). Everything here reads a pod as a plain
+JSON mapping, as the projection holds it; a missing or malformed field reads as absent, never raises.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+JsonObject = Mapping[str, Any]
+
+RUNNER_CONTAINER = "runner"
+LISTENER_CONTAINER = "listener"
+
+# Go's zero time.Time: a lastTransitionTime at (or before) it never counts.
+ZERO_TIME = datetime(1, 1, 1, tzinfo=UTC)
+
+
+def parse_time(value: object) -> datetime | None:
+    """An RFC 3339 timestamp as an aware datetime; None when missing or unparsable."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def format_time(value: datetime) -> str:
+    """RFC 3339 in UTC with a ``Z``, to the second (the form Kubernetes writes)."""
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _status(pod: JsonObject | None) -> JsonObject:
+    status = (pod or {}).get("status")
+    return status if isinstance(status, Mapping) else {}
+
+
+def _list(value: object) -> list[JsonObject]:
+    if not isinstance(value, list):
+        return []
+    return [item for item in value if isinstance(item, Mapping)]
+
+
+def pod_ready(pod: JsonObject | None) -> bool:
+    """Upstream's ``podReady``: the Ready condition with the strictly latest ``lastTransitionTime``.
+
+    The scan starts from the zero time and only a strictly later time replaces the current pick, so a
+    Ready condition whose time is missing, unparsable or zero never counts (kept on purpose, §4.11).
+    """
+    latest = ZERO_TIME
+    ready = False
+    for condition in _list(_status(pod).get("conditions")):
+        if condition.get("type") != "Ready":
+            continue
+        at = parse_time(condition.get("lastTransitionTime"))
+        if at is not None and at > latest:
+            latest = at
+            ready = condition.get("status") == "True"
+    return ready
+
+
+def container_status(pod: JsonObject | None, name: str) -> JsonObject | None:
+    """The status of the (non-init) container called ``name``; None when the pod reports none."""
+    for status in _list(_status(pod).get("containerStatuses")):
+        if status.get("name") == name:
+            return status
+    return None
+
+
+def runner_container_status(pod: JsonObject | None) -> JsonObject | None:
+    """The status of the container named ``runner``; None when the pod reports none yet."""
+    return container_status(pod, RUNNER_CONTAINER)
+
+
+def terminated(status: JsonObject | None) -> JsonObject | None:
+    """The ``state.terminated`` block of a container status, when the container has terminated."""
+    state = (status or {}).get("state")
+    block = state.get("terminated") if isinstance(state, Mapping) else None
+    return block if isinstance(block, Mapping) else None
+
+
+def exit_code(status: JsonObject | None) -> int | None:
+    """The exit code of a terminated container; None while it has not terminated."""
+    block = terminated(status)
+    if block is None:
+        return None
+    code = block.get("exitCode")
+    return code if isinstance(code, int) and not isinstance(code, bool) else 0
+
+
+def is_running(status: JsonObject | None) -> bool:
+    state = (status or {}).get("state")
+    return isinstance(state, Mapping) and isinstance(state.get("running"), Mapping)
+
+
+def init_container_failed(pod: JsonObject | None) -> bool:
+    """True when any init container terminated with a non-zero exit code."""
+    return any(exit_code(s) not in (None, 0) for s in _list(_status(pod).get("initContainerStatuses")))
+
+
+def phase(pod: JsonObject | None) -> str:
+    return str(_status(pod).get("phase") or "")
+
+
+def reason(pod: JsonObject | None) -> str:
+    return str(_status(pod).get("reason") or "")
+
+
+def message(pod: JsonObject | None) -> str:
+    return str(_status(pod).get("message") or "")
+
+
+def uid(pod: JsonObject | None) -> str:
+    meta = (pod or {}).get("metadata")
+    return str(meta.get("uid") or "") if isinstance(meta, Mapping) else ""
+
+
+def is_terminating(obj: JsonObject | None) -> bool:
+    """True when the object carries a ``deletionTimestamp`` (being deleted)."""
+    meta = (obj or {}).get("metadata")
+    return isinstance(meta, Mapping) and bool(meta.get("deletionTimestamp"))

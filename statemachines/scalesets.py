@@ -1,0 +1,242 @@
+"""The Actions scale set behind an AutoscalingRunnerSet: find or create it, keep its runner group and name
+in sync, delete it (spec §2.1 steps 6, 7, 8 and 1.4).
+
+**One Actions call per pass.** Upstream makes several calls in one reconcile (GetRunnerGroupByName →
+GetRunnerScaleSet → CreateRunnerScaleSet → patch the ARS). A decision cannot wait for an answer, so
+each function here walks its chain over ``Snapshot.results`` and returns the first call that has no
+answer yet; once every call has answered, it returns the ARS patch built from the answers. Each call
+is therefore journaled as its own effect with its own result, and a replay reads the same answers.
+
+Contracts this relies on (the executor and the snapshot builder keep them):
+
+* Answers are read with ``outcomes.of`` (the shape is documented there). The facts read here:
+  ``runnerGroup`` (``{"id", "name"}``) from GetRunnerGroupByName, and ``scaleSet`` (the service's
+  scale set JSON: ``id``, ``name``, ``runnerGroupId``, ``runnerGroupName``, ...; ``null`` when
+  GetRunnerScaleSet found none) from GetRunnerScaleSet, CreateRunnerScaleSet and UpdateRunnerScaleSet.
+  A failed call counts as unanswered: the next decision asks again (with a Warning event saying why)
+  and the executor paces the retries (per-key backoff, as controller-runtime's rate limiter paces a
+  reconcile that returned an error). A call asked again while its first ask is still in flight has
+  the same key; the executor performs it once.
+* Every call carries ``epoch = "<uid>/<generation>"`` of the ARS, which is part of its key. An answer
+  given for an older generation (or an earlier ARS of the same name) is never read as today's: a
+  runner group edited A → B → A asks the service again instead of trusting the first answer.
+* CreateRunnerScaleSet treats "already exists" as success and answers with the existing set (as
+  ``CreateObject`` does for AlreadyExists), so a create re-executed after a crash converges.
+* A DeleteRunnerScaleSet that fails with ``NotFound`` counts as done: the set is gone either way.
+* The executor sets the Actions client's SystemInfo ``scale_set_id`` after a create or find (§2.1 step
+  6.6); it is client state, not a decision.
+
+Call arguments (``ActionsCall.args``): GetRunnerGroupByName ``{name}``; GetRunnerScaleSet ``{runnerGroupId,
+name}``; CreateRunnerScaleSet ``{name, runnerGroupId, labels: [label names], disableUpdate}`` (every
+label of type System); UpdateRunnerScaleSet ``{scaleSetId, runnerGroupId}`` or ``{scaleSetId, name}``;
+DeleteRunnerScaleSet ``{scaleSetId}``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from statemachines import desired, naming, outcomes
+from statemachines.effects import ActionsCall, ActionsOp, ActionsScope, Effect, EmitEvent, MergePatch
+from statemachines.snapshots import JsonObject, Snapshot
+
+DEFAULT_RUNNER_GROUP_ID = 1
+
+
+@dataclass(frozen=True)
+class Step:
+    """What a step of the reconcile asks for, and why the pass ends there."""
+
+    effects: tuple[Effect, ...]
+    note: str
+
+
+@dataclass(frozen=True)
+class _Answer:
+    value: Any
+    ask: Step | None  # the call still to make: no answer yet, or the last one failed
+
+
+def _mapping(value: object) -> JsonObject:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _int(value: object) -> int:
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return value
+    try:
+        return int(str(value))
+    except ValueError:
+        return 0
+
+
+def scope(s: Snapshot) -> ActionsScope:
+    """The Actions client of the ARS: its config URL and credentials, proxy, TLS and vault (§2.0)."""
+    return ActionsScope(
+        config_url=str(s.spec.get("githubConfigUrl") or ""),
+        namespace=s.subject.namespace,
+        secret_name=str(s.spec.get("githubConfigSecret") or ""),
+        proxy=_mapping(s.spec.get("proxy")),
+        tls=_mapping(s.spec.get("githubServerTLS")),
+        vault=_mapping(s.spec.get("vaultConfig")),
+    )
+
+
+def _call(s: Snapshot, op: ActionsOp, **args: Any) -> ActionsCall:
+    epoch = f"{s.meta.get('uid', '')}/{_int(s.meta.get('generation'))}"
+    return ActionsCall(subject=s.subject, scope=scope(s), op=op, args=args, epoch=epoch)
+
+
+def _answer(s: Snapshot, call: ActionsCall, fact: str = "") -> _Answer:
+    """The ``fact`` ``call`` answered with, or the call to make when it has not answered (or failed)."""
+    outcome = outcomes.of(s, call)
+    if outcome is None:
+        return _Answer(None, Step((call,), f"asked the Actions service: {call.op}"))
+    if not outcome.ok:
+        detail = f"{outcome.error}: {outcome.message}" if outcome.message else outcome.error
+        warning = _warning(s, "ActionsCallFailed", f"{call.op} failed ({detail}); retrying")
+        return _Answer(None, Step((call, warning), f"{call.op} failed ({detail}); asking again"))
+    return _Answer(outcome.facts.get(fact) if fact else None, None)
+
+
+def _group_id(s: Snapshot) -> _Answer:
+    """Group 1 unless ``spec.runnerGroup`` names one; then GetRunnerGroupByName's id."""
+    group = str(s.spec.get("runnerGroup") or "")
+    if not group:
+        return _Answer(DEFAULT_RUNNER_GROUP_ID, None)
+    found = _answer(s, _call(s, ActionsOp.GET_RUNNER_GROUP_BY_NAME, name=group), "runnerGroup")
+    if found.ask is not None:
+        return found
+    group_id = _int(_mapping(found.value).get("id"))
+    if group_id <= 0:
+        return _Answer(None, Step((), f"GetRunnerGroupByName({group!r}) answered without an id"))
+    return _Answer(group_id, None)
+
+
+def _labels(name: str, extra: object) -> list[str]:
+    """The scale set's labels: its name first, then each extra label not seen yet."""
+    labels = [name]
+    for label in extra if isinstance(extra, list) else []:
+        if isinstance(label, str) and label not in labels:
+            labels.append(label)
+    return labels
+
+
+def _annotate(s: Snapshot, scale_set: JsonObject, keys: tuple[str, ...]) -> dict[str, str]:
+    values = {
+        naming.ANNOTATION_RUNNER_SCALE_SET_ID: str(_int(scale_set.get("id"))),
+        naming.ANNOTATION_RUNNER_SCALE_SET_NAME: str(scale_set.get("name") or ""),
+        naming.ANNOTATION_RUNNER_GROUP_NAME: str(scale_set.get("runnerGroupName") or ""),
+    }
+    return {key: values[key] for key in keys}
+
+
+def ensure(s: Snapshot) -> Step:
+    """Step 6: find the scale set by group and name, create it when missing, record it on the ARS."""
+    name = str(s.spec.get("runnerScaleSetName") or s.meta.get("name") or "")
+    try:
+        url_labels = naming.url_labels(str(s.spec.get("githubConfigUrl") or ""))
+    except naming.InvalidConfigUrl as exc:
+        return Step((_warning(s, "InvalidConfigUrl", str(exc)),), f"no scale set: {exc}")
+    group = _group_id(s)
+    if group.ask is not None:
+        return group.ask
+    get = _call(s, ActionsOp.GET_RUNNER_SCALE_SET, runnerGroupId=group.value, name=name)
+    found = _answer(s, get, "scaleSet")
+    if found.ask is not None:
+        return found.ask
+    scale_set = found.value
+    if not isinstance(scale_set, Mapping):
+        labels = _labels(name, s.spec.get("runnerScaleSetLabels"))
+        create = _call(
+            s,
+            ActionsOp.CREATE_RUNNER_SCALE_SET,
+            name=name,
+            runnerGroupId=group.value,
+            labels=labels,
+            disableUpdate=True,
+        )
+        created = _answer(s, create, "scaleSet")
+        if created.ask is not None:
+            return created.ask
+        scale_set = _mapping(created.value)
+    if _int(scale_set.get("id")) <= 0:
+        return Step((), "the Actions service answered with a scale set without an id")
+    keys = (
+        naming.ANNOTATION_RUNNER_SCALE_SET_NAME,
+        naming.ANNOTATION_RUNNER_SCALE_SET_ID,
+        naming.ANNOTATION_RUNNER_GROUP_NAME,
+    )
+    patch: dict[str, Any] = {"metadata": {"annotations": _annotate(s, scale_set, keys), "labels": url_labels}}
+    if not s.spec.get("runnerScaleSetName"):
+        patch["spec"] = {"runnerScaleSetName": name}
+    return Step((MergePatch(s.subject, patch),), f"scale set {scale_set.get('id')} recorded")
+
+
+def _needs_sync(s: Snapshot, annotation: str, wanted: str) -> bool:
+    annotations = _mapping(s.meta.get("annotations"))
+    if annotation not in annotations:
+        return True
+    return bool(wanted) and wanted.lower() != str(annotations[annotation]).lower()
+
+
+def sync_group(s: Snapshot) -> Step | None:
+    """Step 7: move the scale set to ``spec.runnerGroup``; None when it is already there.
+
+    Clearing ``spec.runnerGroup`` does not move the set back to the default group (upstream, §8 item 11).
+    """
+    if not _needs_sync(s, naming.ANNOTATION_RUNNER_GROUP_NAME, str(s.spec.get("runnerGroup") or "")):
+        return None
+    group = _group_id(s)
+    if group.ask is not None:
+        return group.ask
+    scale_set_id = desired.scale_set_id(s.obj or {})
+    update = _call(s, ActionsOp.UPDATE_RUNNER_SCALE_SET, scaleSetId=scale_set_id, runnerGroupId=group.value)
+    updated = _answer(s, update, "scaleSet")
+    if updated.ask is not None:
+        return updated.ask
+    keys = (naming.ANNOTATION_RUNNER_GROUP_NAME, naming.ANNOTATION_RUNNER_SCALE_SET_NAME)
+    patch = {"metadata": {"annotations": _annotate(s, _mapping(updated.value), keys)}}
+    return Step((MergePatch(s.subject, patch),), f"scale set moved to runner group {group.value}")
+
+
+def sync_name(s: Snapshot) -> Step | None:
+    """Step 8: rename the scale set to ``spec.runnerScaleSetName``; None when the name is in sync."""
+    name = str(s.spec.get("runnerScaleSetName") or "")
+    if not _needs_sync(s, naming.ANNOTATION_RUNNER_SCALE_SET_NAME, name):
+        return None
+    if not name:
+        return Step((), "spec.runnerScaleSetName is empty: the scale set keeps its name")
+    scale_set_id = desired.scale_set_id(s.obj or {})
+    rename = _call(s, ActionsOp.UPDATE_RUNNER_SCALE_SET, scaleSetId=scale_set_id, name=name)
+    updated = _answer(s, rename, "scaleSet")
+    if updated.ask is not None:
+        return updated.ask
+    keys = (naming.ANNOTATION_RUNNER_SCALE_SET_NAME,)
+    patch = {"metadata": {"annotations": _annotate(s, _mapping(updated.value), keys)}}
+    return Step((MergePatch(s.subject, patch),), f"scale set renamed to {name!r}")
+
+
+def delete(s: Snapshot) -> Step | None:
+    """Step 1.4: DeleteRunnerScaleSet, then drop the id annotation; None when there is nothing to delete.
+
+    An id that is missing, unparsable or not positive means there is nothing to delete (upstream skips
+    the first two; a set with id 0 cannot exist).
+    """
+    scale_set_id = desired.scale_set_id(s.obj or {})
+    if scale_set_id is None or scale_set_id <= 0:
+        return None
+    call = _call(s, ActionsOp.DELETE_RUNNER_SCALE_SET, scaleSetId=scale_set_id)
+    outcome = outcomes.of(s, call)
+    if outcome is None or not (outcome.ok or outcome.failed_with(outcomes.Failure.NOT_FOUND)):
+        return _answer(s, call).ask  # never None here: the call has not answered, or failed
+    patch = {"metadata": {"annotations": {naming.ANNOTATION_RUNNER_SCALE_SET_ID: None}}}
+    return Step((MergePatch(s.subject, patch),), f"scale set {scale_set_id} deleted")
+
+
+def _warning(s: Snapshot, reason: str, message: str) -> EmitEvent:
+    return EmitEvent(s.subject, str(s.meta.get("uid", "")), "Warning", reason, message)

@@ -1,0 +1,100 @@
+"""Building a decision: one effect per key, patches of the same object folded into one (§4.8 I8.2), and
+effect results read back with their time (``outcomes``)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from statemachines import effects, outcomes, pods
+from statemachines.drafts import Draft, deep_merge
+from statemachines.snapshots import Snapshot
+
+REF = effects.ObjectRef("EphemeralRunner", "default", "r")
+POD = effects.ObjectRef("Pod", "default", "r")
+NOW = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+
+
+def test_i8_2_patches_of_one_target_fold_into_one() -> None:
+    draft = Draft(REF)
+    draft.add(effects.MergePatch(REF, {"metadata": {"finalizers": ["a"]}}, resource_version="7"))
+    draft.add(effects.MergePatch(REF, {"status": {"runnerId": 1}}, subresource="status"))
+    draft.add(effects.MergePatch(REF, {"metadata": {"labels": {"x": "1"}}}))
+    draft.add(effects.MergePatch(REF, {"status": {"ready": False, "reason": None}}, subresource="status"))
+    assert draft.effects == (
+        effects.MergePatch(
+            REF, {"metadata": {"finalizers": ["a"], "labels": {"x": "1"}}}, resource_version="7"
+        ),
+        effects.MergePatch(
+            REF, {"status": {"runnerId": 1, "ready": False, "reason": None}}, subresource="status"
+        ),
+    )
+
+
+def test_the_earliest_requeue_wins_and_duplicates_are_dropped() -> None:
+    draft = Draft(REF)
+    draft.add(effects.RequeueAfter(REF, 30), effects.DeleteObject(POD), effects.RequeueAfter(REF, 5))
+    draft.add(effects.DeleteObject(POD, uid="other"))
+    assert draft.effects == (effects.RequeueAfter(REF, 5), effects.DeleteObject(POD))
+
+
+def test_deep_merge_keeps_nulls() -> None:
+    assert deep_merge({"a": {"b": 1, "c": 2}}, {"a": {"c": None}, "d": [1]}) == {
+        "a": {"b": 1, "c": None},
+        "d": [1],
+    }
+
+
+def _snapshot(**results: dict[str, object]) -> Snapshot:
+    return Snapshot(subject=REF, obj={}, now=NOW, results=results)
+
+
+def _at(seconds_ago: float) -> str:
+    return pods.format_time(NOW - timedelta(seconds=seconds_ago))
+
+
+@pytest.mark.parametrize(
+    ("body", "ok", "error"),
+    [
+        ({"ok": True, "runnerId": 3}, True, ""),
+        ({"runnerId": 3}, True, ""),
+        ({"ok": False, "error": "Invalid", "message": "bad"}, False, "Invalid"),
+        ({"ok": False}, False, "Failed"),
+    ],
+)
+def test_from_body(body: dict[str, object], ok: bool, error: str) -> None:
+    out = outcomes.from_body(body)
+    assert (out.ok, out.error) == (ok, error)
+    assert "ok" not in out.facts and "error" not in out.facts
+
+
+def test_windows_are_measured_from_the_result() -> None:
+    out = outcomes.from_body({"ok": False, "error": "Forbidden", "at": _at(10)})
+    assert out.remaining(30, NOW) == 20.0
+    assert out.remaining(5, NOW) == 0.0
+    assert outcomes.from_body({"ok": False}).remaining(30, NOW) == 0.0, "undated: always elapsed"
+
+
+@pytest.mark.parametrize(
+    ("created", "deleted", "left"),
+    [
+        pytest.param(None, None, 0.0, id="never-created"),
+        pytest.param({"ok": True, "at": _at(2)}, None, 3.0, id="created-not-yet-seen"),
+        pytest.param({"ok": True, "at": _at(9)}, None, 0.0, id="too-long-ago"),
+        pytest.param({"ok": True, "at": _at(2)}, {"ok": True, "at": _at(1)}, 0.0, id="deleted-since"),
+        pytest.param({"ok": True, "at": _at(2)}, {"ok": True, "at": _at(2)}, 0.0, id="deleted-same-time"),
+        pytest.param({"ok": True, "at": _at(2)}, {"ok": True, "at": _at(30)}, 3.0, id="deleted-before"),
+        pytest.param({"ok": False, "error": "Invalid", "at": _at(2)}, None, 0.0, id="failed"),
+    ],
+)
+def test_unobserved_for(
+    created: dict[str, object] | None, deleted: dict[str, object] | None, left: float
+) -> None:
+    create = effects.CreateObject(POD, {})
+    results = {}
+    if created is not None:
+        results[create.key] = created
+    if deleted is not None:
+        results[effects.DeleteObject(POD).key] = deleted
+    assert outcomes.unobserved_for(_snapshot(**results), create, POD, 5.0) == left
