@@ -15,6 +15,16 @@ The client (spec §6), by module:
 | ``errors`` | ``ActionsError`` → ``Transient`` / ``Terminal`` and the §6.3 classes |
 | ``redaction``, ``clocks`` | ``SecretStr`` (never printed) and the injectable clock |
 
+The listener (spec §5), by module:
+
+| module | holds |
+|---|---|
+| ``listener`` | ``run_listener``: the §5.3 loop, its retry policy and the ``ScaleTarget`` port |
+| ``listenerconfig`` | ``config.json`` (§5.2): read and validated into ``ListenerConfig`` |
+| ``scaler`` | the pure §5.4 state machine: patch ids, targets, the patch bodies |
+| ``kubepatching`` | ``ScaleTarget`` with kubernetes_asyncio: merge patches of the ERS and runner status |
+| ``listenermetrics`` | the §5.5 metrics on a private registry, and their HTTP endpoint |
+
 Rules: every secret is a ``redaction.SecretStr`` until the moment it goes into a header; nothing here
 logs a header or a body; the package imports nothing of the project.
 """

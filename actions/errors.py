@@ -4,13 +4,15 @@
     ├── Transient                      retry later (``retry_after``: seconds, when the service said)
     │   ├── ServiceUnavailable         429, 5xx or a transport error, after the client's own retries
     │   ├── JobStillRunningError       typeName JobStillRunningException: the runner is busy
-    │   └── MessageQueueTokenExpired   401 from the message queue: refresh the session
+    │   ├── MessageQueueTokenExpired   401 from the message queue: refresh the session
+    │   └── KubeUnavailable            a listener's Kubernetes patch failed: 429, 5xx, 409, transport
     └── Terminal                       the same call will fail the same way
         ├── InvalidConfiguration       a bad config URL or credentials (also a ValueError)
         │   ├── InvalidConfigUrl
         │   └── InvalidCredentials
         ├── ProtocolError              an answer arcsm cannot use: bad JSON, a missing field, two matches
         ├── RunnerGroupNotFound        no runner group with that name
+        ├── KubeRejected               a listener's Kubernetes patch was refused: 401, 403, 404, 422
         └── RequestRejected            any other non-success answer
             ├── AuthenticationFailed   401 or 403
             ├── NotFound               404 without a known typeName
@@ -66,6 +68,10 @@ class MessageQueueTokenExpired(Transient):
     pass
 
 
+class KubeUnavailable(Transient):
+    pass
+
+
 class InvalidConfiguration(Terminal, ValueError):
     pass
 
@@ -84,6 +90,12 @@ class ProtocolError(Terminal):
 
 class RunnerGroupNotFound(Terminal):
     pass
+
+
+class KubeRejected(Terminal):
+    def __init__(self, message: str, *, status: int = 0) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class RequestRejected(Terminal):

@@ -25,7 +25,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from sim import kinds
+from sim import containers, kinds
 from sim.apiserver import ApiServer
 from sim.collecting import GarbageCollector
 from sim.faults import Fault, LoggedRequest
@@ -95,6 +95,9 @@ class World:
         self.url = ""
         # The fake GitHub/Actions service on its own port: World(github=True), or a configured GitHubFake.
         self._github = github if isinstance(github, GitHubFake) else GitHubFake(host=host) if github else None
+        if self._github is not None and self._kubelet is not None:
+            # Runner and listener pods run as simulated containers against this fake (sim.containers).
+            containers.register(self._kubelet.runtimes, github=self._github, kube_url=lambda: self.url)
         self.store.add_listener(self._on_event)
 
     # -- lifecycle -----------------------------------------------------------------------------------

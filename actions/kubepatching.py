@@ -1,0 +1,136 @@
+"""The listener's two Kubernetes writes (spec §5.1, §5.4), with kubernetes_asyncio, as JSON merge patches:
+
+* ``patch_runner_set(body)``: ``PATCH …/namespaces/{ns}/ephemeralrunnersets/{name}`` (``spec.replicas``,
+  ``spec.patchID``);
+* ``patch_runner_status(name, body)``: ``PATCH …/namespaces/{ns}/ephemeralrunners/{name}/status`` (the
+  job a runner took); NotFound is ignored, the runner may be gone already.
+
+Both are sent as ``application/merge-patch+json``, which is all the listener's Role allows besides
+nothing (no get, no list). ``ApiException`` and transport failures are translated here into the
+``errors`` classes the listener's loop acts on: ``KubeUnavailable`` (429, 5xx, 409, a timeout or a broken
+connection: retry) and ``KubeRejected`` (anything else, e.g. 403 from RBAC or 404 for the
+EphemeralRunnerSet: exit). ``connect`` gives an ``ApiClient`` for an existing client, a
+``Configuration``, a kubeconfig file, or the pod's service account (in-cluster).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, Final
+
+import aiohttp
+from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from actions import errors
+
+GROUP: Final = "actions.github.com"
+VERSION: Final = "v1alpha1"
+RUNNER_SETS: Final = "ephemeralrunnersets"
+RUNNERS: Final = "ephemeralrunners"
+MERGE_PATCH: Final = "application/merge-patch+json"
+TRANSIENT_STATUSES: Final = frozenset({409, 429})
+
+# What ``connect`` accepts: a client the caller keeps, a Configuration, or None for in-cluster.
+Kube = client.ApiClient | client.Configuration | None
+
+
+class KubeScaleTarget:
+    """The EphemeralRunnerSet ``namespace/name`` and its runners, patched through ``api``."""
+
+    def __init__(self, api: client.ApiClient, *, namespace: str, name: str) -> None:
+        self._objects = client.CustomObjectsApi(api)
+        self.namespace = namespace
+        self.name = name
+
+    async def patch_runner_set(self, body: Mapping[str, object]) -> None:
+        what = f"EphemeralRunnerSet {self.namespace}/{self.name}"
+        # The client's stubs omit ``_content_type``; the generated method takes it (and needs it, or a
+        # dict body goes out as a JSON patch).
+        await _patch(
+            self._objects.patch_namespaced_custom_object(  # type: ignore[call-arg]
+                GROUP, VERSION, self.namespace, RUNNER_SETS, self.name, dict(body), _content_type=MERGE_PATCH
+            ),
+            what=what,
+        )
+
+    async def patch_runner_status(self, name: str, body: Mapping[str, object]) -> None:
+        what = f"EphemeralRunner {self.namespace}/{name} status"
+        try:
+            await _patch(
+                self._objects.patch_namespaced_custom_object_status(  # type: ignore[call-arg]
+                    GROUP, VERSION, self.namespace, RUNNERS, name, dict(body), _content_type=MERGE_PATCH
+                ),
+                what=what,
+            )
+        except errors.KubeRejected as exc:
+            if exc.status != 404:
+                raise
+
+
+async def _patch(call: Any, *, what: str) -> None:
+    try:
+        await call
+    except ApiException as exc:
+        status = int(exc.status or 0)
+        text = f"patching {what} answered {status} {exc.reason or ''}".rstrip() + _status_message(exc.body)
+        if status in TRANSIENT_STATUSES or status >= 500 or status == 0:
+            raise errors.KubeUnavailable(text, retry_after=_retry_after(exc)) from exc
+        raise errors.KubeRejected(text, status=status) from exc
+    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+        raise errors.KubeUnavailable(f"patching {what} failed: {type(exc).__name__}: {exc}") from exc
+
+
+def _status_message(body: object) -> str:
+    """``: <message>`` from a ``Status`` body, on one line; the body never holds a secret here."""
+    try:
+        status = json.loads(body) if isinstance(body, str | bytes) else None
+    except ValueError:
+        return ""
+    message = status.get("message") if isinstance(status, dict) else None
+    return f": {' '.join(str(message).split())[:300]}" if message else ""
+
+
+def _retry_after(exc: ApiException) -> float | None:
+    headers: Mapping[str, str] = exc.headers or {}
+    try:
+        return max(0.0, float(headers.get("Retry-After", "")))
+    except (TypeError, ValueError):
+        return None
+
+
+async def kubeconfig(path: Path) -> client.Configuration:
+    """A Configuration from a kubeconfig file (its current context)."""
+    configuration = client.Configuration()
+    try:
+        await config.load_kube_config(config_file=str(path), client_configuration=configuration)
+    except (config.ConfigException, OSError, ValueError) as exc:
+        raise errors.InvalidConfiguration(f"cannot use the kubeconfig {path}: {exc}") from None
+    return configuration
+
+
+def in_cluster() -> client.Configuration:
+    """The pod's service account: its token, the cluster CA and ``KUBERNETES_SERVICE_HOST``."""
+    configuration = client.Configuration()
+    try:
+        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+    except config.ConfigException as exc:
+        raise errors.InvalidConfiguration(
+            f"not running in a pod ({exc}); pass --kubeconfig to reach a cluster from outside"
+        ) from None
+    return configuration
+
+
+@asynccontextmanager
+async def connect(kube: Kube) -> AsyncIterator[client.ApiClient]:
+    """An ``ApiClient``: ``kube`` itself (left open), or one made for a Configuration or in-cluster."""
+    if isinstance(kube, client.ApiClient):
+        yield kube
+        return
+    async with client.ApiClient(kube if kube is not None else in_cluster()) as api:
+        yield api
+    await asyncio.sleep(0)  # let aiohttp close its connector's transports before the loop moves on

@@ -1,0 +1,188 @@
+"""Simulated runner and listener containers for the kubelet (``sim.runtimes``), recognised by name.
+
+``register`` installs them on a kubelet's runtime registry for a world with a fake GitHub
+(``World(github=True)`` does it):
+
+* a container named ``runner`` is a GitHub Actions runner started from its JIT config: the env
+  ``ACTIONS_RUNNER_INPUT_JITCONFIG`` (a value, or a ``secretKeyRef`` read from the Secret as stored, as the
+  kubelet would); its version is the image tag (``ghcr.io/actions/actions-runner:2.329.0``; a tag that is
+  not a version, such as ``latest``, counts as current). It connects (``GitHubFake.register_runner``); a
+  runner older than the service's minimum is refused and **exits 7**, as the real runner does when it
+  is outdated; otherwise it waits idle for a job, runs it for ``GitHubSettings.job_seconds``
+  (JobStarted, JobCompleted) and **exits 0**. Deleted while idle it goes offline and exits 143; deleted
+  while running, its job fails. A missing or unusable JIT config exits 1.
+* a container named ``listener`` is arcsm's own listener (``actions.listener.run_listener``), in
+  process: its config is the file at ``$LISTENER_CONFIG_PATH`` (default
+  ``/etc/gha-listener/config.json``), read through the pod's volume mounts from the Secret behind them
+  (the ``listener-config`` volume of the ``<AL>-config`` Secret, key ``config.json``); it reaches the
+  world's API server as the pod's service account (the emulator does not authenticate, so the account is
+  only named) and runs until the pod is deleted, then deletes its session and exits 0. A bad config or
+  a terminal error exits 1. Its metrics are collected but not served on a port.
+
+Nothing here logs a JIT config or a token.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from sim import runtimes
+from sim.github.errors import ServiceError
+from sim.github.fake import GitHubFake
+from sim.github.records import version_tuple
+
+log = logging.getLogger("arcsm.sim.containers")
+
+RUNNER = "runner"
+LISTENER = "listener"
+JIT_CONFIG_ENV = "ACTIONS_RUNNER_INPUT_JITCONFIG"
+CURRENT_RUNNER_VERSION = "2.330.0"  # what a non-version image tag (``latest``) stands for, at least
+OUTDATED_EXIT = 7
+FAILED_EXIT = 1
+
+
+def register(registry: runtimes.Runtimes, *, github: GitHubFake, kube_url: Callable[[], str]) -> None:
+    """Run containers named ``runner`` and ``listener`` as the simulated runner and the arcsm listener."""
+    registry.register_name(RUNNER, SimulatedRunner(github))
+    registry.register_name(LISTENER, SimulatedListener(kube_url))
+
+
+# -- what a container sees: its env and its mounted files ------------------------------------------------
+
+
+def _secret_value(ctx: runtimes.ContainerContext, name: str, key: str) -> bytes | None:
+    secret = ctx.api.store.get(("", "secrets", ctx.namespace, name))
+    data = secret.get("data") if secret is not None else None
+    value = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
+def env_value(ctx: runtimes.ContainerContext, name: str) -> str | None:
+    """The container's env var ``name``: its ``value``, or its ``valueFrom.secretKeyRef``; None if unset."""
+    for entry in ctx.container.get("env") or []:
+        if not isinstance(entry, dict) or entry.get("name") != name:
+            continue
+        if "value" in entry:
+            return str(entry["value"] or "")
+        ref = (entry.get("valueFrom") or {}).get("secretKeyRef") or {}
+        raw = _secret_value(ctx, str(ref.get("name", "")), str(ref.get("key", "")))
+        return None if raw is None else raw.decode("utf-8", errors="replace")
+    return None
+
+
+def mounted_file(ctx: runtimes.ContainerContext, path: str) -> bytes | None:
+    """The content of ``path`` in the container when a Secret volume is mounted over it, else None."""
+    volumes = {
+        v.get("name"): v for v in (ctx.pod.get("spec") or {}).get("volumes") or [] if isinstance(v, dict)
+    }
+    for mount in ctx.container.get("volumeMounts") or []:
+        if not isinstance(mount, dict):
+            continue
+        root = str(mount.get("mountPath", "")).rstrip("/")
+        if not root or not path.startswith(root + "/"):
+            continue
+        relative = path[len(root) + 1 :]
+        secret: Any = (volumes.get(mount.get("name")) or {}).get("secret")
+        if not isinstance(secret, dict):
+            continue
+        key = relative
+        for item in secret.get("items") or []:  # items remap keys to paths
+            if isinstance(item, dict) and item.get("path") == relative:
+                key = str(item.get("key", ""))
+        return _secret_value(ctx, str(secret.get("secretName", "")), key)
+    return None
+
+
+def image_version(image: str, *, minimum: str) -> str:
+    """The runner version an image tag stands for; a tag that is not a version is current."""
+    reference = image.split("@", 1)[0]
+    tag = reference.rsplit(":", 1)[1] if ":" in reference.rsplit("/", 1)[-1] else ""
+    if version_tuple(tag) is not None:
+        return tag
+    current, least = version_tuple(CURRENT_RUNNER_VERSION), version_tuple(minimum)
+    return (
+        minimum if least is not None and current is not None and least > current else CURRENT_RUNNER_VERSION
+    )
+
+
+# -- the runner ------------------------------------------------------------------------------------------
+
+
+class SimulatedRunner:
+    def __init__(self, github: GitHubFake) -> None:
+        self.github = github
+
+    async def __call__(self, ctx: runtimes.ContainerContext) -> int:
+        where = f"runner pod {ctx.namespace}/{ctx.pod_name}"
+        jit_config = env_value(ctx, JIT_CONFIG_ENV)
+        if not jit_config:
+            log.warning("%s: %s is not set; the runner cannot configure itself", where, JIT_CONFIG_ENV)
+            return FAILED_EXIT
+        version = image_version(
+            str(ctx.container.get("image", "")), minimum=self.github.settings.min_runner_version
+        )
+        try:
+            registration = self.github.register_runner(jit_config, version)
+        except (ValueError, ServiceError) as exc:
+            log.warning("%s: the runner could not connect: %s", where, exc)
+            return FAILED_EXIT
+        if not registration.accepted:
+            log.info(
+                "%s: runner %s %s is outdated; exiting %d", where, registration.name, version, OUTDATED_EXIT
+            )
+            return OUTDATED_EXIT
+        log.debug("%s: runner %s (id %d) is idle", where, registration.name, registration.runner_id)
+        job = await self.github.run_job(registration.runner_id, stopping=ctx.stopping)
+        if ctx.stopping.is_set():
+            self.github.disconnect_runner(registration.runner_id)
+            return runtimes.SIGTERM_EXIT
+        if job is not None:
+            log.debug("%s: job %d finished (%s)", where, job.runner_request_id, job.result)
+        return 0
+
+
+# -- the listener ----------------------------------------------------------------------------------------
+
+
+class SimulatedListener:
+    def __init__(self, kube_url: Callable[[], str]) -> None:
+        self.kube_url = kube_url
+
+    async def __call__(self, ctx: runtimes.ContainerContext) -> int:
+        # Imported here: a world without listener pods needs neither the listener nor a client library.
+        from kubernetes_asyncio.client import Configuration
+
+        from actions import errors, listenerconfig
+        from actions.listener import run_listener
+
+        where = f"listener pod {ctx.namespace}/{ctx.pod_name}"
+        path = env_value(ctx, listenerconfig.CONFIG_PATH_ENV) or listenerconfig.DEFAULT_PATH
+        content = mounted_file(ctx, path)
+        if content is None:
+            log.warning("%s: no config at %s (mount the listener config Secret there)", where, path)
+            return FAILED_EXIT
+        try:
+            config = listenerconfig.parse(content.decode("utf-8", errors="replace"), source=path)
+        except errors.InvalidConfiguration as exc:
+            log.warning("%s: %s", where, exc)
+            return FAILED_EXIT
+        configuration = Configuration(host=self.kube_url())
+        account = str((ctx.pod.get("spec") or {}).get("serviceAccountName") or "default")
+        configuration.api_key = {"BearerToken": f"system:serviceaccount:{ctx.namespace}:{account}"}
+        configuration.api_key_prefix = {"BearerToken": "Bearer"}
+        return await run_listener(
+            config,
+            kube=configuration,
+            stop=ctx.stopping,
+            owner_name=ctx.pod_name,
+            serve_metrics=False,
+        )
