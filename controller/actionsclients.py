@@ -1,0 +1,234 @@
+"""One ``ActionsClient`` per ``ActionsScope``, cached while its credentials stay the same (spec §2.0).
+
+    clients = ActionsClients()
+    async with clients.lease(scope, reader) as client:    # reader: the executor's Kubernetes reads
+        await client.remove_runner(runner_id)
+
+Every lease reads the scope's Secret (and its CA ConfigMap and proxy credential Secrets, when it names
+them) through ``reader`` at that moment, so a rotated Secret is used at the next call; nothing read
+here is journaled. A client is cached per (config URL, namespace, Secret name, proxy and TLS blocks)
+and kept while the Secret's ``resourceVersion`` and the CA and proxy material are unchanged; each client
+keeps its admin token and refreshes it itself. When they change, the old client is retired and closed
+once its last lease ends, so a call in flight finishes on the client it started with.
+
+The scope's proxy applies to every request of its client, except to hosts ``noProxy`` lists (a host,
+a ``.suffix`` or bare domain matching subdomains, ``host:port``, an IP or CIDR, or ``*``); the scope's
+root CA is added to the system trust store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import json
+import ssl
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Final
+
+import httpx
+
+from actions.client import ActionsClient, ClientSettings
+from actions.useragent import SystemInfo
+from controller import errors, scopes
+from controller.errors import ScopeUnavailable
+from controller.kubewriting import ObjectReader
+from controller.scopes import ProxyUrls
+from statemachines.effects import ActionsScope
+
+SUBSYSTEM: Final = "controller"
+
+CacheKey = tuple[str, str, str, str, str]
+
+
+@dataclass
+class _Entry:
+    client: ActionsClient
+    fingerprint: str
+    leases: int = 0
+    retired: bool = False
+
+
+@dataclass(frozen=True)
+class _Material:
+    """What a client is built from, read for one lease; ``fingerprint`` identifies it (a digest)."""
+
+    secret: dict[str, object] = field(repr=False)
+    root_ca: str = field(repr=False)
+    proxy: ProxyUrls = field(repr=False)
+    fingerprint: str = ""
+
+
+class ActionsClients:
+    def __init__(
+        self, *, settings: ClientSettings | None = None, system_info: SystemInfo | None = None
+    ) -> None:
+        self._settings = settings or ClientSettings()
+        self._system_info = system_info or SystemInfo(subsystem=SUBSYSTEM)
+        self._entries: dict[CacheKey, _Entry] = {}
+        self._retired: list[_Entry] = []
+
+    @property
+    def cached(self) -> int:
+        """How many clients are cached (retired ones still in use not counted)."""
+        return len(self._entries)
+
+    @asynccontextmanager
+    async def lease(self, scope: ActionsScope, reader: ObjectReader) -> AsyncIterator[ActionsClient]:
+        """The client of ``scope``; ``ScopeUnavailable`` when its Secret, CA or proxy cannot be used,
+        ``actions.errors.InvalidConfigUrl`` for a bad config URL."""
+        material = await _read(scope, reader)
+        entry = await self._take(scope, material)
+        try:
+            yield entry.client
+        finally:
+            entry.leases -= 1
+            if entry.retired and entry.leases == 0:
+                self._retired.remove(entry)
+                await entry.client.aclose()
+
+    async def aclose(self) -> None:
+        entries = [*self._entries.values(), *self._retired]
+        self._entries.clear()
+        self._retired.clear()
+        for entry in entries:
+            await entry.client.aclose()
+
+    async def _take(self, scope: ActionsScope, material: _Material) -> _Entry:
+        """The entry for ``material``, its lease counted before any await (so nothing closes it)."""
+        key = cache_key(scope)
+        entry = self._entries.get(key)
+        if entry is not None and entry.fingerprint == material.fingerprint:
+            entry.leases += 1
+            return entry
+        fresh = _Entry(self._build(scope, material), material.fingerprint, leases=1)
+        self._entries[key] = fresh  # before any await: a concurrent lease finds the fresh client
+        if entry is not None:
+            entry.retired = True
+            if entry.leases:
+                self._retired.append(entry)  # closed when its last lease ends
+            else:
+                await entry.client.aclose()
+        return fresh
+
+    def _build(self, scope: ActionsScope, material: _Material) -> ActionsClient:
+        creds = scopes.parse_credentials(material.secret)
+        verify = _ssl_context(material.root_ca)  # checked here, so a bad PEM always reads RootCAUnavailable
+        return ActionsClient(
+            config_url=scope.config_url,
+            credentials=creds,
+            system_info=self._system_info,
+            settings=self._settings,
+            transport=_transport(material.proxy, verify) if material.proxy else None,
+            root_ca="" if material.proxy else material.root_ca,
+        )
+
+
+def cache_key(scope: ActionsScope) -> CacheKey:
+    def canonical(block: object) -> str:
+        return json.dumps(block, sort_keys=True, default=str)
+
+    return (
+        scope.config_url,
+        scope.namespace,
+        scope.secret_name,
+        canonical(scope.proxy),
+        canonical(scope.tls),
+    )
+
+
+async def _read(scope: ActionsScope, reader: ObjectReader) -> _Material:
+    secret = await scopes.credentials_secret(reader, scope)
+    root_ca = await scopes.root_ca(reader, scope)
+    proxy = await scopes.proxy_urls(reader, scope.proxy, scope.namespace)
+    version = str((secret.get("metadata") or {}).get("resourceVersion") or "")
+    digest = hashlib.sha256(json.dumps([root_ca, proxy.as_secret_data()]).encode()).hexdigest()
+    if not version:
+        # No resourceVersion to go by: the data itself decides (as a digest; never kept or shown).
+        version = hashlib.sha256(json.dumps(secret.get("data"), sort_keys=True).encode()).hexdigest()
+    return _Material(secret=secret, root_ca=root_ca, proxy=proxy, fingerprint=f"{version}/{digest}")
+
+
+# -- the proxy ---------------------------------------------------------------------------------------------
+
+
+def _ssl_context(root_ca: str) -> ssl.SSLContext | bool:
+    if not root_ca:
+        return True
+    context = ssl.create_default_context()
+    try:
+        context.load_verify_locations(cadata=root_ca)
+    except ssl.SSLError:
+        raise ScopeUnavailable(
+            errors.ROOT_CA_UNAVAILABLE,
+            "githubServerTLS names a ConfigMap value that is not a PEM certificate",
+        ) from None
+    return context
+
+
+def _transport(proxy: ProxyUrls, verify: ssl.SSLContext | bool) -> httpx.AsyncBaseTransport:
+    return ProxyRouting(
+        direct=httpx.AsyncHTTPTransport(verify=verify, trust_env=False),
+        http=httpx.AsyncHTTPTransport(verify=verify, proxy=proxy.http) if proxy.http else None,
+        https=httpx.AsyncHTTPTransport(verify=verify, proxy=proxy.https) if proxy.https else None,
+        no_proxy=proxy.no_proxy,
+    )
+
+
+class ProxyRouting(httpx.AsyncBaseTransport):
+    """Sends each request through the proxy of its scheme, or directly for a ``no_proxy`` host."""
+
+    def __init__(
+        self,
+        *,
+        direct: httpx.AsyncBaseTransport,
+        http: httpx.AsyncBaseTransport | None,
+        https: httpx.AsyncBaseTransport | None,
+        no_proxy: tuple[str, ...],
+    ) -> None:
+        self._direct = direct
+        self._by_scheme = {"http": http, "https": https}
+        self._no_proxy = no_proxy
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self.route(request.url).handle_async_request(request)
+
+    def route(self, url: httpx.URL) -> httpx.AsyncBaseTransport:
+        proxy = self._by_scheme.get(url.scheme)
+        if proxy is None or bypasses(url.host, url.port, self._no_proxy):
+            return self._direct
+        return proxy
+
+    async def aclose(self) -> None:
+        for transport in {self._direct, *(t for t in self._by_scheme.values() if t is not None)}:
+            await transport.aclose()
+
+
+def bypasses(host: str, port: int | None, no_proxy: tuple[str, ...]) -> bool:
+    """Whether ``host`` (and ``port``) is one of the ``no_proxy`` entries."""
+    host = host.lower().strip("[]")
+    for raw in no_proxy:
+        entry = raw.strip().lower()
+        if entry == "*":
+            return True
+        if not entry:
+            continue
+        if _ip_match(host, entry):
+            return True
+        name, _, entry_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        if entry_port and (not entry_port.isdigit() or int(entry_port) != port):
+            continue
+        name = name.lstrip(".")
+        if host == name or host.endswith("." + name):
+            return True
+    return False
+
+
+def _ip_match(host: str, entry: str) -> bool:
+    try:
+        address = ipaddress.ip_address(host)
+        network = ipaddress.ip_network(entry, strict=False)
+    except ValueError:
+        return False
+    return address in network

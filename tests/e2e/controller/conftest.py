@@ -1,0 +1,56 @@
+"""Fixtures of the executor e2e tests.
+
+Inputs: none. Outputs: ``world`` (the emulated cluster with the fake GitHub, namespace ``arc-runners``, the
+PAT allowed and the Secret ``github-config`` holding it), ``api`` (a kubernetes_asyncio ApiClient on the
+world), ``clients`` (the executor's ``ActionsClients``; the client's retries are off so a refused call
+answers at once, nothing sleeps), ``executor`` and ``config_url`` (``<fake>/org``).
+
+Nothing is mocked: the executor talks HTTP to the emulated API server and to the fake GitHub.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from kubernetes_asyncio import client
+
+from actions.client import ClientSettings, RateLimit
+from actions.retrying import RetryPolicy
+from controller.actionsclients import ActionsClients
+from controller.executing import Executor, ExecutorSettings
+from sim.world import World
+from tests.e2e.controller.executorworld import CONFIG_SECRET, PAT, create_namespace, create_secret
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[World]:
+    async with World(seed=1, github=True) as w:
+        w.github.allow_pat(PAT)
+        yield w
+
+
+@pytest.fixture
+async def api(world: World) -> AsyncIterator[client.ApiClient]:
+    async with client.ApiClient(world.configuration()) as api:
+        await create_namespace(api)
+        await create_secret(api, CONFIG_SECRET, {"github_token": PAT})
+        yield api
+
+
+@pytest.fixture
+def config_url(world: World) -> str:
+    return world.github_url + "/org"
+
+
+@pytest.fixture
+async def clients() -> AsyncIterator[ActionsClients]:
+    settings = ClientSettings(retry=RetryPolicy(retries=0), rate_limit=RateLimit(max_rate=1000))
+    clients = ActionsClients(settings=settings)
+    yield clients
+    await clients.aclose()
+
+
+@pytest.fixture
+def executor(api: client.ApiClient, clients: ActionsClients) -> Executor:
+    return Executor(api=api, clients=clients, settings=ExecutorSettings(qps=1000, burst=100))
