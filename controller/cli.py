@@ -8,13 +8,14 @@ from typing import Annotated
 
 import typer
 
-from controller import listener_command
+from controller import journal_commands, listener_command
 
 app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     help="arcsm: GitHub Actions runner scale sets on Kubernetes, with a journaled phase lifecycle.",
 )
+app.add_typer(journal_commands.app, name="journal")
 app.command("listener")(listener_command.listener)
 
 

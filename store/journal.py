@@ -1,0 +1,460 @@
+"""The journal: open, append (group-committed), read, tail, snapshot, prune and import.
+
+One SQLite file in WAL mode, two aiosqlite connections: the writer's (every change goes through the
+single writer task of ``appending``) and a reader's, so reads and tails never wait behind a commit.
+``append`` returns once its records are durable; ``submit`` hands back a future instead, so a watcher
+can pipeline a burst and wait only for its last record.
+
+The projection is rebuilt on open from the newest snapshot plus the records after it, and then kept in
+step: every committed record is applied before its appender is told, so after ``await append(...)`` the
+projection already shows it. A snapshot is taken every ``snapshot_every`` records, after which retention
+runs; both also run on demand (``snapshot``, ``retain``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import itertools
+import logging
+import pathlib
+import sqlite3
+from collections.abc import AsyncIterator, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from types import TracebackType
+from typing import TYPE_CHECKING
+
+import aiosqlite
+
+from store import appending, clocks, ports, reading, retention, rows, schema, snapshots
+from store.clocks import Clock, SystemClock
+from store.errors import JournalClosed, JournalError, JournalImportError, translate
+from store.locking import FileLock
+from store.projection import Projection
+from store.records import Record, RecordType
+from store.retention import Horizons
+from store.settings import HistoryRetention, JournalSettings, RetentionSettings
+
+log = logging.getLogger(__name__)
+
+IMPORT_CHUNK = 1_000
+
+# For tools that open a journal briefly (an upgrade, an import): nothing is pruned behind their back.
+OFFLINE = JournalSettings(
+    snapshot_every=None, retention=RetentionSettings(), history_retention=HistoryRetention()
+)
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What a retention pass did."""
+
+    records: int
+    snapshots: int
+    horizons: Horizons
+
+
+@dataclass(frozen=True)
+class Imported:
+    records: int
+    first_seq: int
+    last_seq: int
+
+
+class Journal:
+    projection: Projection
+
+    def __init__(
+        self,
+        path: pathlib.Path,
+        *,
+        writer_db: aiosqlite.Connection,
+        reader_db: aiosqlite.Connection,
+        lock: FileLock,
+        settings: JournalSettings,
+        clock: Clock,
+        projection: Projection,
+        last_seq: int,
+        last_at: str,
+        horizons: Horizons,
+        snapshot_seq: int,
+    ) -> None:
+        self.path = path
+        self.projection = projection
+        self._reader = reader_db
+        self._lock = lock
+        self._settings = settings
+        self._clock = clock
+        self._horizons = horizons
+        self._snapshot_seq = snapshot_seq
+        self._recent: collections.deque[Record] = collections.deque(maxlen=settings.tail_buffer)
+        self._commit_event = asyncio.Event()
+        self._closed = False
+        self._maintenance: asyncio.Task[None] | None = None
+        self._retaining = asyncio.Lock()
+        self._writer = appending.Writer(
+            writer_db,
+            last_seq=last_seq,
+            last_at=last_at,
+            settings=settings,
+            clock=clock,
+            on_commit=self._on_commit,
+        )
+
+    @classmethod
+    async def open(
+        cls, path: pathlib.Path, *, settings: JournalSettings | None = None, clock: Clock | None = None
+    ) -> Journal:
+        """Open (or create) the journal at ``path``: upgrade an older format, rebuild the projection."""
+        path = pathlib.Path(path)
+        settings = settings or JournalSettings()
+        lock = FileLock.acquire(path)
+        connections: list[aiosqlite.Connection] = []
+        try:
+            writer_db = await schema.connect(path, durable=settings.durable)
+            connections.append(writer_db)
+            await schema.prepare(writer_db, path)
+            reader_db = await schema.connect(path, read_only=True)
+            connections.append(reader_db)
+            horizons = await retention.load(reader_db)
+            stored = await snapshots.seqs(reader_db)
+            last_seq, last_at = await _tip(reader_db)
+            projection = await snapshots.load(reader_db, raw_horizon=horizons.raw) or Projection()
+            await reading.fold(reader_db, projection)
+        except BaseException:
+            for db in connections:
+                await db.close()
+            lock.release()
+            raise
+        journal = cls(
+            path,
+            writer_db=writer_db,
+            reader_db=reader_db,
+            lock=lock,
+            settings=settings,
+            clock=clock or SystemClock(),
+            projection=projection,
+            last_seq=max(last_seq, horizons.raw, stored[0] if stored else 0),
+            last_at=last_at,
+            horizons=horizons,
+            snapshot_seq=stored[0] if stored else 0,
+        )
+        journal._writer.start()
+        journal._maintain_soon(snapshot=False)
+        return journal
+
+    async def close(self) -> None:
+        """Finish the appends already submitted, stop, and release the journal."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._maintenance is not None:
+            self._maintenance.cancel()
+            await asyncio.gather(self._maintenance, return_exceptions=True)
+        await self._writer.stop()
+        self._notify()
+        await self._reader.close()
+        await self._writer.db.close()  # the last connection: it checkpoints the WAL into the file
+        self._lock.release()
+
+    async def __aenter__(self) -> Journal:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last durable record."""
+        return self._writer.last_seq
+
+    @property
+    def transactions(self) -> int:
+        """Write transactions committed since open; group commit keeps it below the number of appends."""
+        return self._writer.transactions
+
+    @property
+    def horizons(self) -> Horizons:
+        return self._horizons
+
+    # Appending.
+
+    def submit(self, records: Sequence[Record]) -> asyncio.Future[list[Record]]:
+        """Queue ``records`` as one atomic append and return at once; the future resolves to the records
+        as journaled (seq, time, redacted) when they are durable, or fails if nothing of them was written.
+        Appends are written in the order they were submitted. Raises ``InvalidRecord`` at once for a
+        record that cannot be journaled. A caller that submits without waiting should let go of
+        futures as they complete and bound how many it keeps in flight (the queue is not bounded)."""
+        if self._closed:
+            raise JournalClosed(f"journal {self.path} is closed")
+        return self._writer.submit(records)
+
+    async def append(self, records: Sequence[Record]) -> list[Record]:
+        """Append ``records`` atomically, with consecutive seqs; returns them once durable.
+
+        Cancelling the caller does not withdraw the append, which is already queued.
+        """
+        return await asyncio.shield(self.submit(records))
+
+    def _on_commit(self, records: list[Record]) -> None:
+        for record in records:
+            self.projection.apply(record)
+        self._recent.extend(records)
+        self._notify()
+        every = self._settings.snapshot_every
+        if every is not None and self.last_seq - self._snapshot_seq >= every:
+            self._maintain_soon(snapshot=True)
+
+    def _notify(self) -> None:
+        event, self._commit_event = self._commit_event, asyncio.Event()
+        event.set()
+
+    # Reading.
+
+    async def read(
+        self,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        kind: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        types: Collection[RecordType] | None = None,
+        through: int | None = None,
+    ) -> list[Record]:
+        """Durable records with seq > ``after`` (and <= ``through``) matching every filter, in seq order."""
+        if self._closed:
+            raise JournalClosed(f"journal {self.path} is closed")
+        sql, args = reading.query(
+            after=after, through=through, limit=limit, kind=kind, namespace=namespace, name=name, types=types
+        )
+        return await reading.select(self._reader, sql, args)
+
+    async def tail(self, *, after: int = 0) -> AsyncIterator[Record]:
+        """Every record with seq > ``after`` in order, then each new one as it commits; ends when the
+        journal closes. Records pruned by retention are skipped."""
+        cursor = after
+        while not self._closed:
+            tip = self.last_seq
+            if cursor >= tip:
+                await self._commit_event.wait()
+                continue
+            recent = self._recent
+            if recent and recent[0].seq is not None and recent[0].seq <= cursor + 1:
+                batch = list(itertools.islice(recent, cursor + 1 - recent[0].seq, None))
+            else:
+                batch = await self.read(after=cursor, through=tip, limit=reading.PAGE)
+                if not batch:
+                    cursor = tip  # everything up to the tip was pruned
+            for record in batch:
+                yield record
+                assert record.seq is not None
+                cursor = record.seq
+
+    # Snapshots and retention.
+
+    async def snapshot(self) -> int:
+        """Write a snapshot of the projection now; returns its seq."""
+        return await self._writer.exclusive(self._write_snapshot)
+
+    async def _write_snapshot(self) -> int:
+        writer = self._writer
+        at = writer.stamp()
+        marker = Record(type=RecordType.SNAPSHOT, body={"objects": len(self.projection)})
+        row, journaled = writer.encode([marker], after=writer.last_seq, at=at)
+        seq = writer.last_seq + 1
+        state = {**self.projection.for_snapshot(), "seq": seq}
+        blob, checksum = await asyncio.to_thread(snapshots.pack, state)
+        async with writer.transaction("snapshot") as db:
+            await rows.insert(db, row)
+            await snapshots.write(
+                db, seq=seq, at=at, objects=len(self.projection), blob=blob, checksum=checksum
+            )
+        self._snapshot_seq = seq
+        writer.committed(journaled)
+        return seq
+
+    async def retain(self, *, now: datetime | None = None) -> Pruned:
+        """Prune what the retention settings no longer keep, a chunk per transaction; snapshots first if
+        the raw horizon would pass the newest snapshot."""
+        async with self._retaining:
+            moment = now or self._clock.now()
+            target = await self._writer.exclusive(lambda: self._plan(moment))
+            if target.raw > self._snapshot_seq:
+                await self.snapshot()
+            deleted = 0
+            while self._horizons != target:
+                before = self._horizons
+                deleted += await self._writer.exclusive(lambda: self._prune_step(target))
+                if self._horizons == before:  # cannot happen (targets only move up); never spin
+                    break
+            dropped = await self._writer.exclusive(lambda: self._finish_pruning(vacuum=deleted > 0))
+            return Pruned(records=deleted, snapshots=dropped, horizons=self._horizons)
+
+    async def _plan(self, now: datetime) -> Horizons:
+        try:
+            return await retention.plan(
+                self._writer.db,
+                current=self._horizons,
+                last_seq=self.last_seq,
+                settings=self._settings,
+                now=now,
+            )
+        except sqlite3.Error as exc:
+            raise translate(exc, doing="plan retention") from exc
+
+    async def _prune_step(self, target: Horizons) -> int:
+        async with self._writer.transaction("prune") as db:
+            reached, deleted = await retention.prune_step(
+                db,
+                current=self._horizons,
+                target=target,
+                kept_longer=self._settings.kept_longer,
+                chunk=self._settings.prune_chunk,
+            )
+        self._horizons = reached
+        recent = self._recent
+        while recent and recent[0].seq is not None and recent[0].seq <= reached.raw:
+            recent.popleft()  # what is left stays consecutive: nothing above the raw horizon is pruned
+        return deleted
+
+    async def _finish_pruning(self, *, vacuum: bool) -> int:
+        """Drop the snapshots no longer needed and give freed pages back to the disk."""
+        dropped = 0
+        try:
+            if len(await snapshots.seqs(self._writer.db)) > self._settings.snapshots_kept or vacuum:
+                async with self._writer.transaction("prune snapshots") as db:
+                    dropped = await snapshots.prune(
+                        db, keep=self._settings.snapshots_kept, raw_horizon=self._horizons.raw
+                    )
+            if vacuum or dropped:
+                await self._writer.db.execute("PRAGMA incremental_vacuum")
+        except sqlite3.Error as exc:
+            raise translate(exc, doing="prune snapshots") from exc
+        return dropped
+
+    def _maintain_soon(self, *, snapshot: bool) -> None:
+        if self._closed or (self._maintenance is not None and not self._maintenance.done()):
+            return
+        self._maintenance = asyncio.create_task(self._maintain(snapshot=snapshot), name="journal-maintenance")
+
+    async def _maintain(self, *, snapshot: bool) -> None:
+        try:
+            if snapshot:
+                await self.snapshot()
+            pruned = await self.retain()
+            if pruned.records:
+                log.info("journal pruned %d records", pruned.records, extra={"seq": pruned.horizons.raw})
+        except JournalClosed:
+            pass
+        except JournalError as exc:
+            log.error("journal maintenance failed: %s", exc)
+
+    # Importing.
+
+    async def import_records(self, records: Iterable[Record]) -> Imported:
+        """Append recorded ``records`` in one transaction, keeping their seq and time when they have them.
+
+        Seqs must increase; the first must follow ``last_seq`` (into an empty journal it may start
+        anywhere, and gaps are taken as records pruned by retention). A record without a seq gets the
+        next one, without a time the clock's. Nothing is written unless all of it is.
+        """
+        if self._closed:
+            raise JournalClosed(f"journal {self.path} is closed")
+        return await self._writer.exclusive(lambda: self._import(records))
+
+    async def _import(self, records: Iterable[Record]) -> Imported:
+        writer, start = self._writer, self._writer.last_seq
+        previous, last_at, horizons, count, first = start, "", self._horizons, 0, 0
+        try:
+            async with writer.transaction("import") as db:
+                for chunk in _chunks(records, IMPORT_CHUNK):
+                    encoded: list[rows.Row] = []
+                    for record in chunk:
+                        count += 1
+                        seq = previous + 1 if record.seq is None else int(record.seq)
+                        try:
+                            horizons = _after_gap(horizons, seq=seq, previous=previous, empty=start == 0)
+                            at = _normal_time(record.at) if record.at else writer.stamp()
+                            row, journaled = writer.encode([record], after=seq - 1, at=at)
+                        except JournalError as exc:
+                            raise JournalImportError(f"record {count} (seq {seq}): {exc}") from exc
+                        encoded.extend(row)
+                        self.projection.apply(journaled[0])
+                        previous, last_at, first = seq, max(last_at, at), first or seq
+                    await rows.insert(db, encoded)
+                await db.execute(
+                    "UPDATE horizons SET raw = ?, history = ? WHERE id = 0", (horizons.raw, horizons.history)
+                )
+        except BaseException:
+            self.projection = await _rebuild(self._reader, self._horizons)
+            raise
+        if previous > start:
+            writer.advance(previous, last_at)
+            self._horizons = horizons
+            self._recent.clear()  # it holds consecutive records only
+            self._notify()
+            every = self._settings.snapshot_every
+            if every is not None and self.last_seq - self._snapshot_seq >= every:
+                self._maintain_soon(snapshot=True)
+        return Imported(records=count, first_seq=first, last_seq=previous if count else 0)
+
+
+def _after_gap(horizons: Horizons, *, seq: int, previous: int, empty: bool) -> Horizons:
+    """The horizons after importing ``seq`` behind ``previous``: a gap is taken as pruned records."""
+    if seq <= previous:
+        raise JournalImportError(f"seq {seq} does not follow seq {previous}: seqs must increase")
+    if seq == previous + 1:
+        return horizons
+    if not empty:
+        raise JournalImportError(
+            f"the journal ends at seq {previous} and the file continues at {seq}: import a gapped file "
+            "into an empty journal"
+        )
+    if previous == 0:  # the file starts after records that were not exported
+        return Horizons(raw=seq - 1, history=seq - 1)
+    return Horizons(raw=seq - 1, history=horizons.history)  # raw records pruned before the export
+
+
+def _normal_time(at: str) -> str:
+    try:
+        return clocks.format_time(clocks.parse_time(at))
+    except ValueError as exc:
+        raise JournalImportError(f"time {at!r} is not RFC 3339") from exc
+
+
+def _chunks(records: Iterable[Record], size: int) -> Iterable[list[Record]]:
+    iterator = iter(records)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+async def upgrade_if_older(path: pathlib.Path) -> None:
+    """Bring a journal of an older format to the current one (opening it for writing upgrades it)."""
+    db = await schema.connect(path, read_only=True)
+    try:
+        version = await schema.check(db, path)
+    finally:
+        await db.close()
+    if version < schema.FORMAT:
+        await (await Journal.open(path, settings=OFFLINE)).close()
+
+
+async def _tip(db: aiosqlite.Connection) -> tuple[int, str]:
+    async with db.execute("SELECT seq, at FROM records ORDER BY seq DESC LIMIT 1") as cursor:
+        row = await cursor.fetchone()
+    return (0, "") if row is None else (int(row[0]), str(row[1]))
+
+
+async def _rebuild(db: aiosqlite.Connection, horizons: Horizons) -> Projection:
+    projection = await snapshots.load(db, raw_horizon=horizons.raw) or Projection()
+    return await reading.fold(db, projection)
+
+
+if TYPE_CHECKING:  # the ports of store.ports are what a Journal (and its projection) offer
+
+    def _ports(journal: Journal) -> tuple[ports.JournalAppender, ports.JournalReader, ports.ObjectIndex]:
+        return journal, journal, journal.projection

@@ -1,0 +1,111 @@
+"""Reading records back: filtered queries, full scans in pages, and folding records into a projection.
+
+Every row read is checked against its checksum (``rows.decode``); a damaged one raises
+``JournalCorrupt`` with its seq rather than being handed out.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Collection, Sequence
+
+import aiosqlite
+
+from store import rows
+from store.errors import JournalCorrupt, translate
+from store.projection import PROJECTED_TYPES, Projection
+from store.records import Record, RecordType, Seq
+
+log = logging.getLogger(__name__)
+
+PAGE = 2_000
+_PROJECTED = frozenset(t.value for t in PROJECTED_TYPES)
+_OBSERVED = RecordType.OBSERVED.value
+
+
+def query(
+    *,
+    after: int = 0,
+    through: int | None = None,
+    limit: int | None = None,
+    kind: str | None = None,
+    namespace: str | None = None,
+    name: str | None = None,
+    types: Collection[RecordType] | None = None,
+) -> tuple[str, list[object]]:
+    """The SQL selecting the records that match, in seq order."""
+    where: list[str] = ["seq > ?"]
+    args: list[object] = [after]
+    if through is not None:
+        where.append("seq <= ?")
+        args.append(through)
+    for column, value in (("kind", kind), ("namespace", namespace), ("name", name)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if types is not None:
+        values = sorted(RecordType(t).value for t in types)
+        where.append(f"type IN ({', '.join('?' * len(values)) or 'NULL'})")
+        args.extend(values)
+    sql = f"SELECT {rows.COLUMNS} FROM records WHERE {' AND '.join(where)} ORDER BY seq"
+    if limit is not None:
+        sql += " LIMIT ?"
+        args.append(limit)
+    return sql, args
+
+
+async def select(db: aiosqlite.Connection, sql: str, args: Sequence[object]) -> list[Record]:
+    """The records a ``query`` selects."""
+    try:
+        async with db.execute(sql, args) as cursor:
+            found = await cursor.fetchall()
+    except sqlite3.Error as exc:
+        raise translate(exc, doing="read") from exc
+    return [rows.decode(_row(row)) for row in found]
+
+
+def _row(row: sqlite3.Row | tuple[object, ...]) -> rows.Row:
+    return tuple(row)
+
+
+async def scan(db: aiosqlite.Connection, *, after: int = 0) -> AsyncIterator[list[rows.Row]]:
+    """Every row with seq > ``after``, in seq order, a page at a time (not yet checked)."""
+    try:
+        async with db.execute(
+            f"SELECT {rows.COLUMNS} FROM records WHERE seq > ? ORDER BY seq", (after,)
+        ) as cursor:
+            while page := await cursor.fetchmany(PAGE):
+                yield [_row(row) for row in page]
+    except sqlite3.Error as exc:
+        raise translate(exc, doing="scan") from exc
+
+
+async def fold(db: aiosqlite.Connection, projection: Projection) -> Projection:
+    """``projection`` with every record after its seq applied (the tail after a snapshot).
+
+    The fold is last-writer-wins per object, so only the newest observation of each object is decoded
+    and applied (in seq order); every row's checksum is still checked. A damaged record the projection
+    needs raises ``JournalCorrupt``; a damaged one it does not need (a decision, an effect) is logged,
+    so the controller still starts, and is refused when it is read.
+    """
+    newest: dict[tuple[str, str, str], rows.Row] = {}
+    others: list[rows.Row] = []
+    last = projection.seq
+    async for page in scan(db, after=projection.seq):
+        for row in page:
+            last = row[0]
+            if row[2] == _OBSERVED:
+                rows.verify(row)
+                newest[row[3], row[4], row[5]] = row
+            elif row[2] in _PROJECTED:
+                others.append(row)
+            else:
+                try:
+                    rows.verify(row)
+                except JournalCorrupt as exc:
+                    log.error("journal damaged: %s; run `arcsm journal verify`", exc, extra={"seq": row[0]})
+    for row in sorted([*newest.values(), *others]):
+        projection.apply(rows.decode(row))
+    projection.apply(Record(type=RecordType.TIMER, seq=Seq(last)))  # only advances its seq
+    return projection

@@ -1,0 +1,137 @@
+"""Retention: which old records to forget, and forgetting them a chunk at a time.
+
+Pruning moves two horizons up (``Horizons``): every raw record at or below ``raw`` is gone, and every
+record at or below ``history`` is gone; ``history <= raw`` always, so decisions outlive the observed
+events around them. Above ``raw`` the journal is complete and gap-free, and the journal never moves
+``raw`` past its newest snapshot, so the projection can always be rebuilt.
+
+``plan`` turns the settings into target horizons (times increase with seq, so an age becomes a seq by
+binary search); ``prune_step`` deletes at most a chunk of rows towards them in the caller's
+transaction, so appends wait for one chunk at most.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import datetime
+
+import aiosqlite
+
+from store import clocks
+from store.records import RecordType
+from store.schema import scalar
+from store.settings import JournalSettings
+
+HEADROOM = 0.9  # a size bound is brought back under this share of itself
+
+
+@dataclass(frozen=True)
+class Horizons:
+    raw: int = 0
+    history: int = 0
+
+
+async def load(db: aiosqlite.Connection) -> Horizons:
+    async with db.execute("SELECT raw, history FROM horizons WHERE id = 0") as cursor:
+        row = await cursor.fetchone()
+    return Horizons() if row is None else Horizons(raw=int(row[0]), history=int(row[1]))
+
+
+async def used_bytes(db: aiosqlite.Connection) -> int:
+    pages = await scalar(db, "PRAGMA page_count") - await scalar(db, "PRAGMA freelist_count")
+    return pages * await scalar(db, "PRAGMA page_size")
+
+
+async def newest_before(db: aiosqlite.Connection, cutoff: str, *, above: int, through: int) -> int:
+    """The largest seq in (above, through] of a record appended before ``cutoff`` (``above`` if none)."""
+    lo, hi = above, through
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        async with db.execute(
+            "SELECT seq, at FROM records WHERE seq >= ? AND seq <= ? ORDER BY seq LIMIT 1", (mid, hi)
+        ) as cursor:
+            row = await cursor.fetchone()
+        if row is None or str(row[1]) >= cutoff:
+            hi = mid - 1
+        else:
+            lo = int(row[0])
+    return lo
+
+
+def _in(types: Collection[RecordType]) -> str:
+    return ", ".join(f"'{t.value}'" for t in sorted(types)) or "''"
+
+
+async def newest_history_beyond(
+    db: aiosqlite.Connection, count: int, kept_longer: Collection[RecordType]
+) -> int:
+    """The seq at or below which all but the newest ``count`` kept-longer records lie (0 if fewer)."""
+    return await scalar(
+        db,
+        f"SELECT seq FROM records WHERE type IN ({_in(kept_longer)}) ORDER BY seq DESC LIMIT 1 OFFSET ?",
+        count,
+    )
+
+
+async def plan(
+    db: aiosqlite.Connection, *, current: Horizons, last_seq: int, settings: JournalSettings, now: datetime
+) -> Horizons:
+    """The horizons the settings ask for (never below ``current``, never above ``last_seq``)."""
+    raw, history = current.raw, current.history
+    bounds, kept = settings.retention, settings.history_retention
+    if bounds.max_records is not None:
+        raw = max(raw, last_seq - bounds.max_records)
+    if bounds.max_age is not None:
+        cutoff = clocks.format_time(now - bounds.max_age)
+        raw = max(raw, await newest_before(db, cutoff, above=current.raw, through=last_seq))
+    if kept.max_records is not None:
+        history = max(history, await newest_history_beyond(db, kept.max_records, settings.kept_longer))
+    if kept.max_age is not None:
+        cutoff = clocks.format_time(now - kept.max_age)
+        history = max(history, await newest_before(db, cutoff, above=current.history, through=last_seq))
+    if bounds.max_bytes is not None:
+        used = await used_bytes(db)
+        if used > bounds.max_bytes:
+            per_record = used / max(1, last_seq - current.history)
+            wanted = max(raw, current.raw + math.ceil((used - HEADROOM * bounds.max_bytes) / per_record))
+            raw = min(wanted, last_seq)
+            if wanted > last_seq:  # no raw record left to prune: history goes too
+                history = max(history, min(last_seq, current.history + wanted - last_seq))
+    raw = min(raw, last_seq)
+    return Horizons(raw=raw, history=min(history, raw))
+
+
+async def prune_step(
+    db: aiosqlite.Connection,
+    *,
+    current: Horizons,
+    target: Horizons,
+    kept_longer: Collection[RecordType],
+    chunk: int,
+) -> tuple[Horizons, int]:
+    """Delete at most ``chunk`` records towards ``target`` inside the caller's transaction and store the
+    horizons reached; returns them and how many records were deleted."""
+    if current.raw < target.raw:
+        where = f"seq > ? AND seq <= ? AND type NOT IN ({_in(kept_longer)})"
+        bounds = (current.raw, target.raw)
+    elif current.history < target.history:
+        where = "seq > ? AND seq <= ?"
+        bounds = (current.history, target.history)
+    else:
+        return current, 0
+    upto = await scalar(
+        db, f"SELECT seq FROM records WHERE {where} ORDER BY seq LIMIT 1 OFFSET ?", *bounds, chunk
+    )
+    upto = bounds[1] if upto == 0 else upto - 1
+    cursor = await db.execute(f"DELETE FROM records WHERE {where}", (bounds[0], upto))
+    deleted = cursor.rowcount
+    await cursor.close()
+    reached = (
+        Horizons(raw=upto, history=current.history)
+        if current.raw < target.raw
+        else Horizons(raw=current.raw, history=upto)
+    )
+    await db.execute("UPDATE horizons SET raw = ?, history = ? WHERE id = 0", (reached.raw, reached.history))
+    return reached, deleted

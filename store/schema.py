@@ -1,0 +1,188 @@
+"""The journal's SQLite schema, its format version (``PRAGMA user_version``), and upgrades of older files.
+
+Tables:
+
+* ``records`` — one row per record; ``seq`` is the rowid (strictly increasing, never reused), ``body`` the
+  JSON text, ``checksum`` a CRC-32 over every column (``rows.checksum``). Indexed by object
+  (kind, namespace, name, seq) and by type (type, seq).
+* ``snapshots`` — projection snapshots (zlib-compressed JSON, with their own checksum), keyed by the seq
+  of the ``snapshot`` record written with them.
+* ``horizons`` — one row: every raw record at or below ``raw`` and every record at or below ``history``
+  was pruned by retention. Above ``raw`` the sequence has no gaps.
+
+A connection is opened in WAL mode (readers never block the writer) with ``synchronous=FULL`` for durable
+commits, and incremental auto-vacuum so pruned pages can be given back to the disk.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sqlite3
+
+import aiosqlite
+
+from store import rows, upcasting
+from store.errors import InvalidRecord, JournalError, JournalFormatError, translate
+from store.records import Record
+
+FORMAT = 1
+
+DDL = """
+CREATE TABLE records (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    type TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    name TEXT NOT NULL,
+    uid TEXT NOT NULL,
+    resource_version TEXT NOT NULL,
+    body TEXT NOT NULL,
+    checksum INTEGER NOT NULL
+);
+CREATE INDEX records_by_object ON records (kind, namespace, name, seq);
+CREATE INDEX records_by_type ON records (type, seq);
+CREATE TABLE snapshots (
+    seq INTEGER PRIMARY KEY,
+    at TEXT NOT NULL,
+    objects INTEGER NOT NULL,
+    body BLOB NOT NULL,
+    checksum INTEGER NOT NULL
+);
+CREATE TABLE horizons (
+    id INTEGER PRIMARY KEY CHECK (id = 0),
+    raw INTEGER NOT NULL,
+    history INTEGER NOT NULL
+);
+INSERT INTO horizons (id, raw, history) VALUES (0, 0, 0);
+"""
+
+V0_COLUMNS = ("seq", "at", "type", "kind", "namespace", "name", "uid", "resource_version", "body")
+WAL_LIMIT = 64 << 20  # bytes the write-ahead log is truncated to after a checkpoint
+
+
+def existing_uri(path: pathlib.Path) -> str:
+    if not path.is_file():
+        raise JournalError(f"no journal at {path}")
+    # Read-write, not ro: after a crash the first connection must be able to recover the WAL index.
+    return f"{path.absolute().as_uri()}?mode=rw"
+
+
+async def connect(
+    path: pathlib.Path, *, read_only: bool = False, durable: bool = True
+) -> aiosqlite.Connection:
+    """A connection to the journal at ``path``; a read-only one never creates the file and refuses to
+    write (``query_only``)."""
+    try:
+        if read_only:
+            db = await aiosqlite.connect(existing_uri(path), uri=True, isolation_level=None)
+            pragmas = ["query_only = 1"]
+        else:
+            db = await aiosqlite.connect(path, isolation_level=None)
+            pragmas = [
+                "auto_vacuum = INCREMENTAL",  # only takes effect on a new file
+                "journal_mode = WAL",
+                f"synchronous = {'FULL' if durable else 'NORMAL'}",
+                f"journal_size_limit = {WAL_LIMIT}",
+            ]
+    except sqlite3.Error as exc:
+        raise translate(exc, doing=f"open {path}") from exc
+    try:
+        for pragma in [*pragmas, "busy_timeout = 10000"]:
+            await db.execute(f"PRAGMA {pragma}")
+    except BaseException as exc:
+        await db.close()
+        if isinstance(exc, sqlite3.Error):
+            raise translate(exc, doing=f"open {path}") from exc
+        raise
+    return db
+
+
+async def scalar(db: aiosqlite.Connection, sql: str, *args: object) -> int:
+    async with db.execute(sql, args) as cursor:
+        row = await cursor.fetchone()
+    return int(row[0]) if row is not None and row[0] is not None else 0
+
+
+async def tables(db: aiosqlite.Connection) -> set[str]:
+    async with db.execute("SELECT name FROM sqlite_master WHERE type = 'table'") as cursor:
+        return {str(row[0]) for row in await cursor.fetchall()}
+
+
+async def check(db: aiosqlite.Connection, path: pathlib.Path) -> int:
+    """The format of the journal at ``path``, refusing files that are not journals or are too new."""
+    try:
+        version = await scalar(db, "PRAGMA user_version")
+        found = await tables(db)
+    except sqlite3.Error as exc:
+        raise translate(exc, doing=f"open {path}") from exc
+    if version > FORMAT:
+        raise JournalFormatError(
+            f"{path} is a journal of format {version}, newer than this arcsm reads ({FORMAT}); upgrade arcsm"
+        )
+    if found and "records" not in found:
+        raise JournalFormatError(
+            f"{path} is not an arcsm journal (it holds tables {', '.join(sorted(found))})"
+        )
+    if version == FORMAT and not {"records", "snapshots", "horizons"} <= found:
+        raise JournalFormatError(
+            f"{path} is a damaged journal: tables are missing (it holds {sorted(found)})"
+        )
+    return version if found else FORMAT
+
+
+async def prepare(db: aiosqlite.Connection, path: pathlib.Path) -> None:
+    """Create the schema in a new file, or upgrade an older journal to ``FORMAT`` in one transaction."""
+    try:
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            if not await tables(db):
+                await _create(db)
+            elif await check(db, path) == 0:
+                await _upgrade_from_0(db, path)
+            await db.execute("COMMIT")
+        except BaseException:
+            await db.execute("ROLLBACK")
+            raise
+    except sqlite3.Error as exc:
+        raise translate(exc, doing=f"prepare {path}") from exc
+
+
+async def _upgrade_from_0(db: aiosqlite.Connection, path: pathlib.Path) -> None:
+    async with db.execute("PRAGMA table_info(records)") as cursor:
+        columns = tuple(str(row[1]) for row in await cursor.fetchall())
+    if columns != V0_COLUMNS:
+        raise JournalFormatError(f"{path} is not an arcsm journal (records has columns {', '.join(columns)})")
+    await db.execute("ALTER TABLE records RENAME TO records_v0")
+    async with db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records_v0' AND sql IS NOT NULL"
+    ) as cursor:
+        old_indexes = [str(row[0]) for row in await cursor.fetchall()]
+    for index in old_indexes:
+        await db.execute(f'DROP INDEX "{index}"')
+    await _create(db)
+    async with db.execute(f"SELECT {', '.join(V0_COLUMNS)} FROM records_v0 ORDER BY seq") as cursor:
+        while batch := await cursor.fetchmany(1000):
+            await rows.insert(db, [_upcast_row(tuple(row)) for row in batch])
+    await db.execute("DROP TABLE records_v0")
+
+
+async def _create(db: aiosqlite.Connection) -> None:
+    # Statement by statement: executescript would commit the open transaction first.
+    for statement in DDL.split(";"):
+        if statement.strip():
+            await db.execute(statement)
+    await db.execute(f"PRAGMA user_version = {FORMAT}")
+
+
+def _upcast_row(row: tuple[object, ...]) -> rows.Row:
+    seq = int(str(row[0]))
+    names = ("seq", "at", "type", "kind", "namespace", "name", "uid", "resourceVersion")
+    data = {key: value for key, value in zip(names, row, strict=False)}
+    try:
+        data["body"] = json.loads(str(row[8]))
+        record = Record.from_json(upcasting.upcast(data, since=0))
+        return rows.encode(record, seq, str(row[1]))[0]
+    except (ValueError, TypeError, KeyError, InvalidRecord) as exc:
+        raise JournalFormatError(f"cannot upgrade record seq {seq} of format 0: {exc}") from exc

@@ -1,0 +1,157 @@
+"""Export to JSONL and import back: the recorded-journal format tests replay."""
+
+from __future__ import annotations
+
+import io
+import json
+import pathlib
+
+import pytest
+
+from store import exporting, verifying
+from store.errors import JournalImportError
+from store.journal import Journal
+from store.records import Record, RecordType
+from store.retention import Horizons
+from store.settings import HistoryRetention, JournalSettings, RetentionSettings
+from tests.unit.store.factories import OpenJournal, decision, seen
+
+
+async def export(path: pathlib.Path, *, after: int = 0) -> str:
+    out = io.StringIO()
+    await exporting.export(path, out, after=after)
+    return out.getvalue()
+
+
+async def recorded(journal: Journal) -> None:
+    await journal.append([seen("a"), seen("b", owners=("ers-1",))])
+    await journal.append(
+        [decision("ars", to="Running"), Record(type=RecordType.EFFECT, name="ars", body={"n": 1})]
+    )
+    await journal.append(
+        [seen("a", "DELETED"), Record(type=RecordType.TIMER, name="ars", body={"due": "soon"})]
+    )
+
+
+async def test_export_writes_one_record_per_line(journal: Journal, path: pathlib.Path) -> None:
+    await recorded(journal)
+    lines = (await export(path)).splitlines()
+    assert len(lines) == 6
+    first = json.loads(lines[0])
+    assert list(first) == ["seq", "at", "type", "kind", "namespace", "name", "uid", "resourceVersion", "body"]
+    assert first["seq"] == 1 and first["type"] == "observed" and first["body"]["event"] == "ADDED"
+    assert [json.loads(line)["seq"] for line in (await export(path, after=4)).splitlines()] == [5, 6]
+
+
+async def test_export_then_import_round_trips(
+    journal: Journal, path: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    await recorded(journal)
+    text = await export(path)
+    copy = tmp_path / "copy.sqlite"
+    imported = await exporting.import_lines(copy, io.StringIO(text))
+    assert (imported.records, imported.first_seq, imported.last_seq) == (6, 1, 6)
+    assert await export(copy) == text
+    async with await Journal.open(copy) as again:
+        assert again.projection == journal.projection
+        assert again.last_seq == 6
+        [next_one] = await again.append([seen("c")])
+        assert next_one.seq == 7
+
+
+async def test_import_keeps_seqs_and_takes_gaps_as_pruned(
+    open_journal: OpenJournal, path: pathlib.Path, tmp_path: pathlib.Path
+) -> None:
+    journal = await open_journal(
+        JournalSettings(
+            snapshot_every=None,
+            retention=RetentionSettings(max_records=3),
+            history_retention=HistoryRetention(),
+        )
+    )
+    for i in range(6):
+        await journal.append([seen(f"pod-{i}"), decision("ars", i=i)])
+    await journal.retain()
+    text = await export(path)
+    copy = tmp_path / "copy.sqlite"
+    await exporting.import_lines(copy, io.StringIO(text))
+    assert await export(copy) == text
+    checked = await verifying.verify(copy)
+    assert checked.horizons.raw == journal.horizons.raw
+    # An export from the middle imports into an empty journal, which then starts there.
+    tail = tmp_path / "tail.sqlite"
+    await exporting.import_lines(tail, io.StringIO(await export(path, after=10)))
+    assert (await verifying.verify(tail)).horizons == Horizons(raw=10, history=10)
+
+
+async def test_records_without_seq_or_time_are_numbered_and_stamped(tmp_path: pathlib.Path) -> None:
+    hand_written = [
+        {
+            "type": "observed",
+            "kind": "Pod",
+            "name": "a",
+            "body": {"event": "ADDED", "object": {"metadata": {}}},
+        },
+        {"type": "timer", "kind": "AutoscalingRunnerSet", "name": "ars", "at": "2026-03-01T10:00:00Z"},
+    ]
+    path = tmp_path / "hand.sqlite"
+    await exporting.import_lines(path, [json.dumps(d) for d in hand_written])
+    async with await Journal.open(path) as journal:
+        first, second = await journal.read()
+    assert (first.seq, second.seq) == (1, 2)
+    assert second.at == "2026-03-01T10:00:00.000000Z"
+    assert first.at != ""
+
+
+async def test_a_bad_line_imports_nothing(tmp_path: pathlib.Path) -> None:
+    good = exporting.to_line(seen("a").as_journaled(1, "2026-01-01T00:00:00.000000Z", seen("a").body))  # type: ignore[arg-type]
+    path = tmp_path / "bad.sqlite"
+    with pytest.raises(JournalImportError, match="line 3: not JSON"):
+        await exporting.import_lines(path, [good, "", "{oops"])
+    async with await Journal.open(path) as journal:
+        assert journal.last_seq == 0
+        assert journal.projection.items("Pod") == []
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (['{"seq": 2, "type": "timer"}', '{"seq": 2, "type": "timer"}'], "does not follow"),
+        (['{"type": "nonsense"}'], "line 1: not a journal record"),
+        (["[1, 2]"], "line 1: not a JSON object"),
+        (['{"type": "observed", "body": {"event": "ADDED"}}'], "record 1"),
+        (['{"type": "timer", "at": "yesterday"}'], "not RFC 3339"),
+    ],
+)
+async def test_import_refuses_what_is_not_a_journal(
+    tmp_path: pathlib.Path, lines: list[str], message: str
+) -> None:
+    with pytest.raises(JournalImportError, match=message):
+        await exporting.import_lines(tmp_path / "j.sqlite", lines)
+
+
+async def test_an_import_must_continue_a_journal_that_has_records(
+    journal: Journal, path: pathlib.Path
+) -> None:
+    await journal.append([seen("a")])
+    with pytest.raises(JournalImportError, match="ends at seq 1"):
+        await journal.import_records([Record(type=RecordType.TIMER, seq=5)])  # type: ignore[arg-type]
+    await journal.import_records([Record(type=RecordType.TIMER, seq=2)])  # type: ignore[arg-type]
+    [next_one] = await journal.append([seen("b")])
+    assert next_one.seq == 3
+
+
+async def test_old_recordings_are_upcast_on_import(tmp_path: pathlib.Path) -> None:
+    old = {
+        "seq": 1,
+        "type": "observed",
+        "kind": "Pod",
+        "name": "a",
+        "body": {"type": "ADDED", "object": {"x": 1}},
+    }
+    path = tmp_path / "old.sqlite"
+    await exporting.import_lines(path, [json.dumps(old)])
+    async with await Journal.open(path) as journal:
+        [record] = await journal.read()
+        assert record.body == {"event": "ADDED", "object": {"x": 1}}
+        assert journal.projection.get("Pod", "", "a") == {"x": 1}
