@@ -383,15 +383,6 @@ def _protected_dependents(s: Snapshot) -> list[tuple[str, JsonObject]]:
     return found
 
 
-def _version_gate(p: _Pass) -> str | None:
-    """Step 2: an ARS built for another controller version is deleted."""
-    version = str(_mapping(p.s.meta.get("labels")).get(naming.LABEL_VERSION, ""))
-    if naming.is_version_allowed(version, p.s.settings.build_version):
-        return None
-    p.emit(DeleteObject(p.s.subject, uid=str(p.s.meta.get("uid", ""))))
-    return f"deleted: version {version!r} is not served by build {p.s.settings.build_version!r}"
-
-
 def _finalizer(p: _Pass) -> str | None:
     """Step 3: add our finalizer, then wait for the update to come back."""
     finalizers = _finalizers(p.s.obj)
@@ -564,7 +555,8 @@ def _settled(p: _Pass) -> str:
 
 STEPS: tuple[Step, ...] = (
     _deletion,
-    _version_gate,
+    # No step 2: upstream deletes a scale set whose app.kubernetes.io/version label names another
+    # controller version. arcsm adopts scale sets as they are, whatever chart installed them.
     _finalizer,
     _generation,
     _parked,

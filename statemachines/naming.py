@@ -7,7 +7,6 @@ upstream controller created when it adopts a scale set.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -143,14 +142,3 @@ def merge_annotations(
     if base is None and overwrite is None:
         return None
     return {**(base or {}), **(overwrite or {})}
-
-
-_SEMVER = re.compile(r"^v?(\d+)\.(\d+)\.(\d+)(?:[-+].*)?$")
-
-
-def is_version_allowed(resource_version: str, build_version: str) -> bool:
-    """Upstream's version gate between an ARS's app.kubernetes.io/version label and the build."""
-    if build_version == "dev" or resource_version == build_version or build_version.startswith("canary-"):
-        return True
-    a, b = _SEMVER.match(resource_version or ""), _SEMVER.match(build_version or "")
-    return bool(a and b and a.group(1, 2) == b.group(1, 2))

@@ -1,4 +1,4 @@
-"""Naming and label helpers: upstream-compatible hashes and names, URL labels, merges, the version gate."""
+"""Naming and label helpers: upstream-compatible hashes and names, URL labels, merges."""
 
 from __future__ import annotations
 
@@ -60,18 +60,3 @@ def test_label_merge_filters_excluded_prefixes_and_annotation_merge_keeps_keys()
     assert merged == {"a": "2", "b": "3"}
     assert naming.filter_and_merge_labels(None, None) is None
     assert naming.merge_annotations({"keep": "1"}, {"new": "2"}) == {"keep": "1", "new": "2"}
-
-
-@pytest.mark.parametrize(
-    ("label", "build", "allowed"),
-    [
-        ("0.9.0", "dev", True),
-        ("0.9.0", "0.9.0", True),
-        ("anything", "canary-abc", True),
-        ("0.9.1", "0.9.3", True),
-        ("0.8.1", "0.9.3", False),
-        ("", "0.9.3", False),
-    ],
-)
-def test_version_gate(label: str, build: str, allowed: bool) -> None:
-    assert naming.is_version_allowed(label, build) is allowed
