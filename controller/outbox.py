@@ -1,0 +1,49 @@
+"""The outbox: effects recorded with their decision but never answered by an ``effect_result``.
+
+A decision and its effects are one atomic append; each effect's result is appended once it is performed
+(a timer's once it fires). A controller that stopped in between leaves effects without a result, and
+performs them again on start, in the order they were recorded: effects are idempotent by their key
+(creates treat AlreadyExists as success, deletes NotFound), so doing one twice is safe, and never doing
+it is not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Protocol
+
+from store.records import Record, RecordType
+
+PAGE = 1_000
+TYPES = frozenset({RecordType.EFFECT, RecordType.EFFECT_RESULT})
+
+
+class Reader(Protocol):
+    async def read(
+        self,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        types: Collection[RecordType] | None = None,
+        through: int | None = None,
+    ) -> list[Record]: ...
+
+
+async def unanswered(journal: Reader, *, through: int) -> list[Record]:
+    """The ``effect`` records up to seq ``through`` that no ``effect_result`` answers, oldest first."""
+    effects: dict[int, Record] = {}
+    after = 0
+    while True:
+        page = await journal.read(after=after, through=through, limit=PAGE, types=TYPES)
+        for record in page:
+            assert record.seq is not None
+            if record.type is RecordType.EFFECT:
+                effects[record.seq] = record
+            else:
+                answered = record.body.get("effectSeq")
+                if isinstance(answered, int):
+                    effects.pop(answered, None)
+        if len(page) < PAGE:
+            break
+        after = page[-1].seq or after
+    return [effects[seq] for seq in sorted(effects)]

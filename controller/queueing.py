@@ -1,0 +1,192 @@
+"""The work queue: which object keys wait to be decided, and when each may be.
+
+Semantics (those of controller-runtime's rate-limited work queue, on asyncio):
+
+* a key is queued at most once: adding a queued key does nothing (de-duplication);
+* a key is handed out to one worker at a time: a key added while it is being reconciled is marked dirty
+  and handed out again once ``done`` is called for it, so the reconcile that follows reads the newer state;
+* ``add_after`` holds a key back until a delay has passed (the earliest of several delays wins);
+  ``add_rate_limited`` does so with the key's exponential backoff (``initial * 2**failures``, capped),
+  which ``forget`` resets after a reconcile that went well;
+* reconciles start at a bounded rate across all keys (``aiolimiter``: ``rate`` per second on average,
+  bursts of ``burst``);
+* ``shut_down`` stops handing out keys: ``get`` answers None, and workers finish what they hold.
+
+How many keys are reconciled at once is the number of workers calling ``get`` (``QueueSettings.workers``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import heapq
+import itertools
+from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+from aiolimiter import AsyncLimiter
+
+from controller.settings import QueueSettings
+
+K = TypeVar("K", bound=Hashable)
+
+
+class Backoff(Generic[K]):
+    """Per-key exponential backoff: each failure doubles the delay, up to ``maximum``."""
+
+    def __init__(self, *, initial: float, maximum: float) -> None:
+        self.initial = initial
+        self.maximum = maximum
+        self._failures: dict[K, int] = {}
+
+    def next(self, key: K) -> float:
+        """The delay before ``key`` is retried after one more failure."""
+        failures = self._failures.get(key, 0)
+        self._failures[key] = failures + 1
+        # Capping the exponent keeps 2**n finite for a key that fails for weeks.
+        return min(self.initial * float(2 ** min(failures, 64)), self.maximum)
+
+    def failures(self, key: K) -> int:
+        return self._failures.get(key, 0)
+
+    def forget(self, key: K) -> None:
+        self._failures.pop(key, None)
+
+
+class WorkQueue(Generic[K]):
+    def __init__(self, settings: QueueSettings) -> None:
+        self._ready: collections.deque[K] = collections.deque()
+        self._queued: set[K] = set()
+        self._processing: set[K] = set()
+        self._dirty: set[K] = set()
+        self._waiting: dict[K, float] = {}
+        self._timers: list[tuple[float, int, K]] = []
+        self._order = itertools.count()
+        self._backoff: Backoff[K] = Backoff(initial=settings.backoff_initial, maximum=settings.backoff_max)
+        self._limiter = AsyncLimiter(settings.burst, settings.burst / settings.rate)
+        self._changed = asyncio.Event()
+        self._closed = False
+
+    # -- adding --------------------------------------------------------------------------------------------
+
+    def add(self, key: K) -> None:
+        """Queue ``key`` now (a no-op if it is queued; marked dirty if it is being reconciled)."""
+        if self._closed:
+            return
+        if key in self._processing:
+            self._dirty.add(key)
+        elif key not in self._queued:
+            self._queued.add(key)
+            self._ready.append(key)
+            self._notify()
+
+    def add_after(self, key: K, delay: float) -> None:
+        """Queue ``key`` once ``delay`` seconds have passed (an earlier pending delay for it wins)."""
+        if delay <= 0:
+            self.add(key)
+            return
+        if self._closed:
+            return
+        due = self._now() + delay
+        if self._waiting.get(key, due + 1) <= due:
+            return
+        self._waiting[key] = due
+        heapq.heappush(self._timers, (due, next(self._order), key))
+        self._notify()
+
+    def add_rate_limited(self, key: K) -> float:
+        """Queue ``key`` after its next backoff delay; returns the delay."""
+        delay = self._backoff.next(key)
+        self.add_after(key, delay)
+        return delay
+
+    def forget(self, key: K) -> None:
+        """``key`` reconciled well: its next failure starts the backoff from the beginning."""
+        self._backoff.forget(key)
+
+    def failures(self, key: K) -> int:
+        return self._backoff.failures(key)
+
+    # -- taking --------------------------------------------------------------------------------------------
+
+    async def get(self) -> K | None:
+        """The next key to reconcile, once one is ready and the rate limit allows; None after shut_down.
+
+        The caller owns the key until it calls ``done``.
+        """
+        while not self._closed:
+            self._promote()
+            if self._ready:
+                await self._limiter.acquire()
+                self._promote()
+                if self._closed or not self._ready:
+                    continue
+                key = self._ready.popleft()
+                self._queued.discard(key)
+                self._processing.add(key)
+                return key
+            await self._wait(self._next_due())
+        return None
+
+    def done(self, key: K) -> None:
+        """The reconcile of ``key`` ended; hand it out again if it was added meanwhile."""
+        self._processing.discard(key)
+        if key in self._dirty:
+            self._dirty.discard(key)
+            self.add(key)
+
+    def shut_down(self) -> None:
+        """Stop handing out keys; workers in a reconcile finish it."""
+        self._closed = True
+        self._notify()
+
+    # -- reading -------------------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def in_flight(self) -> frozenset[K]:
+        """The keys being reconciled now."""
+        return frozenset(self._processing)
+
+    def __len__(self) -> int:
+        """Keys ready to be handed out (delayed keys not counted)."""
+        return len(self._ready)
+
+    def waiting(self) -> dict[K, float]:
+        """Delayed keys and the seconds left until each is queued."""
+        now = self._now()
+        return {key: max(due - now, 0.0) for key, due in self._waiting.items()}
+
+    # -- internals -----------------------------------------------------------------------------------------
+
+    def _now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def _promote(self) -> None:
+        """Queue the delayed keys whose time has come."""
+        now = self._now()
+        while self._timers and self._timers[0][0] <= now:
+            due, _, key = heapq.heappop(self._timers)
+            if self._waiting.get(key) == due:  # otherwise an earlier delay replaced this one
+                del self._waiting[key]
+                self.add(key)
+
+    def _next_due(self) -> float | None:
+        while self._timers and self._waiting.get(self._timers[0][2]) != self._timers[0][0]:
+            heapq.heappop(self._timers)  # stale: an earlier delay for the key already fired
+        return max(self._timers[0][0] - self._now(), 0.0) if self._timers else None
+
+    async def _wait(self, timeout: float | None) -> None:
+        changed = self._changed
+        try:
+            async with asyncio.timeout(timeout):
+                await changed.wait()
+        except TimeoutError:
+            pass
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()

@@ -1,0 +1,218 @@
+"""Snapshots: what one decision reads, gathered from the projection, the effect results and the clock.
+
+``build(view, ref, settings)`` gives the ``statemachines.snapshots.Snapshot`` of one object key. It reads
+nothing but its arguments, so the same journal prefix always gives the same snapshot (replay depends on
+it). What each kind's snapshot holds is what its machine's module docstring asks for:
+
+* AutoscalingRunnerSet: ``related["ers"]`` (the EphemeralRunnerSet of the same name, else the one it
+  owns), ``related["listener"]`` (the AutoscalingListener whose spec names the ARS, preferring the
+  computed name), and one entry per ``actions.github.com/cleanup-*`` annotation, keyed by the annotation;
+* EphemeralRunnerSet: ``children`` (the EphemeralRunners it owns) and ``related["proxy_secret"]``;
+* EphemeralRunner: ``related["pod"]`` and ``related["secret"]`` (same namespace and name);
+* AutoscalingListener: ``"ars"``, ``"service_account"``, ``"role"``, ``"role_binding"``,
+  ``"config_secret"``, ``"proxy_secret"``, ``"pod"`` and ``"credentials_secret"``.
+
+``results`` are the latest ``effect_result`` body per effect key recorded for the subject, plus the
+record's ``at`` (``statemachines.outcomes``), and only those recorded for the object the subject is now
+(its uid): a result of an earlier object of the same name is never read as this one's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from statemachines import autoscalinglisteners as al
+from statemachines import autoscalingrunnersets as ars
+from statemachines import desired, ephemeralrunners, ephemeralrunnersets, listenerobjects, naming
+from statemachines.effects import ObjectRef
+from statemachines.snapshots import Settings, Snapshot
+from store.projection import Projection
+from store.records import Record, RecordType
+
+JsonObject = Mapping[str, Any]
+Related = dict[str, JsonObject | None]
+
+ARS = "AutoscalingRunnerSet"
+ERS = "EphemeralRunnerSet"
+ER = "EphemeralRunner"
+AL = "AutoscalingListener"
+# The kinds a machine decides about, in the order a restart enqueues them.
+DECIDED: tuple[str, ...] = (ARS, ERS, ER, AL)
+
+
+def _mapping(value: object) -> JsonObject:
+    return value if isinstance(value, Mapping) else {}
+
+
+def meta(obj: JsonObject | None) -> JsonObject:
+    return _mapping((obj or {}).get("metadata"))
+
+
+def uid(obj: JsonObject | None) -> str:
+    return str(meta(obj).get("uid") or "")
+
+
+class Results:
+    """The latest effect result per subject and effect key, folded from ``effect_result`` records.
+
+    A result is kept under the record's kind, namespace and name (the subject of the decision whose effect
+    it answers) with the record's uid (the subject's uid then). ``forget`` drops a subject's results once
+    it is gone; ``for_subject`` only hands out those of the uid asked for.
+    """
+
+    def __init__(self) -> None:
+        self._by_subject: dict[ObjectRef, dict[str, tuple[str, JsonObject]]] = {}
+
+    def apply(self, record: Record) -> None:
+        if record.type is not RecordType.EFFECT_RESULT:
+            return
+        key = record.body.get("key")
+        if not isinstance(key, str):
+            return
+        subject = ObjectRef(record.kind, record.namespace, record.name)
+        body = {**record.body, "at": record.at}
+        self._by_subject.setdefault(subject, {})[key] = (record.uid, body)
+
+    def forget(self, subject: ObjectRef) -> None:
+        self._by_subject.pop(subject, None)
+
+    def for_subject(self, subject: ObjectRef, subject_uid: str) -> dict[str, JsonObject]:
+        found = self._by_subject.get(subject, {})
+        return {
+            key: body for key, (of, body) in found.items() if not (of and subject_uid) or of == subject_uid
+        }
+
+    def __len__(self) -> int:
+        return sum(len(results) for results in self._by_subject.values())
+
+
+@dataclass(frozen=True)
+class View:
+    """What a snapshot is built from: the projection, the results and the journal's clock, all as of the
+    same record (``seq``)."""
+
+    projection: Projection
+    results: Results
+    now: datetime
+    seq: int
+
+
+def build(view: View, ref: ObjectRef, settings: Settings) -> Snapshot:
+    """The snapshot of ``ref`` (one of the ``DECIDED`` kinds)."""
+    projection = view.projection
+    obj = projection.get(ref.kind, ref.namespace, ref.name)
+    related, children = BUILDERS[ref.kind](projection, ref, obj, settings)
+    return Snapshot(
+        subject=ref,
+        obj=obj,
+        now=view.now,
+        settings=settings,
+        related=related,
+        children=children,
+        results=view.results.for_subject(ref, uid(obj)) if obj is not None else {},
+    )
+
+
+Builder = Callable[
+    [Projection, ObjectRef, JsonObject | None, Settings], tuple[Related, tuple[JsonObject, ...]]
+]
+
+
+def _children(projection: Projection, owner: JsonObject | None, kind: str) -> list[JsonObject]:
+    owner_uid = uid(owner)
+    if not owner_uid:
+        return []
+    found = (projection.get(*key) for key in projection.children(owner_uid) if key[0] == kind)
+    return [obj for obj in found if obj is not None]
+
+
+def listeners_of(projection: Projection, namespace: str, name: str) -> list[JsonObject]:
+    """Every AutoscalingListener whose spec names the AutoscalingRunnerSet ``namespace/name``."""
+    return [
+        listener
+        for listener in projection.items(AL)
+        if listenerobjects.ars_namespace(listener) == namespace
+        and str(listenerobjects.spec(listener).get("autoscalingRunnerSetName") or "") == name
+    ]
+
+
+def _runner_set_of(projection: Projection, ref: ObjectRef, obj: JsonObject | None) -> JsonObject | None:
+    same_name = projection.get(ERS, ref.namespace, ref.name)
+    if same_name is not None:
+        return same_name
+    owned = _children(projection, obj, ERS)
+    return owned[0] if owned else None
+
+
+def _listener_of(
+    projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
+) -> JsonObject | None:
+    found = listeners_of(projection, ref.namespace, ref.name)
+    if not found or obj is None:
+        return found[0] if found else None
+    wanted = desired.listener_ref(obj, settings)
+    named = [
+        x for x in found if (meta(x).get("namespace"), meta(x).get("name")) == (wanted.namespace, wanted.name)
+    ]
+    return (named or found)[0]
+
+
+def _ars(
+    projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
+) -> tuple[Related, tuple[JsonObject, ...]]:
+    related: Related = {
+        ars.ERS: _runner_set_of(projection, ref, obj),
+        ars.LISTENER: _listener_of(projection, ref, obj, settings),
+    }
+    annotations = _mapping(meta(obj).get("annotations"))
+    for annotation, kind in ars.DEPENDENTS:
+        name = annotations.get(annotation)
+        if isinstance(name, str) and name:
+            related[annotation] = projection.get(kind, ref.namespace, name)
+    return related, ()
+
+
+def _ers(
+    projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
+) -> tuple[Related, tuple[JsonObject, ...]]:
+    secret = naming.runner_set_proxy_secret_name(ref.name, ref.namespace)
+    related: Related = {ephemeralrunnersets.PROXY_SECRET: projection.get("Secret", ref.namespace, secret)}
+    return related, tuple(_children(projection, obj, ER))
+
+
+def _er(
+    projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
+) -> tuple[Related, tuple[JsonObject, ...]]:
+    related: Related = {
+        ephemeralrunners.POD: projection.get("Pod", ref.namespace, ref.name),
+        ephemeralrunners.SECRET: projection.get("Secret", ref.namespace, ref.name),
+    }
+    return related, ()
+
+
+def _al(
+    projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
+) -> tuple[Related, tuple[JsonObject, ...]]:
+    listener = obj or {}
+    spec = listenerobjects.spec(listener)
+    ars_ns = listenerobjects.ars_namespace(listener)
+    config = listenerobjects.config_secret_ref(listener) if obj is not None else None
+    proxy = listenerobjects.proxy_secret_ref(listener) if obj is not None else None
+    credentials = str(spec.get("githubConfigSecret") or "")
+    related: Related = {
+        al.ARS: projection.get(ARS, ars_ns, str(spec.get("autoscalingRunnerSetName") or "")),
+        al.SERVICE_ACCOUNT: projection.get("ServiceAccount", ref.namespace, ref.name),
+        al.ROLE: projection.get("Role", ars_ns, ref.name),
+        al.ROLE_BINDING: projection.get("RoleBinding", ars_ns, ref.name),
+        al.CONFIG_SECRET: projection.get("Secret", config.namespace, config.name) if config else None,
+        al.PROXY_SECRET: projection.get("Secret", proxy.namespace, proxy.name) if proxy else None,
+        al.POD: projection.get("Pod", ref.namespace, ref.name),
+        al.CREDENTIALS_SECRET: projection.get("Secret", ars_ns, credentials) if credentials else None,
+    }
+    return related, ()
+
+
+BUILDERS: dict[str, Builder] = {ARS: _ars, ERS: _ers, ER: _er, AL: _al}

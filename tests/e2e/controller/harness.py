@@ -1,0 +1,200 @@
+"""What the controller e2e tests share: the world, the controller run in-process, and reading its journal.
+
+Inputs: an emulated cluster with the fake GitHub (``sim.world.World(github=True)``: its kubelet runs
+``runner`` and ``listener`` containers as simulated runners and arcsm's own listener), a PAT the fake
+accepts in a Secret beside the scale set. Outputs: ``Controller`` runs ``controller.running.run`` (the
+real composition root: real journal on disk under ``tmp_path``, real watchers, real executor) as a
+task, stops it as SIGTERM would, and starts it again on the same journal. Nothing is mocked.
+
+The journal is locked by the running controller; ``journaled`` reads it through a read-only connection,
+as ``arcsm journal export`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from controller import running
+from controller.settings import ControllerSettings, QueueSettings
+from sim.world import World
+from statemachines.snapshots import Settings as MachineSettings
+from store import reading, schema
+from store.records import Record, RecordType
+from store.settings import JournalSettings
+from tests.helpers import eventually
+from watchers.settings import WatchSettings
+
+GROUP, VERSION = "actions.github.com", "v1alpha1"
+NS = "default"
+CONTROLLER_NS = "arc-systems"
+PAT = "ghp_controllerE2eToken00000000000000001"
+SECRET = "github-config"
+RUNNER_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
+PLURALS = {
+    "AutoscalingRunnerSet": "autoscalingrunnersets",
+    "EphemeralRunnerSet": "ephemeralrunnersets",
+    "EphemeralRunner": "ephemeralrunners",
+    "AutoscalingListener": "autoscalinglisteners",
+}
+
+
+@contextlib.asynccontextmanager
+async def github_world() -> AsyncIterator[World]:
+    async with World(seed=1, github=True) as world:
+        world.github.allow_pat(PAT)
+        try:
+            yield world
+        finally:
+            await stop_pods(world)
+
+
+async def stop_pods(world: World) -> None:
+    """Delete the pods left running while the fake GitHub is still up: a listener stopped after it spends
+    its retries on a service that is gone."""
+    async with client.ApiClient(world.configuration()) as api:
+        core = client.CoreV1Api(api)
+        for namespace in (NS, CONTROLLER_NS):
+            await core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+
+        async def gone() -> bool:
+            pods = [(await core.list_namespaced_pod(namespace)).items for namespace in (NS, CONTROLLER_NS)]
+            return not any(pods)
+
+        await eventually(gone, timeout=10, what="the pods stopped")
+
+
+async def create_secret(api: client.ApiClient, namespace: str = NS, name: str = SECRET) -> None:
+    body = {"metadata": {"name": name, "namespace": namespace}, "stringData": {"github_token": PAT}}
+    await client.CoreV1Api(api).create_namespaced_secret(namespace, body)
+
+
+def scale_set_body(world: World, name: str = "arc", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "AutoscalingRunnerSet",
+        "metadata": {"name": name, "namespace": NS, "labels": {"app.kubernetes.io/version": "0.13.0"}},
+        "spec": {
+            "githubConfigUrl": world.github_url + "/org",
+            "githubConfigSecret": SECRET,
+            "minRunners": 0,
+            "maxRunners": 3,
+            "template": {"spec": {"containers": [{"name": "runner", "image": RUNNER_IMAGE}]}},
+            **spec,
+        },
+    }
+
+
+async def create(api: client.ApiClient, body: dict[str, Any]) -> dict[str, Any]:
+    namespace = body["metadata"]["namespace"]
+    created: dict[str, Any] = await client.CustomObjectsApi(api).create_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURALS[body["kind"]], body
+    )
+    return created
+
+
+async def get(api: client.ApiClient, kind: str, name: str, namespace: str = NS) -> dict[str, Any] | None:
+    try:
+        found: dict[str, Any] = await client.CustomObjectsApi(api).get_namespaced_custom_object(
+            GROUP, VERSION, namespace, PLURALS[kind], name
+        )
+    except ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    return found
+
+
+async def items(api: client.ApiClient, kind: str, namespace: str = NS) -> list[dict[str, Any]]:
+    listed = await client.CustomObjectsApi(api).list_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURALS[kind]
+    )
+    return list(listed["items"])
+
+
+async def delete(api: client.ApiClient, kind: str, name: str, namespace: str = NS) -> None:
+    await client.CustomObjectsApi(api).delete_namespaced_custom_object(
+        GROUP, VERSION, namespace, PLURALS[kind], name
+    )
+
+
+async def phase(api: client.ApiClient, name: str = "arc") -> str | None:
+    found = await get(api, "AutoscalingRunnerSet", name)
+    return None if found is None else (found.get("status") or {}).get("phase")
+
+
+async def journaled(path: Path, types: Collection[RecordType] | None = None) -> list[Record]:
+    """The journal's records (of ``types``), read beside the controller that holds it open."""
+    db = await schema.connect(path, read_only=True)
+    try:
+        sql, args = reading.query(
+            after=0, through=None, limit=None, kind=None, namespace=None, name=None, types=types
+        )
+        return await reading.select(db, sql, args)
+    finally:
+        await db.close()
+
+
+async def phases_journaled(path: Path, name: str = "arc") -> list[tuple[str, str, str]]:
+    """(from, to, trigger) of every ARS transition in the journal's decision records, in order."""
+    decisions = await journaled(path, {RecordType.DECISION})
+    return [
+        (t["from"], t["to"], t["trigger"])
+        for record in decisions
+        if record.kind == "AutoscalingRunnerSet" and record.name == name
+        for t in record.body["transitions"]
+    ]
+
+
+@dataclass
+class Controller:
+    """``arcsm run`` in-process: ``start``, ``stop`` (as SIGTERM does), ``start`` again on the journal."""
+
+    world: World
+    directory: Path
+    settings: ControllerSettings = field(init=False)
+    task: asyncio.Task[int] | None = None
+    stop_event: asyncio.Event = field(default_factory=asyncio.Event)
+    runs: int = 0
+
+    def __post_init__(self) -> None:
+        kubeconfig = self.world.write_kubeconfig(self.directory / "kubeconfig")
+        self.settings = ControllerSettings(
+            journal_path=self.directory / "journal.db",
+            kubeconfig=kubeconfig,
+            journal=JournalSettings(durable=False),
+            watch=WatchSettings(resync=None),
+            queue=QueueSettings(workers=4),
+            machines=MachineSettings(controller_namespace=CONTROLLER_NS, listener_image="arcsm:e2e"),
+        )
+
+    @property
+    def journal(self) -> Path:
+        return self.settings.journal_path
+
+    def start(self) -> None:
+        assert self.task is None or self.task.done(), "the controller is running"
+        self.stop_event = asyncio.Event()
+        self.task = asyncio.create_task(running.run(self.settings, stop=self.stop_event), name="arcsm run")
+        self.runs += 1
+
+    async def stop(self) -> int:
+        assert self.task is not None
+        self.stop_event.set()
+        async with asyncio.timeout(30):
+            return await self.task
+
+    async def __aenter__(self) -> Controller:
+        self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.task is not None and not self.task.done():
+            await self.stop()

@@ -1,0 +1,90 @@
+"""``arcsm run`` as a user runs it: a subprocess against the emulated world, stopped by SIGTERM or SIGINT
+with exit status 0 and a journal another process can open; a failure to start is one line and status 1."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from kubernetes_asyncio import client
+
+from sim.world import World
+from store.journal import Journal
+from store.records import RecordType
+from tests.e2e.controller import harness
+from tests.helpers import eventually
+
+ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[World]:
+    async with harness.github_world() as w:
+        yield w
+
+
+@pytest.fixture
+async def kube(world: World) -> AsyncIterator[client.ApiClient]:
+    async with client.ApiClient(world.configuration()) as api:
+        await harness.create_secret(api)
+        yield api
+
+
+async def arcsm_run(*args: str) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        ARCSM, "run", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_run_decides_and_stops_cleanly_on_a_signal(
+    world: World, kube: client.ApiClient, tmp_path: Path, sig: int
+) -> None:
+    kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+    journal = tmp_path / "journal.db"
+    proc = await arcsm_run(
+        "--journal", str(journal), "--kubeconfig", str(kubeconfig), "--namespace", "default"
+    )
+    try:
+        await harness.create(kube, harness.scale_set_body(world))
+
+        async def running() -> bool:
+            return await harness.phase(kube) == "Running"
+
+        await eventually(running, timeout=30, what="the scale set Running")
+        proc.send_signal(sig)
+        _, stderr = await asyncio.wait_for(proc.communicate(), timeout=30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, stderr.decode()[-2000:]
+    async with await Journal.open(journal) as opened:  # the lock is released: another process may open it
+        decisions = await opened.read(types={RecordType.DECISION}, kind="AutoscalingRunnerSet")
+    assert any(t["to"] == "Running" for d in decisions for t in d.body["transitions"])
+
+
+async def test_run_without_a_usable_kubeconfig_says_so_in_one_line(tmp_path: Path) -> None:
+    proc = await arcsm_run("--journal", str(tmp_path / "j.db"), "--kubeconfig", str(tmp_path / "missing"))
+    _, stderr = await asyncio.wait_for(proc.communicate(), timeout=30)
+    assert proc.returncode == 1
+    lines = stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("arcsm run: cannot use the kubeconfig"), lines
+
+
+async def test_run_on_a_journal_another_process_holds_says_so_in_one_line(
+    world: World, tmp_path: Path
+) -> None:
+    kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+    journal = tmp_path / "journal.db"
+    async with await Journal.open(journal):
+        proc = await arcsm_run("--journal", str(journal), "--kubeconfig", str(kubeconfig))
+        _, stderr = await asyncio.wait_for(proc.communicate(), timeout=30)
+    assert proc.returncode == 1
+    lines = stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and "is open in another process" in lines[0], lines

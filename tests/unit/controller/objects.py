@@ -1,0 +1,98 @@
+"""Hand-made objects and a hand-made journal prefix for the controller's unit tests.
+
+``Prefix`` folds records into a ``controller.folding.Fold`` exactly as the tail would (seq and time
+increase by one per record), so the projection, the results and the clock are the loop's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from controller.folding import Fold
+from statemachines import naming
+from statemachines.effects import ObjectRef
+from store import clocks
+from store.projection import Projection
+from store.records import Record, RecordType, Seq, observed
+
+NS = "runners"
+CONTROLLER_NS = "arc-systems"
+START = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def obj(
+    kind: str,
+    name: str,
+    namespace: str = NS,
+    *,
+    uid: str | None = None,
+    owner: tuple[str, str, str] | None = None,
+    labels: dict[str, str] | None = None,
+    spec: dict[str, Any] | None = None,
+    status: dict[str, Any] | None = None,
+    **meta: Any,
+) -> dict[str, Any]:
+    """An object of ``kind``; ``owner`` is (kind, name, uid) of its controller owner."""
+    metadata: dict[str, Any] = {
+        "name": name,
+        "namespace": namespace,
+        "uid": uid or f"{kind}-{name}-uid",
+        **meta,
+    }
+    if owner is not None:
+        metadata["ownerReferences"] = [
+            {
+                "apiVersion": naming.API_VERSION,
+                "kind": owner[0],
+                "name": owner[1],
+                "uid": owner[2],
+                "controller": True,
+            }
+        ]
+    if labels:
+        metadata["labels"] = labels
+    body: dict[str, Any] = {"kind": kind, "metadata": metadata}
+    if spec is not None:
+        body["spec"] = spec
+    if status is not None:
+        body["status"] = status
+    return body
+
+
+def ref(kind: str, name: str, namespace: str = NS) -> ObjectRef:
+    return ObjectRef(kind, namespace, name)
+
+
+@dataclass
+class Prefix:
+    fold: Fold = field(default_factory=lambda: Fold(Projection()))
+    seq: int = 0
+
+    def at(self, seq: int) -> str:
+        return clocks.format_time(START + timedelta(seconds=seq))
+
+    def append(self, record: Record) -> list[ObjectRef]:
+        self.seq += 1
+        return self.fold.apply(record.with_seq(Seq(self.seq), self.at(self.seq)))
+
+    def put(self, body: dict[str, Any], event: str = "ADDED") -> list[ObjectRef]:
+        return self.append(observed(event, body["kind"], body))
+
+    def modify(self, body: dict[str, Any]) -> list[ObjectRef]:
+        return self.put(body, "MODIFIED")
+
+    def delete(self, body: dict[str, Any]) -> list[ObjectRef]:
+        return self.put(body, "DELETED")
+
+    def result(self, subject: ObjectRef, uid: str, key: str, **body: Any) -> list[ObjectRef]:
+        record = Record(
+            type=RecordType.EFFECT_RESULT,
+            kind=subject.kind,
+            namespace=subject.namespace,
+            name=subject.name,
+            uid=uid,
+            body={"key": key, **body},
+        )
+        return self.append(record)
