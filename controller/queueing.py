@@ -26,6 +26,7 @@ from typing import Generic, TypeVar
 
 from aiolimiter import AsyncLimiter
 
+from controller import wakeups
 from controller.settings import QueueSettings
 
 K = TypeVar("K", bound=Hashable)
@@ -64,7 +65,7 @@ class WorkQueue(Generic[K]):
         self._order = itertools.count()
         self._backoff: Backoff[K] = Backoff(initial=settings.backoff_initial, maximum=settings.backoff_max)
         self._limiter = AsyncLimiter(settings.burst, settings.burst / settings.rate)
-        self._changed = asyncio.Event()
+        self._wakeup = wakeups.Wakeup()
         self._closed = False
 
     # -- adding --------------------------------------------------------------------------------------------
@@ -78,7 +79,7 @@ class WorkQueue(Generic[K]):
         elif key not in self._queued:
             self._queued.add(key)
             self._ready.append(key)
-            self._notify()
+            self._wakeup.notify()
 
     def add_after(self, key: K, delay: float) -> None:
         """Queue ``key`` once ``delay`` seconds have passed (an earlier pending delay for it wins)."""
@@ -92,7 +93,7 @@ class WorkQueue(Generic[K]):
             return
         self._waiting[key] = due
         heapq.heappush(self._timers, (due, next(self._order), key))
-        self._notify()
+        self._wakeup.notify()
 
     def add_rate_limited(self, key: K) -> float:
         """Queue ``key`` after its next backoff delay; returns the delay."""
@@ -125,7 +126,7 @@ class WorkQueue(Generic[K]):
                 self._queued.discard(key)
                 self._processing.add(key)
                 return key
-            await self._wait(self._next_due())
+            await self._wakeup.wait(self._next_due())
         return None
 
     def done(self, key: K) -> None:
@@ -138,7 +139,7 @@ class WorkQueue(Generic[K]):
     def shut_down(self) -> None:
         """Stop handing out keys; workers in a reconcile finish it."""
         self._closed = True
-        self._notify()
+        self._wakeup.notify()
 
     # -- reading -------------------------------------------------------------------------------------------
 
@@ -178,15 +179,3 @@ class WorkQueue(Generic[K]):
         while self._timers and self._waiting.get(self._timers[0][2]) != self._timers[0][0]:
             heapq.heappop(self._timers)  # stale: an earlier delay for the key already fired
         return max(self._timers[0][0] - self._now(), 0.0) if self._timers else None
-
-    async def _wait(self, timeout: float | None) -> None:
-        changed = self._changed
-        try:
-            async with asyncio.timeout(timeout):
-                await changed.wait()
-        except TimeoutError:
-            pass
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()

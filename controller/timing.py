@@ -13,14 +13,13 @@ stops has no result, so the outbox arms it again on start.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import NoReturn, Protocol
 
-from controller import logkeys
+from controller import logkeys, wakeups
 from statemachines.effects import ObjectRef, RequeueAfter
 from store import clocks
 from store.clocks import Clock
@@ -61,7 +60,7 @@ class Timers:
         self._journal = journal
         self._clock = clock
         self._pending: dict[ObjectRef, Pending] = {}
-        self._changed = asyncio.Event()
+        self._wakeup = wakeups.Wakeup()
 
     def arm(self, record: Record, effect: RequeueAfter) -> datetime:
         """Fire for ``effect`` (journaled as ``record``) when it is due; returns when that is."""
@@ -71,7 +70,7 @@ class Timers:
             self._pending[effect.target] = pending = Pending(due)
         pending.due = min(pending.due, due)
         pending.effects.append((record, effect))
-        self._notify()
+        self._wakeup.notify()
         return pending.due
 
     def pending(self) -> dict[ObjectRef, datetime]:
@@ -86,7 +85,7 @@ class Timers:
                 await self._fire(target, self._pending.pop(target))
             if due:
                 continue
-            await self._wait(self._next_in(now))
+            await self._wakeup.wait(self._next_in(now))
 
     async def _fire(self, target: ObjectRef, pending: Pending) -> None:
         timer = Record(
@@ -111,15 +110,3 @@ class Timers:
         if not self._pending:
             return None
         return max((min(p.due for p in self._pending.values()) - now).total_seconds(), 0.0)
-
-    async def _wait(self, timeout: float | None) -> None:
-        changed = self._changed
-        try:
-            async with asyncio.timeout(timeout):
-                await changed.wait()
-        except TimeoutError:
-            pass
-
-    def _notify(self) -> None:
-        changed, self._changed = self._changed, asyncio.Event()
-        changed.set()
