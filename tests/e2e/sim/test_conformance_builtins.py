@@ -15,22 +15,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import json
 import re
-from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
-import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.leaderelection import electionconfig, leaderelection
 from kubernetes_asyncio.leaderelection.resourcelock.leaselock import LeaseLock
 
 from sim.world import World
+from tests.e2e.sim.conformance import NS, error_status, raw_response
 from tests.helpers import eventually
 
-NS = "default"
 OTHER_SCHEDULER = "other-scheduler"
 GENERATED = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 
@@ -38,30 +34,11 @@ GENERATED = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 # -- helpers ----------------------------------------------------------------------------------------------
 
 
-def status_body(exc: ApiException) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(exc.body)
-    return body
-
-
 async def api_error(call: Any) -> dict[str, Any]:
-    """The Status body of the ApiException ``call`` (an awaitable) raises."""
-    with pytest.raises(ApiException) as raised:
-        await call
-    body = status_body(raised.value)
-    assert body["code"] == raised.value.status
+    """The Status body of the ApiException ``call`` (an awaitable) raises (``error_status``), a Failure."""
+    body = await error_status(call)
     assert (body["kind"], body["apiVersion"], body["status"]) == ("Status", "v1", "Failure")
     return body
-
-
-@contextlib.asynccontextmanager
-async def raw(
-    world: World, method: str, path: str, body: Any = None
-) -> AsyncIterator[aiohttp.ClientResponse]:
-    async with (
-        aiohttp.ClientSession() as session,
-        session.request(method, world.url + path, json=body) as resp,
-    ):
-        yield resp
 
 
 def b64(text: str) -> str:
@@ -91,7 +68,9 @@ async def test_s55_lease_micro_times_round_trip_in_utc(world: World) -> None:
         renewTime="2025-01-01T02:00:01.500000+02:00",
         leaseTransitions=0,
     )
-    async with raw(world, "POST", f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases", body) as resp:
+    async with raw_response(
+        world, "POST", f"/apis/coordination.k8s.io/v1/namespaces/{NS}/leases", body
+    ) as resp:
         assert resp.status == 201
         created = await resp.json()
     assert created["spec"] == {
@@ -364,7 +343,7 @@ async def test_s57_core_and_events_v1_share_one_store(world: World, kube: client
 
     await core.create_namespaced_event(NS, core_event("s57-legacy"))
     # A legacy event has eventTime null, which kubernetes_asyncio's EventsV1Event refuses: read it raw.
-    async with raw(world, "GET", f"{EVENTS_V1}/s57-legacy") as resp:
+    async with raw_response(world, "GET", f"{EVENTS_V1}/s57-legacy") as resp:
         as_v1 = await resp.json()
     assert (as_v1["apiVersion"], as_v1["kind"]) == ("events.k8s.io/v1", "Event")
     assert as_v1["eventTime"] is None
@@ -373,7 +352,7 @@ async def test_s57_core_and_events_v1_share_one_store(world: World, kube: client
     assert as_v1["deprecatedSource"] == {"component": "tester"}
     assert as_v1["deprecatedFirstTimestamp"] == "2025-01-01T00:00:00Z"
     assert as_v1["regarding"]["name"] == "p"
-    async with raw(world, "GET", EVENTS_V1) as resp:
+    async with raw_response(world, "GET", EVENTS_V1) as resp:
         listed = {e["metadata"]["name"] for e in (await resp.json())["items"]}
     assert {"s57-shared", "s57-legacy"} <= listed
     listed = {e.metadata.name for e in (await core.list_namespaced_event(NS)).items}
@@ -392,7 +371,7 @@ async def test_s57_repeats_aggregated_by_patch(world: World, kube: client.ApiCli
         "s57-count", NS, {"count": 2, "lastTimestamp": "2025-01-01T00:01:00Z"}
     )
     assert bumped.count == 2
-    async with raw(world, "GET", f"{EVENTS_V1}/s57-count") as resp:
+    async with raw_response(world, "GET", f"{EVENTS_V1}/s57-count") as resp:
         assert (await resp.json())["deprecatedCount"] == 2
 
     await events.create_namespaced_event(NS, v1_event("s57-series"))
@@ -512,7 +491,7 @@ async def test_s59_binding_subresource(world: World, kube: client.ApiClient) -> 
     core = client.CoreV1Api(kube)
     await core.create_namespaced_pod(NS, pod("s59"))
     path = f"/api/v1/namespaces/{NS}/pods/s59/binding"
-    async with raw(world, "POST", path, binding("s59", "s59-node")) as resp:
+    async with raw_response(world, "POST", path, binding("s59", "s59-node")) as resp:
         assert resp.status == 201
         assert await resp.json() == {
             "kind": "Status",
@@ -525,7 +504,7 @@ async def test_s59_binding_subresource(world: World, kube: client.ApiClient) -> 
     assert bound.spec.node_name == "s59-node"
     assert {c.type: c.status for c in bound.status.conditions} == {"PodScheduled": "True"}
 
-    async with raw(world, "POST", path, binding("s59", "elsewhere")) as resp:
+    async with raw_response(world, "POST", path, binding("s59", "elsewhere")) as resp:
         assert resp.status == 409
         body = await resp.json()
     assert body == {
@@ -547,7 +526,7 @@ async def test_s59_binding_a_deleting_pod_conflicts(world: World, kube: client.A
     body["metadata"]["finalizers"] = ["example.com/hold"]
     await core.create_namespaced_pod(NS, body)
     await core.delete_namespaced_pod("s59-del", NS)
-    async with raw(
+    async with raw_response(
         world, "POST", f"/api/v1/namespaces/{NS}/pods/s59-del/binding", binding("s59-del", "n")
     ) as resp:
         assert resp.status == 409
@@ -571,7 +550,7 @@ async def test_s59_node_name_cannot_be_changed_by_update(world: World, kube: cli
     assert body["message"].startswith(
         'Pod "s59-upd" is invalid: spec: Forbidden: pod updates may not change fields other than '
     )
-    async with raw(
+    async with raw_response(
         world, "POST", f"/api/v1/namespaces/{NS}/pods/s59-upd/binding", binding("s59-upd", "n1")
     ) as resp:
         assert resp.status == 201
@@ -756,7 +735,7 @@ async def test_s66_namespace_deletion(world: World, kube: client.ApiClient) -> N
     )
 
     # The answer is the Namespace, which kubernetes_asyncio would read as a Status: read it raw.
-    async with raw(world, "DELETE", "/api/v1/namespaces/s66-ns") as resp:
+    async with raw_response(world, "DELETE", "/api/v1/namespaces/s66-ns") as resp:
         assert resp.status == 200
         deleting = await resp.json()
     assert deleting["kind"] == "Namespace"

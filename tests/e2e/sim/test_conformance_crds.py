@@ -8,23 +8,16 @@ kubernetes_asyncio's CustomObjectsApi otherwise (merge patches pass ``_content_t
 
 from __future__ import annotations
 
-import contextlib
 import copy
-import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import aiohttp
-import pytest
 from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
 
 from sim.world import World
+from tests.e2e.sim.conformance import GROUP, MERGE, NS, VERSION, error_status, raw_response
 
-NS = "default"
-GROUP, VERSION = "actions.github.com", "v1alpha1"
 ER_PATH = f"/apis/{GROUP}/{VERSION}/namespaces/{NS}/ephemeralrunners"
-MERGE = "application/merge-patch+json"
 QUANTITY_PATTERN = (
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
     r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
@@ -54,18 +47,6 @@ def ars(name: str, **spec: Any) -> dict[str, Any]:
     }
 
 
-@contextlib.asynccontextmanager
-async def raw(
-    world: World, method: str, path: str, body: Any = None, content_type: str = "application/json"
-) -> AsyncIterator[aiohttp.ClientResponse]:
-    data = None if body is None else json.dumps(body)
-    async with (
-        aiohttp.ClientSession() as session,
-        session.request(method, world.url + path, data=data, headers={"Content-Type": content_type}) as resp,
-    ):
-        yield resp
-
-
 def warnings(resp: aiohttp.ClientResponse) -> list[str]:
     return list(resp.headers.getall("Warning", []))
 
@@ -73,14 +54,6 @@ def warnings(resp: aiohttp.ClientResponse) -> list[str]:
 def unknown(path: str) -> str:
     """The Warning header kube-apiserver sends for a pruned field."""
     return f'299 - "unknown field \\"{path}\\""'
-
-
-async def api_error(call: Any) -> dict[str, Any]:
-    with pytest.raises(ApiException) as raised:
-        await call
-    body: dict[str, Any] = json.loads(raised.value.body)
-    assert body["code"] == raised.value.status
-    return body
 
 
 def crs(kube: client.ApiClient) -> client.CustomObjectsApi:
@@ -100,7 +73,7 @@ def with_unknown_fields(name: str) -> dict[str, Any]:
 
 
 async def test_s62_unknown_fields_pruned_with_warnings(world: World, kube: client.ApiClient) -> None:
-    async with raw(world, "POST", ER_PATH, with_unknown_fields("s62")) as resp:
+    async with raw_response(world, "POST", ER_PATH, with_unknown_fields("s62")) as resp:
         assert resp.status == 201
         created = await resp.json()
         got = warnings(resp)
@@ -122,7 +95,7 @@ async def test_s62_status_writes_are_pruned_too(world: World, kube: client.ApiCl
         GROUP, VERSION, NS, "ephemeralrunners", er("s62-st")
     )
     created["status"] = {"phase": "Running", "bogus": 1}
-    async with raw(world, "PUT", f"{ER_PATH}/s62-st/status", created) as resp:
+    async with raw_response(world, "PUT", f"{ER_PATH}/s62-st/status", created) as resp:
         assert resp.status == 200
         updated = await resp.json()
         assert warnings(resp) == [unknown("status.bogus")]
@@ -132,7 +105,7 @@ async def test_s62_status_writes_are_pruned_too(world: World, kube: client.ApiCl
 async def test_s62_field_validation_strict_rejects_unknown_fields(
     world: World, kube: client.ApiClient
 ) -> None:
-    async with raw(
+    async with raw_response(
         world, "POST", f"{ER_PATH}?fieldValidation=Strict", with_unknown_fields("s62-strict")
     ) as resp:
         assert resp.status == 400
@@ -150,18 +123,18 @@ async def test_s62_field_validation_strict_rejects_unknown_fields(
         "reason": "BadRequest",
         "code": 400,
     }
-    body = await api_error(
+    body = await error_status(
         crs(kube).get_namespaced_custom_object(GROUP, VERSION, NS, "ephemeralrunners", "s62-strict")
     )
     assert body["code"] == 404
     # Known fields only: Strict accepts.
-    async with raw(world, "POST", f"{ER_PATH}?fieldValidation=Strict", er("s62-strict")) as resp:
+    async with raw_response(world, "POST", f"{ER_PATH}?fieldValidation=Strict", er("s62-strict")) as resp:
         assert resp.status == 201
         assert warnings(resp) == []
 
 
 async def test_s62_field_validation_ignore_prunes_silently(world: World) -> None:
-    async with raw(
+    async with raw_response(
         world, "POST", f"{ER_PATH}?fieldValidation=Ignore", with_unknown_fields("s62-ignore")
     ) as resp:
         assert resp.status == 201
@@ -174,7 +147,9 @@ async def test_s62_patch_of_only_unknown_fields_is_a_no_op(world: World, kube: c
     created = await crs(kube).create_namespaced_custom_object(
         GROUP, VERSION, NS, "ephemeralrunners", er("s62-noop")
     )
-    async with raw(world, "PATCH", f"{ER_PATH}/s62-noop", {"spec": {"bogus": 1}}, content_type=MERGE) as resp:
+    async with raw_response(
+        world, "PATCH", f"{ER_PATH}/s62-noop", {"spec": {"bogus": 1}}, content_type=MERGE
+    ) as resp:
         assert resp.status == 200
         patched = await resp.json()
         assert warnings(resp) == [unknown("spec.bogus")]
@@ -228,7 +203,7 @@ async def test_s64_required_fields(world: World, kube: client.ApiClient) -> None
     body = er("s64-req")
     del body["spec"]["githubConfigUrl"]
     del body["spec"]["runnerScaleSetId"]
-    status = await api_error(
+    status = await error_status(
         crs(kube).create_namespaced_custom_object(GROUP, VERSION, NS, "ephemeralrunners", body)
     )
     assert (status["code"], status["reason"]) == (422, "Invalid")
@@ -250,7 +225,7 @@ async def test_s64_required_fields(world: World, kube: client.ApiClient) -> None
 async def test_s64_type_and_minimum(world: World, kube: client.ApiClient) -> None:
     body = er("s64-type")
     body["spec"]["runnerScaleSetId"] = "abc"
-    status = await api_error(
+    status = await error_status(
         crs(kube).create_namespaced_custom_object(GROUP, VERSION, NS, "ephemeralrunners", body)
     )
     assert status["message"] == (
@@ -266,7 +241,7 @@ async def test_s64_type_and_minimum(world: World, kube: client.ApiClient) -> Non
             "field": "spec.runnerScaleSetId",
         }
     ]
-    status = await api_error(
+    status = await error_status(
         crs(kube).create_namespaced_custom_object(
             GROUP, VERSION, NS, "autoscalingrunnersets", ars("s64-min", minRunners=-1)
         )
@@ -281,7 +256,7 @@ async def test_s64_type_and_minimum(world: World, kube: client.ApiClient) -> Non
 async def test_s64_quantities_pattern_and_int_or_string(world: World, kube: client.ApiClient) -> None:
     body = er("s64-qty")
     body["spec"]["spec"]["containers"][0]["resources"] = {"limits": {"cpu": "lots", "memory": 512}}
-    status = await api_error(
+    status = await error_status(
         crs(kube).create_namespaced_custom_object(GROUP, VERSION, NS, "ephemeralrunners", body)
     )
     field = "spec.spec.containers[0].resources.limits.cpu"
@@ -301,7 +276,7 @@ async def test_s64_quantities_pattern_and_int_or_string(world: World, kube: clie
 async def test_s64_list_map_keys_unique(world: World, kube: client.ApiClient) -> None:
     body = er("s64-dup")
     body["spec"]["spec"]["containers"].append(copy.deepcopy(body["spec"]["spec"]["containers"][0]))
-    status = await api_error(
+    status = await error_status(
         crs(kube).create_namespaced_custom_object(GROUP, VERSION, NS, "ephemeralrunners", body)
     )
     assert (status["code"], status["reason"]) == (422, "Invalid")
@@ -316,7 +291,7 @@ async def test_s64_list_map_keys_unique(world: World, kube: client.ApiClient) ->
 async def test_s64_validation_runs_on_status_and_main_writes(world: World, kube: client.ApiClient) -> None:
     api = crs(kube)
     await api.create_namespaced_custom_object(GROUP, VERSION, NS, "ephemeralrunners", er("s64-st"))
-    status = await api_error(
+    status = await error_status(
         api.patch_namespaced_custom_object_status(
             GROUP,
             VERSION,
@@ -342,7 +317,7 @@ async def test_s64_validation_runs_on_status_and_main_writes(world: World, kube:
         _content_type=MERGE,
     )
     assert ok["status"] == {"failures": {"a": "2025-01-01T00:00:00Z"}, "jobRequestId": 7}
-    status = await api_error(
+    status = await error_status(
         api.patch_namespaced_custom_object(
             GROUP,
             VERSION,

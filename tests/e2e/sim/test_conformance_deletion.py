@@ -19,53 +19,39 @@ import asyncio
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 
 import pytest
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from tests.e2e.sim import conformance
+from tests.e2e.sim.conformance import (
+    ARS,
+    GROUP,
+    MERGE,
+    NS,
+    SLEEP,
+    VERSION,
+    ars_events,
+    default_sa_ready,
+    failure,
+    get_ars,
+    patch_ars,
+    rv,
+)
 from tests.helpers import eventually
 
-NS = "default"
-# Containers that keep running until stopped (busybox's default shell would exit at once).
-SLEEP = ["sleep", "3600"]
-GROUP, VERSION, ARS = "actions.github.com", "v1alpha1", "autoscalingrunnersets"
 ARS_QUALIFIED = f"{ARS}.{GROUP}"
-MERGE = "application/merge-patch+json"
 HOLD = "example.com/hold"
 UNSERVED_NODE = "unserved-node"
+ARS_SPEC = {"githubConfigUrl": "https://github.com/example/repo", "minRunners": 0, "maxRunners": 5}
+ars_body = partial(conformance.ars, spec=ARS_SPEC)
+create_ars = partial(conformance.create_ars, spec=ARS_SPEC)
 
 
 # -- helpers ------------------------------------------------------------------------------------------
-
-
-def ars_body(name: str, **meta: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "AutoscalingRunnerSet",
-        "metadata": {"name": name, **meta},
-        "spec": {"githubConfigUrl": "https://github.com/example/repo", "minRunners": 0, "maxRunners": 5},
-    }
-
-
-async def create_ars(custom: client.CustomObjectsApi, name: str, **meta: Any) -> dict[str, Any]:
-    created: dict[str, Any] = await custom.create_namespaced_custom_object(
-        GROUP, VERSION, NS, ARS, ars_body(name, **meta)
-    )
-    return created
-
-
-async def get_ars(custom: client.CustomObjectsApi, name: str) -> dict[str, Any]:
-    obj: dict[str, Any] = await custom.get_namespaced_custom_object(GROUP, VERSION, NS, ARS, name)
-    return obj
-
-
-async def patch_ars(custom: client.CustomObjectsApi, name: str, body: Any) -> dict[str, Any]:
-    obj: dict[str, Any] = await custom.patch_namespaced_custom_object(
-        GROUP, VERSION, NS, ARS, name, body, _content_type=MERGE
-    )
-    return obj
 
 
 async def delete_ars(custom: client.CustomObjectsApi, name: str, **kwargs: Any) -> tuple[int, dict[str, Any]]:
@@ -91,25 +77,6 @@ def status_of(exc: ApiException) -> dict[str, Any]:
     return body
 
 
-def failure(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-    }
-    if details is not None:
-        body["details"] = details
-    body["code"] = code
-    return body
-
-
-def rv(obj: dict[str, Any]) -> int:
-    return int(obj["metadata"]["resourceVersion"])
-
-
 def parse_time(text: str) -> datetime:
     assert text.endswith("Z") and len(text) == 20, f"not a second-precision UTC timestamp: {text!r}"
     return datetime.fromisoformat(text)
@@ -127,36 +94,6 @@ async def gone(read: Callable[[], Any]) -> bool:
             return True
         raise
     return False
-
-
-async def ars_events(
-    custom: client.CustomObjectsApi,
-    name: str,
-    since: str,
-    until: Callable[[str, dict[str, Any]], bool],
-    within: float = 5.0,
-) -> list[tuple[str, dict[str, Any]]]:
-    seen: list[tuple[str, dict[str, Any]]] = []
-    async with asyncio.timeout(within), watch.Watch() as w:
-        async for event in w.stream(
-            custom.list_namespaced_custom_object,
-            GROUP,
-            VERSION,
-            NS,
-            ARS,
-            field_selector=f"metadata.name={name}",
-            resource_version=since,
-        ):
-            seen.append((event["type"], event["raw_object"]))
-            if until(event["type"], event["raw_object"]):
-                break
-    return seen
-
-
-async def default_sa(core: client.CoreV1Api) -> None:
-    await eventually(
-        lambda: core.read_namespaced_service_account("default", NS), what="default ServiceAccount"
-    )
 
 
 def pod_body(
@@ -270,7 +207,7 @@ async def test_s36_immediate_delete_answers_a_status_or_the_object(kube: client.
     core = client.CoreV1Api(kube)
     rbac = client.RbacAuthorizationV1Api(kube)
     coordination = client.CoordinationV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
     ars = await create_ars(custom, "resp")
     secret = await core.create_namespaced_secret(NS, {"metadata": {"name": "resp"}})
     role = await rbac.create_namespaced_role(NS, {"metadata": {"name": "resp"}, "rules": []})
@@ -336,7 +273,7 @@ async def test_s36_deferred_delete_answers_the_updated_object(kube: client.ApiCl
     custom = client.CustomObjectsApi(kube)
     core = client.CoreV1Api(kube)
     rbac = client.RbacAuthorizationV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
     await create_ars(custom, "deferred", finalizers=[HOLD])
     await core.create_namespaced_secret(NS, {"metadata": {"name": "deferred", "finalizers": [HOLD]}})
     await core.create_namespaced_service_account(NS, {"metadata": {"name": "deferred", "finalizers": [HOLD]}})
@@ -438,7 +375,7 @@ async def test_s37_redelete_with_a_new_policy_still_adds_the_gc_finalizer(kube: 
 async def test_s38_delete_preconditions(kube: client.ApiClient) -> None:
     custom = client.CustomObjectsApi(kube)
     core = client.CoreV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
     created = await create_ars(custom, "pre")
     uid, current = created["metadata"]["uid"], created["metadata"]["resourceVersion"]
     pod = await core.create_namespaced_pod(NS, pod_body("pre", scheduler="other-scheduler"))
@@ -497,7 +434,7 @@ async def test_s38_delete_preconditions(kube: client.ApiClient) -> None:
 
 async def test_s39_grace_comes_from_the_pod_spec_or_the_request(kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
     await scheduled_pod(core, "grace-spec", grace=45)
     await scheduled_pod(core, "grace-param")
     await scheduled_pod(core, "grace-negative")
@@ -519,7 +456,7 @@ async def test_s39_grace_comes_from_the_pod_spec_or_the_request(kube: client.Api
 
 async def test_s39_unbound_and_terminal_pods_are_deleted_at_once(kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
     await core.create_namespaced_pod(NS, pod_body("unbound", scheduler="other-scheduler", grace=60))
     await core.create_namespaced_pod(NS, pod_body("finished", node=UNSERVED_NODE, grace=60))
     await core.patch_namespaced_pod_status("finished", NS, {"status": {"phase": "Succeeded"}})
@@ -532,7 +469,7 @@ async def test_s39_unbound_and_terminal_pods_are_deleted_at_once(kube: client.Ap
 
 async def test_s39_a_later_delete_may_only_shorten_the_grace(kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
     await core.create_namespaced_pod(NS, pod_body("shorten", node=UNSERVED_NODE))
 
     first = await core.delete_namespaced_pod("shorten", NS, grace_period_seconds=60)

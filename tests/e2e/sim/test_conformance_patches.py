@@ -14,62 +14,43 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import partial
 from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from tests.helpers import eventually
+from tests.e2e.sim import conformance
+from tests.e2e.sim.conformance import (
+    ARS,
+    GROUP,
+    MERGE,
+    NS,
+    SLEEP,
+    VERSION,
+    default_sa_ready,
+    get_ars,
+    patch_ars,
+    rv,
+)
 
-NS = "default"
-# Containers that keep running until stopped (busybox's default shell would exit at once).
-SLEEP = ["sleep", "3600"]
-GROUP, VERSION, ARS = "actions.github.com", "v1alpha1", "autoscalingrunnersets"
-MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 APPLY = "application/apply-patch+yaml"
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 ARS_QUALIFIED = f"{ARS}.{GROUP}"
+ARS_SPEC = {
+    "githubConfigUrl": "https://github.com/example/repo",
+    "githubConfigSecret": "github-secret",
+    "minRunners": 0,
+    "maxRunners": 5,
+    "runnerScaleSetLabels": ["linux", "x64"],
+}
+ars_body = partial(conformance.ars, spec=ARS_SPEC)
+create_ars = partial(conformance.create_ars, spec=ARS_SPEC)
 
 
 # -- helpers ------------------------------------------------------------------------------------------
-
-
-def ars_body(name: str, **meta: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "AutoscalingRunnerSet",
-        "metadata": {"name": name, **meta},
-        "spec": {
-            "githubConfigUrl": "https://github.com/example/repo",
-            "githubConfigSecret": "github-secret",
-            "minRunners": 0,
-            "maxRunners": 5,
-            "runnerScaleSetLabels": ["linux", "x64"],
-        },
-    }
-
-
-async def create_ars(custom: client.CustomObjectsApi, name: str, **meta: Any) -> dict[str, Any]:
-    created: dict[str, Any] = await custom.create_namespaced_custom_object(
-        GROUP, VERSION, NS, ARS, ars_body(name, **meta)
-    )
-    return created
-
-
-async def get_ars(custom: client.CustomObjectsApi, name: str) -> dict[str, Any]:
-    obj: dict[str, Any] = await custom.get_namespaced_custom_object(GROUP, VERSION, NS, ARS, name)
-    return obj
-
-
-async def patch_ars(
-    custom: client.CustomObjectsApi, name: str, body: Any, content_type: str = MERGE
-) -> dict[str, Any]:
-    obj: dict[str, Any] = await custom.patch_namespaced_custom_object(
-        GROUP, VERSION, NS, ARS, name, body, _content_type=content_type
-    )
-    return obj
 
 
 def status_of(exc: ApiException) -> dict[str, Any]:
@@ -88,17 +69,6 @@ def sans_managed_fields(obj: dict[str, Any]) -> dict[str, Any]:
     subresource)."""
     meta = {k: v for k, v in obj["metadata"].items() if k != "managedFields"}
     return {**obj, "metadata": meta}
-
-
-def rv(obj: dict[str, Any]) -> int:
-    return int(obj["metadata"]["resourceVersion"])
-
-
-async def default_sa(core: client.CoreV1Api) -> None:
-    """Pods need the ``default`` ServiceAccount, which the ServiceAccount controller creates."""
-    await eventually(
-        lambda: core.read_namespaced_service_account("default", NS), what="default ServiceAccount"
-    )
 
 
 def pod_body(name: str, *, containers: tuple[str, ...] = ("main",), **meta: Any) -> dict[str, Any]:
@@ -316,7 +286,7 @@ async def test_s24_strategic_merge_patch_on_a_custom_resource_is_415(kube: clien
 
 async def test_s24_strategic_merge_patch_merges_pod_lists_by_key(kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
     owner_a = await core.create_namespaced_config_map(NS, {"metadata": {"name": "owner-a"}})
     owner_b = await core.create_namespaced_config_map(NS, {"metadata": {"name": "owner-b"}})
     ref_a = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner-a", "uid": owner_a.metadata.uid}
@@ -676,7 +646,7 @@ async def test_s28_both_endpoints_enforce_resource_version(kube: client.ApiClien
 
 async def test_s29_pod_status_writes_keep_spec_and_owners_but_apply_labels(kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
     owner = await core.create_namespaced_config_map(NS, {"metadata": {"name": "pod-owner"}})
     ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "pod-owner", "uid": owner.metadata.uid}
     created = await core.create_namespaced_pod(
@@ -711,7 +681,7 @@ async def test_s29_pod_status_writes_keep_spec_and_owners_but_apply_labels(kube:
 
 async def test_s29_main_pod_writes_keep_the_stored_status(kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
     created = await core.create_namespaced_pod(NS, pod_body("main-pod"))
     assert created.status.phase == "Pending"
 

@@ -22,11 +22,8 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.dynamic import DynamicClient
 
 from sim.world import World
-from tests.helpers import eventually
+from tests.e2e.sim.conformance import ARS, GROUP, NS, VERSION, ars, default_sa_ready, pod, status_body
 
-NS = "default"
-GROUP, VERSION = "actions.github.com", "v1alpha1"
-ARS = "autoscalingrunnersets"
 ARS_PATH = f"/apis/{GROUP}/{VERSION}/namespaces/{NS}/{ARS}"
 SECRETS_PATH = f"/api/v1/namespaces/{NS}/secrets"
 NOT_FOUND = "the server could not find the requested resource"
@@ -35,21 +32,6 @@ UNKNOWN_FORMAT = "the body of the request was in an unknown format - accepted me
 
 
 # -- helpers ------------------------------------------------------------------------------------------
-
-
-def ars(name: str, **metadata: Any) -> dict[str, Any]:
-    """A minimal AutoscalingRunnerSet (the CRD requires no spec field)."""
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "AutoscalingRunnerSet",
-        "metadata": {"name": name, **metadata},
-        "spec": {"githubConfigUrl": "https://github.com/example", "githubConfigSecret": "gh"},
-    }
-
-
-def status_body(exc: ApiException) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(exc.body)
-    return body
 
 
 async def raw(
@@ -73,25 +55,6 @@ async def raw(
     ):
         payload = await resp.read()
         return resp.status, resp.headers, json.loads(payload) if payload else None
-
-
-async def default_sa_ready(core: client.CoreV1Api, namespace: str = NS) -> None:
-    """Pods need the ``default`` ServiceAccount the ServiceAccount controller creates."""
-
-    async def ready() -> bool:
-        try:
-            await core.read_namespaced_service_account("default", namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return False
-            raise
-        return True
-
-    await eventually(ready, what=f"ServiceAccount {namespace}/default")
-
-
-def pod(name: str, **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
 
 
 # -- S01 URL layout -----------------------------------------------------------------------------------

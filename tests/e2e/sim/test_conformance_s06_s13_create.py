@@ -10,21 +10,28 @@ real kube-apiserver (1.34/1.35) with the project's CRDs answers.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
-import aiohttp
-import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from sim.world import World
+from tests.e2e.sim.conformance import (
+    ARS,
+    GROUP,
+    NS,
+    VERSION,
+    api_error,
+    ars,
+    default_sa_ready,
+    failure,
+    pod,
+    raw,
+    status_body,
+)
 from tests.helpers import eventually
 
-NS = "default"
-GROUP, VERSION = "actions.github.com", "v1alpha1"
-ARS = "autoscalingrunnersets"
 ARS_PATH = f"/apis/{GROUP}/{VERSION}/namespaces/{NS}/{ARS}"
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 UID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -32,74 +39,6 @@ GENERATED = "[bcdfghjklmnpqrstvwxz2456789]{5}"
 
 
 # -- helpers ------------------------------------------------------------------------------------------
-
-
-def ars(name: str | None = None, **metadata: Any) -> dict[str, Any]:
-    """A minimal AutoscalingRunnerSet (the CRD requires no spec field)."""
-    meta: dict[str, Any] = dict(metadata)
-    if name is not None:
-        meta["name"] = name
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "AutoscalingRunnerSet",
-        "metadata": meta,
-        "spec": {"githubConfigUrl": "https://github.com/example", "githubConfigSecret": "gh"},
-    }
-
-
-def pod(name: str, **spec: Any) -> dict[str, Any]:
-    return {"metadata": {"name": name}, "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
-
-
-def status_body(exc: ApiException) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(exc.body)
-    return body
-
-
-def failure(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The Status body of an error, in the field order kube-apiserver writes it."""
-    body: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-    }
-    if details is not None:
-        body["details"] = details
-    body["code"] = code
-    return body
-
-
-async def raw(world: World, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-    """One JSON request over plain HTTP: (status, decoded body)."""
-    async with (
-        aiohttp.ClientSession() as session,
-        session.request(method, world.url + path, json=body) as resp,
-    ):
-        return resp.status, await resp.json()
-
-
-async def default_sa_ready(core: client.CoreV1Api, namespace: str = NS) -> None:
-    """Pods need the ``default`` ServiceAccount the ServiceAccount controller creates."""
-
-    async def ready() -> bool:
-        try:
-            await core.read_namespaced_service_account("default", namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return False
-            raise
-        return True
-
-    await eventually(ready, what=f"ServiceAccount {namespace}/default")
-
-
-async def create_error(coro: Any) -> ApiException:
-    with pytest.raises(ApiException) as caught:
-        await coro
-    return caught.value
 
 
 def causes(body: dict[str, Any]) -> list[tuple[str, str]]:
@@ -208,7 +147,7 @@ async def test_s07_body_namespace_empty_equal_or_different(world: World, kube: c
     equal = await crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars("s07-equal", namespace=NS))
     assert equal["metadata"]["namespace"] == NS
 
-    exc = await create_error(
+    exc = await api_error(
         crs.create_namespaced_custom_object(
             GROUP, VERSION, NS, ARS, ars("s07-other", namespace="arc-systems")
         )
@@ -216,7 +155,7 @@ async def test_s07_body_namespace_empty_equal_or_different(world: World, kube: c
     assert exc.status == 400
     assert status_body(exc) == failure(400, "BadRequest", MISMATCH)
 
-    exc = await create_error(
+    exc = await api_error(
         core.create_namespaced_secret(NS, {"metadata": {"name": "s07", "namespace": "arc-systems"}})
     )
     assert exc.status == 400
@@ -225,7 +164,7 @@ async def test_s07_body_namespace_empty_equal_or_different(world: World, kube: c
     # The same rule holds for a PUT.
     secret = await core.create_namespaced_secret(NS, {"metadata": {"name": "s07"}})
     secret.metadata.namespace = "arc-systems"
-    exc = await create_error(core.replace_namespaced_secret("s07", NS, secret))
+    exc = await api_error(core.replace_namespaced_secret("s07", NS, secret))
     assert exc.status == 400
     assert status_body(exc) == failure(400, "BadRequest", MISMATCH)
 
@@ -258,7 +197,7 @@ async def test_s08_duplicate_name_is_409_already_exists(world: World, kube: clie
     await default_sa_ready(core)
 
     await crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars("s08"))
-    exc = await create_error(crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars("s08")))
+    exc = await api_error(crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars("s08")))
     assert exc.status == 409
     assert status_body(exc) == failure(
         409,
@@ -268,7 +207,7 @@ async def test_s08_duplicate_name_is_409_already_exists(world: World, kube: clie
     )
 
     await core.create_namespaced_pod(NS, pod("s08"))
-    exc = await create_error(core.create_namespaced_pod(NS, pod("s08")))
+    exc = await api_error(core.create_namespaced_pod(NS, pod("s08")))
     assert exc.status == 409
     assert status_body(exc) == failure(
         409, "AlreadyExists", 'pods "s08" already exists', {"name": "s08", "kind": "pods"}
@@ -287,7 +226,7 @@ async def test_s08_already_exists_while_terminating_says_so(world: World, kube: 
     await crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars("s08-term", **held))
     deleting = await crs.delete_namespaced_custom_object(GROUP, VERSION, NS, ARS, "s08-term")
     assert deleting["metadata"]["deletionTimestamp"]
-    exc = await create_error(crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars("s08-term")))
+    exc = await api_error(crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars("s08-term")))
     assert exc.status == 409
     assert status_body(exc) == failure(
         409,
@@ -298,7 +237,7 @@ async def test_s08_already_exists_while_terminating_says_so(world: World, kube: 
 
     await core.create_namespaced_secret(NS, {"metadata": {"name": "s08-term", **held}})
     await core.delete_namespaced_secret("s08-term", NS)
-    exc = await create_error(core.create_namespaced_secret(NS, {"metadata": {"name": "s08-term"}}))
+    exc = await api_error(core.create_namespaced_secret(NS, {"metadata": {"name": "s08-term"}}))
     assert exc.status == 409
     assert status_body(exc)["message"] == 'object is being deleted: secrets "s08-term" already exists'
 
@@ -345,7 +284,7 @@ async def test_s09_neither_name_nor_generate_name_is_422(world: World, kube: cli
         "field": "metadata.name",
     }
 
-    exc = await create_error(crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars()))
+    exc = await api_error(crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars()))
     assert exc.status == 422
     # An empty name is left out of the details (omitempty).
     assert status_body(exc) == failure(
@@ -355,7 +294,7 @@ async def test_s09_neither_name_nor_generate_name_is_422(world: World, kube: cli
         {"group": GROUP, "kind": "AutoscalingRunnerSet", "causes": [cause]},
     )
 
-    exc = await create_error(core.create_namespaced_secret(NS, {"metadata": {"labels": {"a": "b"}}}))
+    exc = await api_error(core.create_namespaced_secret(NS, {"metadata": {"labels": {"a": "b"}}}))
     assert exc.status == 422
     assert status_body(exc) == failure(
         422, "Invalid", f'Secret "" is invalid: {required}', {"kind": "Secret", "causes": [cause]}
@@ -410,19 +349,19 @@ async def test_s10_resource_version_on_create_is_500(world: World, kube: client.
     expected = failure(500, "", "resourceVersion should not be set on objects to be created")
     del expected["reason"]
 
-    exc = await create_error(
+    exc = await api_error(
         crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars("s10-rv", resourceVersion="12"))
     )
     assert exc.status == 500
     assert status_body(exc) == expected
 
-    exc = await create_error(
+    exc = await api_error(
         core.create_namespaced_secret(NS, {"metadata": {"name": "s10-rv", "resourceVersion": "12"}})
     )
     assert exc.status == 500
     assert status_body(exc) == expected
     # Nothing was stored.
-    exc = await create_error(core.read_namespaced_secret("s10-rv", NS))
+    exc = await api_error(core.read_namespaced_secret("s10-rv", NS))
     assert exc.status == 404
 
 
@@ -437,7 +376,7 @@ async def test_s11_names_are_dns_subdomains(world: World, kube: client.ApiClient
 
     too_long = "a" * 254
     for bad in ("Bad_Name", "a:b", "-a", too_long):
-        exc = await create_error(crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars(bad)))
+        exc = await api_error(crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars(bad)))
         assert exc.status == 422, bad
         body = status_body(exc)
         assert body["reason"] == "Invalid"
@@ -456,7 +395,7 @@ async def test_s11_names_are_dns_subdomains(world: World, kube: client.ApiClient
     ]
     for create in creators:
         for bad in ("Bad_Name", "a:b"):
-            exc = await create_error(create(bad))
+            exc = await api_error(create(bad))
             assert exc.status == 422, bad
             assert ("FieldValueInvalid", "metadata.name") in causes(status_body(exc))
         await create("s11.dotted-name")
@@ -472,7 +411,7 @@ async def test_s11_rbac_names_are_path_segments(world: World, kube: client.ApiCl
         ("..", "may not be '..'"),
         ("a/b", "may not contain '/'"),
     ):
-        exc = await create_error(rbac.create_namespaced_role(NS, {"metadata": {"name": bad}, "rules": []}))
+        exc = await api_error(rbac.create_namespaced_role(NS, {"metadata": {"name": bad}, "rules": []}))
         assert exc.status == 422, bad
         body = status_body(exc)
         assert body["message"] == (
@@ -501,12 +440,12 @@ async def test_s11_label_keys_and_values(world: World, kube: client.ApiClient) -
         {"a/b/c": "v"},  # two slashes
     ]
     for i, labels in enumerate(bad_labels):
-        exc = await create_error(
+        exc = await api_error(
             crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars(f"s11-bad-{i}", labels=labels))
         )
         assert exc.status == 422, labels
         assert set(causes(status_body(exc))) == {("FieldValueInvalid", "metadata.labels")}, labels
-        exc = await create_error(
+        exc = await api_error(
             core.create_namespaced_secret(NS, {"metadata": {"name": f"s11-bad-{i}", "labels": labels}})
         )
         assert exc.status == 422, labels
@@ -522,17 +461,17 @@ async def test_s11_annotations_total_at_most_256_kib(world: World, kube: client.
     created = await core.create_namespaced_secret(NS, {"metadata": {"name": "s11-fits", "annotations": fits}})
     assert len(created.metadata.annotations["k"]) == limit - 1
     too_big = {"k": "x" * limit}
-    exc = await create_error(
+    exc = await api_error(
         core.create_namespaced_secret(NS, {"metadata": {"name": "s11-big", "annotations": too_big}})
     )
     assert exc.status == 422
     assert causes(status_body(exc)) == [("FieldValueTooLong", "metadata.annotations")]
-    exc = await create_error(
+    exc = await api_error(
         crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars("s11-big", annotations=too_big))
     )
     assert exc.status == 422
     assert causes(status_body(exc)) == [("FieldValueTooLong", "metadata.annotations")]
-    exc = await create_error(
+    exc = await api_error(
         core.create_namespaced_secret(NS, {"metadata": {"name": "s11-key", "annotations": {"bad key": "v"}}})
     )
     assert exc.status == 422
@@ -548,12 +487,10 @@ async def test_s12_create_in_a_missing_namespace_is_404(world: World, kube: clie
     expected = failure(
         404, "NotFound", 'namespaces "s12-missing" not found', {"name": "s12-missing", "kind": "namespaces"}
     )
-    exc = await create_error(
-        crs.create_namespaced_custom_object(GROUP, VERSION, "s12-missing", ARS, ars("x"))
-    )
+    exc = await api_error(crs.create_namespaced_custom_object(GROUP, VERSION, "s12-missing", ARS, ars("x")))
     assert exc.status == 404
     assert status_body(exc) == expected
-    exc = await create_error(core.create_namespaced_secret("s12-missing", {"metadata": {"name": "x"}}))
+    exc = await api_error(core.create_namespaced_secret("s12-missing", {"metadata": {"name": "x"}}))
     assert exc.status == 404
     assert status_body(exc) == expected
 
@@ -593,7 +530,7 @@ async def test_s12_create_in_a_terminating_namespace_is_403(world: World, kube: 
         "message": f"namespace {doomed} is being terminated",
         "field": "metadata.namespace",
     }
-    exc = await create_error(core.create_namespaced_secret(doomed, {"metadata": {"name": "s12"}}))
+    exc = await api_error(core.create_namespaced_secret(doomed, {"metadata": {"name": "s12"}}))
     assert exc.status == 403
     assert status_body(exc) == failure(
         403,
@@ -601,7 +538,7 @@ async def test_s12_create_in_a_terminating_namespace_is_403(world: World, kube: 
         f'secrets "s12" is forbidden: {why}',
         {"name": "s12", "kind": "secrets", "causes": [cause]},
     )
-    exc = await create_error(crs.create_namespaced_custom_object(GROUP, VERSION, doomed, ARS, ars("s12")))
+    exc = await api_error(crs.create_namespaced_custom_object(GROUP, VERSION, doomed, ARS, ars("s12")))
     assert exc.status == 403
     assert status_body(exc) == failure(
         403,
@@ -633,7 +570,7 @@ async def test_s13_get_returns_the_object_with_type_fields(world: World, kube: c
 async def test_s13_get_missing_is_404_naming_the_resource(world: World, kube: client.ApiClient) -> None:
     crs = client.CustomObjectsApi(kube)
     core = client.CoreV1Api(kube)
-    exc = await create_error(crs.get_namespaced_custom_object(GROUP, VERSION, NS, "ephemeralrunners", "nope"))
+    exc = await api_error(crs.get_namespaced_custom_object(GROUP, VERSION, NS, "ephemeralrunners", "nope"))
     assert exc.status == 404
     assert status_body(exc) == failure(
         404,
@@ -641,7 +578,7 @@ async def test_s13_get_missing_is_404_naming_the_resource(world: World, kube: cl
         f'ephemeralrunners.{GROUP} "nope" not found',
         {"name": "nope", "group": GROUP, "kind": "ephemeralrunners"},
     )
-    exc = await create_error(crs.get_namespaced_custom_object_status(GROUP, VERSION, NS, ARS, "nope"))
+    exc = await api_error(crs.get_namespaced_custom_object_status(GROUP, VERSION, NS, ARS, "nope"))
     assert exc.status == 404
     assert status_body(exc)["message"] == f'{ARS}.{GROUP} "nope" not found'
     for read, plural in (
@@ -649,10 +586,10 @@ async def test_s13_get_missing_is_404_naming_the_resource(world: World, kube: cl
         (core.read_namespaced_secret, "secrets"),
         (core.read_namespaced_service_account, "serviceaccounts"),
     ):
-        exc = await create_error(read("nope", NS))
+        exc = await api_error(read("nope", NS))
         assert exc.status == 404
         assert status_body(exc) == failure(
             404, "NotFound", f'{plural} "nope" not found', {"name": "nope", "kind": plural}
         )
-    exc = await create_error(client.CoordinationV1Api(kube).read_namespaced_lease("nope", NS))
+    exc = await api_error(client.CoordinationV1Api(kube).read_namespaced_lease("nope", NS))
     assert status_body(exc)["details"] == {"name": "nope", "group": "coordination.k8s.io", "kind": "leases"}

@@ -12,42 +12,35 @@ kinds are scoped by a label of the test, so objects a real cluster creates on it
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import aiohttp
 import pytest
 from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
 
 from sim.world import World
-from tests.helpers import eventually
+from tests.e2e.sim.conformance import (
+    ARS,
+    GROUP,
+    MERGE,
+    NS,
+    VERSION,
+    api_error,
+    ars,
+    default_sa_ready,
+    failure,
+    raw,
+    rv,
+    status_body,
+)
 
-NS = "default"
-GROUP, VERSION = "actions.github.com", "v1alpha1"
-ARS = "autoscalingrunnersets"
 ARS_ALL = f"/apis/{GROUP}/{VERSION}/{ARS}"
 ARS_PATH = f"/apis/{GROUP}/{VERSION}/namespaces/{NS}/{ARS}"
 SECRETS_PATH = f"/api/v1/namespaces/{NS}/secrets"
-MERGE = "application/merge-patch+json"
 STALE = "the object has been modified; please apply your changes to the latest version and try again"
 TOO_OLD = "The provided continue parameter is too old to display a consistent list result."
 
 
 # -- helpers ------------------------------------------------------------------------------------------
-
-
-def ars(name: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
-    """A minimal AutoscalingRunnerSet (the CRD requires no spec field)."""
-    metadata: dict[str, Any] = {"name": name}
-    if labels is not None:
-        metadata["labels"] = labels
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "AutoscalingRunnerSet",
-        "metadata": metadata,
-        "spec": {"githubConfigUrl": "https://github.com/example", "githubConfigSecret": "gh"},
-    }
 
 
 def pod(name: str, labels: dict[str, str], **spec: Any) -> dict[str, Any]:
@@ -57,64 +50,8 @@ def pod(name: str, labels: dict[str, str], **spec: Any) -> dict[str, Any]:
     }
 
 
-def status_body(exc: ApiException) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(exc.body)
-    return body
-
-
-def failure(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-    }
-    if details is not None:
-        body["details"] = details
-    body["code"] = code
-    return body
-
-
-async def raw(world: World, method: str, path: str, body: Any = None, **params: str) -> tuple[int, Any]:
-    """One JSON request over plain HTTP: (status, decoded body)."""
-    async with (
-        aiohttp.ClientSession() as session,
-        session.request(method, world.url + path, json=body, params=params or None) as resp,
-    ):
-        return resp.status, await resp.json()
-
-
-async def api_error(coro: Any) -> ApiException:
-    with pytest.raises(ApiException) as caught:
-        await coro
-    return caught.value
-
-
 def names(listed: dict[str, Any]) -> list[str]:
     return [i["metadata"]["name"] for i in listed["items"]]
-
-
-def rv(obj: Any) -> int:
-    if isinstance(obj, dict):
-        return int(obj["metadata"]["resourceVersion"])
-    return int(obj.metadata.resource_version)
-
-
-async def default_sa_ready(core: client.CoreV1Api, namespace: str = NS) -> None:
-    """Pods need the ``default`` ServiceAccount the ServiceAccount controller creates."""
-
-    async def ready() -> bool:
-        try:
-            await core.read_namespaced_service_account("default", namespace)
-        except ApiException as exc:
-            if exc.status == 404:
-                return False
-            raise
-        return True
-
-    await eventually(ready, what=f"ServiceAccount {namespace}/default")
 
 
 # -- S14 list shape and resourceVersion ---------------------------------------------------------------------
@@ -208,7 +145,7 @@ async def test_s15_label_selector_operators(
 ) -> None:
     crs = client.CustomObjectsApi(kube)
     for name, labels in S15_OBJECTS.items():
-        await crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars(name, labels))
+        await crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars(name, labels=labels))
     listed = await crs.list_namespaced_custom_object(GROUP, VERSION, NS, ARS, label_selector=selector)
     assert names(listed) == expected
 
@@ -365,7 +302,9 @@ async def test_s16_only_equality_operators(world: World, kube: client.ApiClient,
 async def test_s17_pages_share_the_first_pages_snapshot(world: World, kube: client.ApiClient) -> None:
     crs = client.CustomObjectsApi(kube)
     for i in range(5):
-        await crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars(f"s17-{i}", {"test": "s17"}))
+        await crs.create_namespaced_custom_object(
+            GROUP, VERSION, NS, ARS, ars(f"s17-{i}", labels={"test": "s17"})
+        )
 
     first = await crs.list_namespaced_custom_object(GROUP, VERSION, NS, ARS, limit=2)
     assert names(first) == ["s17-0", "s17-1"]
@@ -400,7 +339,9 @@ async def test_s17_pages_share_the_first_pages_snapshot(world: World, kube: clie
 async def test_s17_limit_with_a_selector_has_no_remaining_count(world: World, kube: client.ApiClient) -> None:
     crs = client.CustomObjectsApi(kube)
     for i in range(4):
-        await crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars(f"s17-{i}", {"test": "s17"}))
+        await crs.create_namespaced_custom_object(
+            GROUP, VERSION, NS, ARS, ars(f"s17-{i}", labels={"test": "s17"})
+        )
     seen: list[str] = []
     token = ""
     pages = 0

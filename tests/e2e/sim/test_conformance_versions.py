@@ -10,57 +10,38 @@ cluster other writers consume revisions too, so nothing here assumes they are co
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from kubernetes_asyncio import client, watch
 
+from tests.e2e.sim import conformance
+from tests.e2e.sim.conformance import (
+    ARS,
+    GROUP,
+    MERGE,
+    NS,
+    SLEEP,
+    VERSION,
+    ars_events,
+    default_sa_ready,
+    get_ars,
+    patch_ars,
+)
 from tests.helpers import eventually
 
-NS = "default"
-# Containers that keep running until stopped (busybox's default shell would exit at once).
-SLEEP = ["sleep", "3600"]
-GROUP, VERSION, ARS = "actions.github.com", "v1alpha1", "autoscalingrunnersets"
-MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
+ARS_SPEC = {
+    "githubConfigUrl": "https://github.com/example/repo",
+    "githubConfigSecret": "github-secret",
+    "minRunners": 0,
+    "maxRunners": 5,
+}
+ars_body = partial(conformance.ars, spec=ARS_SPEC)
+create_ars = partial(conformance.create_ars, spec=ARS_SPEC)
 
 
 # -- helpers ------------------------------------------------------------------------------------------
-
-
-def ars_body(name: str, **meta: Any) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{GROUP}/{VERSION}",
-        "kind": "AutoscalingRunnerSet",
-        "metadata": {"name": name, **meta},
-        "spec": {
-            "githubConfigUrl": "https://github.com/example/repo",
-            "githubConfigSecret": "github-secret",
-            "minRunners": 0,
-            "maxRunners": 5,
-        },
-    }
-
-
-async def create_ars(custom: client.CustomObjectsApi, name: str, **meta: Any) -> dict[str, Any]:
-    created: dict[str, Any] = await custom.create_namespaced_custom_object(
-        GROUP, VERSION, NS, ARS, ars_body(name, **meta)
-    )
-    return created
-
-
-async def get_ars(custom: client.CustomObjectsApi, name: str) -> dict[str, Any]:
-    obj: dict[str, Any] = await custom.get_namespaced_custom_object(GROUP, VERSION, NS, ARS, name)
-    return obj
-
-
-async def patch_ars(
-    custom: client.CustomObjectsApi, name: str, body: Any, content_type: str = MERGE
-) -> dict[str, Any]:
-    obj: dict[str, Any] = await custom.patch_namespaced_custom_object(
-        GROUP, VERSION, NS, ARS, name, body, _content_type=content_type
-    )
-    return obj
 
 
 async def patch_ars_status(
@@ -80,37 +61,6 @@ def rv(obj: dict[str, Any]) -> int:
 
 def generation(obj: dict[str, Any]) -> int:
     return int(obj["metadata"]["generation"])
-
-
-async def ars_events(
-    custom: client.CustomObjectsApi,
-    name: str,
-    since: str,
-    until: Callable[[str, dict[str, Any]], bool],
-    within: float = 5.0,
-) -> list[tuple[str, dict[str, Any]]]:
-    """Watch ARS ``name`` from resourceVersion ``since`` until ``until(type, object)``; return the events."""
-    seen: list[tuple[str, dict[str, Any]]] = []
-    async with asyncio.timeout(within), watch.Watch() as w:
-        async for event in w.stream(
-            custom.list_namespaced_custom_object,
-            GROUP,
-            VERSION,
-            NS,
-            ARS,
-            field_selector=f"metadata.name={name}",
-            resource_version=since,
-        ):
-            seen.append((event["type"], event["raw_object"]))
-            if until(event["type"], event["raw_object"]):
-                break
-    return seen
-
-
-async def default_sa(core: client.CoreV1Api) -> None:
-    await eventually(
-        lambda: core.read_namespaced_service_account("default", NS), what="default ServiceAccount"
-    )
 
 
 def pod_body(name: str, *, scheduler: str | None = "other-scheduler") -> dict[str, Any]:
@@ -242,7 +192,7 @@ async def test_s31_finalizer_blocked_delete_bumps_generation_once(kube: client.A
 
 async def test_s31_graceful_pod_delete_bumps_generation(kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
     await core.create_namespaced_pod(NS, pod_body("gen-pod", scheduler=None))
 
     async def bound() -> Any:
@@ -264,7 +214,7 @@ async def test_s31_graceful_pod_delete_bumps_generation(kube: client.ApiClient) 
 
 async def test_s32_pod_generation_follows_spec_changes(kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
-    await default_sa(core)
+    await default_sa_ready(core)
 
     created = await core.create_namespaced_pod(NS, pod_body("gen-core-pod"))
     assert created.metadata.generation == 1

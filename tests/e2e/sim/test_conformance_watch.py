@@ -28,9 +28,9 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from sim.faults import Fault
 from sim.world import World
+from tests.e2e.sim.conformance import NS, status_body
 from tests.helpers import eventually
 
-NS = "default"
 CM_PATH = f"/api/v1/namespaces/{NS}/configmaps"
 ARS_GROUP, ARS_VERSION, ARS_PLURAL = "actions.github.com", "v1alpha1", "autoscalingrunnersets"
 ARS_PATH = f"/apis/{ARS_GROUP}/{ARS_VERSION}/namespaces/{NS}/{ARS_PLURAL}"
@@ -94,11 +94,6 @@ def rv(obj: Any) -> str:
     if isinstance(obj, dict):
         return str(obj["metadata"]["resourceVersion"])
     return str(obj.metadata.resource_version)
-
-
-def status_body(exc: ApiException) -> dict[str, Any]:
-    body: dict[str, Any] = json.loads(exc.body)
-    return body
 
 
 async def list_rv(core: client.CoreV1Api, label: str) -> str:
