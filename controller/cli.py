@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from controller import journal_commands, listener_command, run_command
+from controller import journal_commands, listener_command, replay_command, run_command
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -18,6 +18,7 @@ app = typer.Typer(
 app.add_typer(journal_commands.app, name="journal")
 app.command("listener")(listener_command.listener)
 app.command("run")(run_command.run)
+app.command("replay")(replay_command.replay)
 
 
 @app.callback()

@@ -1,0 +1,72 @@
+"""``arcsm replay FILE``: decide a recorded journal's decisions again and check they come out the same.
+
+FILE is a JSONL export (``arcsm journal export``), or with ``--journal-file`` a journal file itself (read
+through a read-only connection). Exit 0 with ``N decisions replayed, all equal``; exit 1 with the first
+decision that differs (its seq and where), or with what keeps the file from being replayed, in one line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from controller import replaying
+from controller.replaying import ReplayError
+from statemachines.snapshots import Settings as MachineSettings
+from store import exporting, journal, reading, rows, schema
+from store.errors import JournalError
+from store.records import Record
+
+
+def load_jsonl(path: Path) -> list[Record]:
+    with path.open(encoding="utf-8") as lines:
+        return list(exporting.parse_lines(lines))
+
+
+async def load_journal(path: Path) -> list[Record]:
+    await journal.upgrade_if_older(path)
+    db = await schema.connect(path, read_only=True)
+    found: list[Record] = []
+    try:
+        async for page in reading.scan(db, after=0):
+            found.extend(rows.decode(row) for row in page)
+    finally:
+        await db.close()
+    return found
+
+
+def replay(
+    file: Annotated[
+        Path, typer.Argument(help="A recorded journal: JSONL as `arcsm journal export` writes it.")
+    ],
+    journal_file: Annotated[
+        bool, typer.Option("--journal-file", help="FILE is a journal file (SQLite), not JSONL.")
+    ] = False,
+    controller_namespace: Annotated[
+        str, typer.Option(help="The controller namespace the recording ran with.")
+    ] = MachineSettings.controller_namespace,
+    listener_image: Annotated[
+        str, typer.Option(help="The listener image the recording ran with.")
+    ] = MachineSettings.listener_image,
+) -> None:
+    """Replay a recorded journal: fold its records and decide each recorded decision again from the
+    journal prefix it read; report the first decision that comes out differently."""
+    settings = MachineSettings(controller_namespace=controller_namespace, listener_image=listener_image)
+    try:
+        if not file.is_file():
+            raise ReplayError(f"{file} is not a file")
+        records = asyncio.run(load_journal(file)) if journal_file else load_jsonl(file)
+        replayed = replaying.replay(records, settings)
+    except (ReplayError, JournalError) as exc:
+        typer.echo(f"arcsm replay: {exc}", err=True)
+        raise typer.Exit(1) from exc
+    except OSError as exc:
+        typer.echo(f"arcsm replay: cannot read {file}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(1) from exc
+    if replayed.mismatch is not None:
+        typer.echo(f"arcsm replay: {replayed.summary()}", err=True)
+        raise typer.Exit(1)
+    typer.echo(replayed.summary())

@@ -1,0 +1,97 @@
+"""Recorded journals (``tests/journals/*.jsonl``) replay to the decisions they recorded, and a tampered
+decision is caught with its seq (DESIGN "Replay")."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from controller import replaying
+from controller.cli import app
+from controller.replay_command import load_jsonl
+from store import exporting
+from store.records import Record, RecordType
+
+JOURNALS = sorted((Path(__file__).parents[2] / "journals").glob("*.jsonl"))
+
+
+def test_there_are_recorded_journals() -> None:
+    assert len(JOURNALS) >= 2
+
+
+@pytest.mark.parametrize("path", JOURNALS, ids=[p.stem for p in JOURNALS])
+def test_a_recorded_journal_replays_to_the_same_decisions(path: Path) -> None:
+    records = load_jsonl(path)
+    replayed = replaying.replay(records)
+    assert replayed.mismatch is None, replayed.mismatch.line()
+    assert replayed.decisions == sum(r.type is RecordType.DECISION for r in records) > 0
+
+
+def _tampered(records: list[Record]) -> tuple[list[Record], int]:
+    """``records`` with the first effect of the last decision that has effects changed; that decision's
+    seq."""
+    for i in range(len(records) - 2, -1, -1):
+        decision, effect = records[i], records[i + 1]
+        if decision.type is RecordType.DECISION and effect.type is RecordType.EFFECT:
+            body = {**effect.body, "key": str(effect.body.get("key", "")) + "-tampered"}
+            changed = [*records[: i + 1], dataclasses.replace(effect, body=body), *records[i + 2 :]]
+            assert decision.seq is not None
+            return changed, decision.seq
+    raise AssertionError("no decision with effects")
+
+
+@pytest.mark.parametrize("path", JOURNALS, ids=[p.stem for p in JOURNALS])
+def test_a_tampered_effect_is_detected_with_its_seq(path: Path) -> None:
+    records, seq = _tampered(load_jsonl(path))
+    mismatch = replaying.replay(records).mismatch
+    assert mismatch is not None
+    assert mismatch.seq == seq
+    assert mismatch.difference.startswith("effects[0].body.key: recorded")
+    assert "-tampered" in mismatch.difference
+
+
+def test_the_first_mismatch_is_the_lowest_seq() -> None:
+    records = load_jsonl(JOURNALS[0])
+    decisions = [r for r in records if r.type is RecordType.DECISION]
+    first, last = decisions[0], decisions[-1]
+    changed = [
+        dataclasses.replace(r, body={**r.body, "note": "edited"}) if r in (first, last) else r
+        for r in records
+    ]
+    mismatch = replaying.replay(changed).mismatch
+    assert mismatch is not None and mismatch.seq == first.seq
+    assert mismatch.difference.startswith("decision.body.note: recorded")
+
+
+def test_a_journal_not_from_seq_1_is_refused() -> None:
+    with pytest.raises(replaying.ReplayError, match="from seq 1"):
+        replaying.replay(load_jsonl(JOURNALS[0])[1:])
+
+
+def test_arcsm_replay_says_all_equal_or_names_the_first_mismatch(tmp_path: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["replay", str(JOURNALS[0])])
+    assert result.exit_code == 0, result.output
+    decisions = sum(r.type is RecordType.DECISION for r in load_jsonl(JOURNALS[0]))
+    assert result.output == f"{decisions} decisions replayed, all equal\n"
+
+    records, seq = _tampered(load_jsonl(JOURNALS[0]))
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_text("".join(exporting.to_line(r) + "\n" for r in records), encoding="utf-8")
+    result = runner.invoke(app, ["replay", str(tampered)])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert len(lines) == 1 and f"decision at seq {seq} " in lines[0], result.output
+
+
+def test_arcsm_replay_reads_a_journal_file(tmp_path: Path) -> None:
+    journal = tmp_path / "journal.db"
+    with JOURNALS[0].open(encoding="utf-8") as lines:
+        asyncio.run(exporting.import_lines(journal, lines))
+    result = CliRunner().invoke(app, ["replay", "--journal-file", str(journal)])
+    assert result.exit_code == 0, result.output
+    assert result.output.endswith("decisions replayed, all equal\n")
