@@ -1,8 +1,11 @@
-"""``arcsm replay FILE``: decide a recorded journal's decisions again and check they come out the same.
+"""``arcsm replay FILE [--check]``: replay a recorded journal through the machines.
 
 FILE is a JSONL export (``arcsm journal export``), or with ``--journal-file`` a journal file itself (read
-through a read-only connection). Exit 0 with ``N decisions replayed, all equal``; exit 1 with the first
-decision that differs (its seq and where), or with what keeps the file from being replayed, in one line.
+through a read-only connection). Without ``--check``: print the phase timeline (one line per transition:
+seq, time, kind namespace/name, from → to, trigger, reason) and each decision's effects (type and key),
+as the machines decide them again, and exit 0. With ``--check``: compare each decision with the recorded
+one; exit 0 with ``N decisions replayed, all equal``, exit 1 with the first decision that differs (its seq
+and where). Either way exit 1 with what keeps the file from being replayed, in one line.
 """
 
 from __future__ import annotations
@@ -42,6 +45,12 @@ def replay(
     file: Annotated[
         Path, typer.Argument(help="A recorded journal: JSONL as `arcsm journal export` writes it.")
     ],
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="Compare with the recorded decisions; exit 1 naming the first that differs."
+        ),
+    ] = False,
     journal_file: Annotated[
         bool, typer.Option("--journal-file", help="FILE is a journal file (SQLite), not JSONL.")
     ] = False,
@@ -53,7 +62,8 @@ def replay(
     ] = MachineSettings.listener_image,
 ) -> None:
     """Replay a recorded journal: fold its records and decide each recorded decision again from the
-    journal prefix it read; report the first decision that comes out differently."""
+    journal prefix it read; print the phase timeline and effects, or with --check report the first
+    decision that comes out differently."""
     settings = MachineSettings(controller_namespace=controller_namespace, listener_image=listener_image)
     try:
         if not file.is_file():
@@ -66,6 +76,11 @@ def replay(
     except OSError as exc:
         typer.echo(f"arcsm replay: cannot read {file}: {exc.strerror or exc}", err=True)
         raise typer.Exit(1) from exc
+    if not check:
+        for step in replayed.timeline:
+            for line in step.lines():
+                typer.echo(line)
+        return
     if replayed.mismatch is not None:
         typer.echo(f"arcsm replay: {replayed.summary()}", err=True)
         raise typer.Exit(1)

@@ -22,9 +22,10 @@ from typing import Any
 
 from controller import reconciling, snapshotting
 from controller.folding import Fold
+from statemachines.decisions import Decision
 from statemachines.effects import ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
-from store import redacting
+from store import clocks, redacting
 from store.projection import Projection
 from store.records import Record, RecordType
 
@@ -46,9 +47,36 @@ class Mismatch:
 
 
 @dataclass(frozen=True)
+class Step:
+    """One recorded decision as the machines decided it again: the recorded decision record's seq, the
+    clock it was decided at (the prefix's ``now``), and the replayed decision (None: nothing to do)."""
+
+    seq: int
+    now: str
+    subject: str
+    decision: Decision | None
+
+    def lines(self) -> list[str]:
+        """One line per phase transition, then one per effect (its type and key)."""
+        head = f"seq {self.seq}  {self.now}"
+        if self.decision is None:
+            return [f"{head}  {self.subject}  (no decision: nothing to do)"]
+        found = [
+            f"{head}  {t.subject.kind} {t.subject.namespace}/{t.subject.name}  "
+            f"{t.from_ or '(none)'} → {t.to}  {t.trigger}: {t.reason}"
+            for t in self.decision.transitions
+        ]
+        found.extend(
+            f"{head}  {self.subject}  effect {type(e).__name__} {e.key}" for e in self.decision.effects
+        )
+        return found
+
+
+@dataclass(frozen=True)
 class Replayed:
     decisions: int  # recorded decisions decided again
     mismatch: Mismatch | None  # the first (lowest seq) decision that came out differently
+    timeline: tuple[Step, ...] = ()  # the decisions decided again, in recorded seq order
 
     def summary(self) -> str:
         if self.mismatch is None:
@@ -145,15 +173,19 @@ def first_difference(recorded: Any, replayed: Any, path: str = "") -> str | None
     return f"{path or '(whole)'}: recorded {_short(recorded)}, replayed {_short(replayed)}"
 
 
-def _decide_again(fold: Fold, recorded: _Recorded, settings: MachineSettings) -> Mismatch | None:
+def _decide_again(fold: Fold, recorded: _Recorded, settings: MachineSettings) -> tuple[Step, Mismatch | None]:
     record = recorded.record
     ref = ObjectRef(record.kind, record.namespace, record.name)
     view = fold.view()
     snapshot = snapshotting.build(view, ref, settings)
+    now = clocks.format_time(snapshot.now)
     decider = reconciling.DECIDERS.get(ref.kind)
     if decider is None:
-        return Mismatch(recorded.seq, _subject(record), f"no machine decides the kind {ref.kind!r}")
+        return Step(recorded.seq, now, _subject(record), None), Mismatch(
+            recorded.seq, _subject(record), f"no machine decides the kind {ref.kind!r}"
+        )
     decision = decider(snapshot)
+    step = Step(recorded.seq, now, _subject(record), None if decision.is_noop else decision)
     want = {
         "decision": _as_recorded(record),
         "effects": [_as_recorded(e) for e in recorded.effects],
@@ -166,7 +198,7 @@ def _decide_again(fold: Fold, recorded: _Recorded, settings: MachineSettings) ->
             "effects": [_journaled(reconciling.effect_record(e, snapshot)) for e in decision.effects],
         }
     difference = first_difference(want, got)
-    return None if difference is None else Mismatch(recorded.seq, _subject(record), difference)
+    return step, None if difference is None else Mismatch(recorded.seq, _subject(record), difference)
 
 
 def replay(records: Iterable[Record], settings: MachineSettings | None = None) -> Replayed:
@@ -181,10 +213,12 @@ def replay(records: Iterable[Record], settings: MachineSettings | None = None) -
         pending.setdefault(recorded.read, []).append(recorded)
     fold = Fold(Projection())
     mismatches: list[Mismatch] = []
+    steps: list[Step] = []
 
     def decide_at(seq: int) -> None:
         for recorded in pending.pop(seq, ()):
-            mismatch = _decide_again(fold, recorded, settings)
+            step, mismatch = _decide_again(fold, recorded, settings)
+            steps.append(step)
             if mismatch is not None:
                 mismatches.append(mismatch)
 
@@ -193,4 +227,5 @@ def replay(records: Iterable[Record], settings: MachineSettings | None = None) -
         fold.apply(record)
         decide_at(record.seq or 0)
     first = min(mismatches, key=lambda m: m.seq) if mismatches else None
-    return Replayed(decisions=len(decisions), mismatch=first)
+    timeline = tuple(sorted(steps, key=lambda s: s.seq))
+    return Replayed(decisions=len(decisions), mismatch=first, timeline=timeline)

@@ -74,7 +74,7 @@ def test_a_journal_not_from_seq_1_is_refused() -> None:
 
 def test_arcsm_replay_says_all_equal_or_names_the_first_mismatch(tmp_path: Path) -> None:
     runner = CliRunner()
-    result = runner.invoke(app, ["replay", str(JOURNALS[0])])
+    result = runner.invoke(app, ["replay", "--check", str(JOURNALS[0])])
     assert result.exit_code == 0, result.output
     decisions = sum(r.type is RecordType.DECISION for r in load_jsonl(JOURNALS[0]))
     assert result.output == f"{decisions} decisions replayed, all equal\n"
@@ -82,7 +82,7 @@ def test_arcsm_replay_says_all_equal_or_names_the_first_mismatch(tmp_path: Path)
     records, seq = _tampered(load_jsonl(JOURNALS[0]))
     tampered = tmp_path / "tampered.jsonl"
     tampered.write_text("".join(exporting.to_line(r) + "\n" for r in records), encoding="utf-8")
-    result = runner.invoke(app, ["replay", str(tampered)])
+    result = runner.invoke(app, ["replay", "--check", str(tampered)])
     assert result.exit_code == 1
     lines = result.output.splitlines()
     assert len(lines) == 1 and f"decision at seq {seq} " in lines[0], result.output
@@ -92,6 +92,38 @@ def test_arcsm_replay_reads_a_journal_file(tmp_path: Path) -> None:
     journal = tmp_path / "journal.db"
     with JOURNALS[0].open(encoding="utf-8") as lines:
         asyncio.run(exporting.import_lines(journal, lines))
-    result = CliRunner().invoke(app, ["replay", "--journal-file", str(journal)])
+    result = CliRunner().invoke(app, ["replay", "--check", "--journal-file", str(journal)])
     assert result.exit_code == 0, result.output
     assert result.output.endswith("decisions replayed, all equal\n")
+
+
+def test_arcsm_replay_prints_the_phase_timeline_and_effects(tmp_path: Path) -> None:
+    records = load_jsonl(JOURNALS[0])
+    decisions = [r for r in records if r.type is RecordType.DECISION]
+    transitions = [(d.seq, t) for d in decisions for t in d.body["transitions"]]
+    effects = [(d.seq, e) for d in decisions for e in d.body["effects"]]
+    assert transitions and effects
+    result = CliRunner().invoke(app, ["replay", str(JOURNALS[0])])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    moves = [line for line in lines if " → " in line]
+    assert len(moves) == len(transitions)
+    for line, (seq, t) in zip(moves, transitions, strict=True):
+        subject = t["subject"]
+        assert line.startswith(f"seq {seq}  "), line
+        assert f"  {subject['kind']} {subject['namespace']}/{subject['name']}  " in line, line
+        assert f"{t['from'] or '(none)'} → {t['to']}  {t['trigger']}: {t['reason']}" in line, line
+    shown = [line for line in lines if "  effect " in line]
+    assert len(shown) == len(effects)
+    for line, (seq, effect) in zip(shown, effects, strict=True):
+        kind, key = effect.split(":", 1)
+        assert line.startswith(f"seq {seq}  ") and line.endswith(f"  effect {kind} {key}"), line
+    assert len(lines) == len(moves) + len(shown)
+
+    # Without --check a tampered journal still prints its timeline and exits 0.
+    tampered_records, _ = _tampered(records)
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_text("".join(exporting.to_line(r) + "\n" for r in tampered_records), encoding="utf-8")
+    result = CliRunner().invoke(app, ["replay", str(tampered)])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines() == lines
