@@ -33,6 +33,7 @@ from typing import Any
 from statemachines import effects, listenerbackoff, listenerobjects, naming, outcomes, pods, semantics, tables
 from statemachines.decisions import Decision
 from statemachines.drafts import Draft
+from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ListenerState
 from statemachines.snapshots import Snapshot
 
@@ -184,6 +185,7 @@ class _Pass:
             self.draft.add(effects.MergePatch(self.service_account_ref(), patch))
 
 
+@with_phase_events
 def decide(snapshot: Snapshot) -> Decision:
     """One reconcile of an AutoscalingListener (see the module docstring)."""
     draft = Draft(snapshot.subject)

@@ -70,6 +70,7 @@ from statemachines.effects import (
     ObjectRef,
     RequeueAfter,
 )
+from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ArsPhase
 from statemachines.snapshots import JsonObject, Snapshot
 
@@ -569,6 +570,7 @@ STEPS: tuple[Step, ...] = (
 )
 
 
+@with_phase_events
 def decide(snapshot: Snapshot) -> Decision:
     """One pass of the AutoscalingRunnerSet reconcile over ``snapshot`` (§2.1): transitions and effects."""
     if snapshot.obj is None:

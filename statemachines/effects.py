@@ -118,10 +118,13 @@ class EmitEvent(Effect):
     type: str  # Normal | Warning
     reason: str
     message: str
+    # The table trigger of a phase-change Event: two transitions of one object never share a key.
+    trigger: str = ""
 
     @property
     def key(self) -> str:
-        return f"event:{self.target}:{self.reason}"
+        base = f"event:{self.target}:{self.reason}"
+        return f"{base}:{self.trigger}" if self.trigger else base
 
 
 class ActionsOp(enum.StrEnum):
@@ -269,6 +272,10 @@ class ReleaseRunner(Effect):
 _NESTED = {"target": ObjectRef, "subject": ObjectRef, "scope": ActionsScope}
 
 
+# Fields whose name is the discriminator ``type``, stored under another name (EmitEvent's Normal/Warning).
+_JSON_NAMES = {"type": "event_type"}
+
+
 def to_json(effect: Effect) -> dict[str, Any]:
     """An effect as a JSON object: its type name and its fields (nested refs as objects)."""
     out: dict[str, Any] = {"type": type(effect).__name__}
@@ -278,7 +285,7 @@ def to_json(effect: Effect) -> dict[str, Any]:
             value = {f: getattr(value, f) for f in value.__dataclass_fields__}
         elif isinstance(value, enum.Enum):
             value = value.value
-        out[name] = value
+        out[_JSON_NAMES.get(name, name)] = value
     return out
 
 
@@ -288,9 +295,10 @@ def from_json(data: Mapping[str, Any]) -> Effect:
     cls = types[data["type"]]
     kwargs: dict[str, Any] = {}
     for name in cls.__dataclass_fields__:
-        if name not in data:
+        stored = _JSON_NAMES.get(name, name)
+        if stored not in data:
             continue
-        value = data[name]
+        value = data[stored]
         if name in _NESTED and isinstance(value, Mapping):
             value = _NESTED[name](**value)
         elif name == "op":

@@ -39,6 +39,7 @@ from statemachines import effects, naming, outcomes, patches, pods, runnerpods, 
 from statemachines.decisions import Decision
 from statemachines.drafts import Draft
 from statemachines.outcomes import Failure, Outcome
+from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ErPhase
 from statemachines.snapshots import Snapshot
 
@@ -220,6 +221,7 @@ def _status_runner_id(s: Snapshot) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+@with_phase_events
 def decide(snapshot: Snapshot) -> Decision:
     """One reconcile of an EphemeralRunner (see the module docstring)."""
     draft = Draft(snapshot.subject)

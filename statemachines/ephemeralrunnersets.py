@@ -44,6 +44,7 @@ from typing import Any
 from statemachines import effects, naming, outcomes, runners, tables
 from statemachines.decisions import Decision, Transition
 from statemachines.effects import Effect, ObjectRef
+from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ErsPhase
 from statemachines.runners import RunnersByState
 from statemachines.snapshots import JsonObject, Snapshot
@@ -197,6 +198,7 @@ def _fire(trigger: Trigger, s: Snapshot, applied: int) -> Transition | None:
 # -- decide ----------------------------------------------------------------------------------------------
 
 
+@with_phase_events
 def decide(s: Snapshot) -> Decision:
     if s.obj is None:
         return Decision(s.subject, note="gone")

@@ -14,6 +14,7 @@ import pytest
 from kubernetes_asyncio import client
 
 from sim.world import World
+from statemachines.phaseevents import camel_case
 from store.records import RecordType
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, Controller
@@ -66,6 +67,23 @@ async def test_a_scale_set_goes_pending_then_running_and_the_phases_are_journale
         phases = await harness.phases_journaled(controller.journal)
         assert [to for _, to, _ in phases][:2] == ["Pending", "Running"], phases
         assert phases[-1][1] == "Running"
+
+        # Each phase change is a core Event on the scale set, its reason the trigger in CamelCase.
+        wanted = {camel_case(trigger) for from_, to, trigger in phases if from_ != to}
+        assert {"Pending", "Running"} <= {to for from_, to, _ in phases if from_ != to}
+
+        async def phase_events() -> bool:
+            events = await client.CoreV1Api(kube).list_namespaced_event(
+                harness.NS, field_selector="involvedObject.name=arc,involvedObject.kind=AutoscalingRunnerSet"
+            )
+            reasons = {
+                event.reason for event in events.items if event.involved_object.uid == ars["metadata"]["uid"]
+            }
+            return wanted <= reasons
+
+        await eventually(
+            phase_events, timeout=TIMEOUT, what="an Event for each phase change of the scale set"
+        )
 
         async def listener_pod_runs() -> bool:
             pods = await client.CoreV1Api(kube).list_namespaced_pod(CONTROLLER_NS)

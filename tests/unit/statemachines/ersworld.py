@@ -148,6 +148,7 @@ class World:
     created: list[str] = field(default_factory=list)
     conflicts: int = 0
     requeues: list[float] = field(default_factory=list)
+    events: list[effects.EmitEvent] = field(default_factory=list)
     status_writes: int = 0
     tick: int = 100
     next_runner_id: int = 100
@@ -193,6 +194,8 @@ class World:
             }
         elif isinstance(effect, effects.RequeueAfter):
             self.requeues.append(effect.seconds)
+        elif isinstance(effect, effects.EmitEvent):
+            self.events.append(effect)
         else:  # pragma: no cover - a new effect type needs a rule here
             raise AssertionError(f"unexpected effect {effect!r}")
 

@@ -12,7 +12,15 @@ import pytest
 
 from statemachines import autoscalingrunnersets as ars
 from statemachines import desired, naming, tables
-from statemachines.effects import ActionsCall, ActionsOp, CreateObject, DeleteObject, MergePatch, RequeueAfter
+from statemachines.effects import (
+    ActionsCall,
+    ActionsOp,
+    CreateObject,
+    DeleteObject,
+    EmitEvent,
+    MergePatch,
+    RequeueAfter,
+)
 from statemachines.phases import ArsPhase
 from tests.unit.statemachines.arsworld import (
     ARS_REF,
@@ -40,6 +48,7 @@ def test_4_1_a_creation_passes_through_pending_once_and_catches_up_in_one_write(
     assert [type(e).__name__ for d in r2 for e in d.effects] == [
         "MergePatch",
         "ActionsCall",
+        "EmitEvent",  # "" → Pending, after the effects of the pass
         "ActionsCall",
         "MergePatch",
     ]
@@ -74,7 +83,7 @@ def test_4_1_b_spec_edit_continues_after_the_pending_write() -> None:
 
     r1 = world.step()
     assert [(t.from_, t.to) for t in r1.transitions] == [("Running", "Pending")]
-    assert [type(e) for e in r1.effects] == [MergePatch, DeleteObject]
+    assert [type(e) for e in r1.effects] == [MergePatch, DeleteObject, EmitEvent]
     assert r1.effects[1].uid == old_uid  # type: ignore[attr-defined]
     assert world.generations == (3, 2) and world.phase == "Pending"
 
@@ -117,7 +126,7 @@ def test_4_2_a_label_only_edit_restarts_the_listener_through_pending() -> None:
 
     r2 = world.step()
     assert [t.to for t in r2.transitions] == ["Pending"]
-    assert [type(e) for e in r2.effects] == [MergePatch, DeleteObject]
+    assert [type(e) for e in r2.effects] == [MergePatch, DeleteObject, EmitEvent]
 
     r3 = world.step()
     assert [type(e) for e in r3.effects] == [CreateObject]
@@ -177,7 +186,8 @@ def test_4_5_a_park_keeps_the_runner_set_pinned_and_the_listener_away() -> None:
     assert [(t.from_, t.to, t.trigger) for t in r2.transitions] == [
         ("Running", "Outdated", ars.Trigger.RUNNERS_REJECTED_SPEC)
     ]
-    status, pin = r2.effects
+    status, pin, event = r2.effects
+    assert isinstance(event, EmitEvent) and (event.type, event.reason) == ("Warning", "RunnersRejectedSpec")
     assert isinstance(status, MergePatch) and status.target == ARS_REF
     assert pin == MergePatch(ERS_REF, {"spec": {"replicas": 0, "patchID": 0}})
 
@@ -227,8 +237,9 @@ def test_4_6_a_a_non_template_edit_recovers(ers_first: bool) -> None:
         ("Outdated", "Pending", ars.Trigger.GENERATION_ADVANCED),
         ("Pending", "Pending", ars.Trigger.RECOVERY_REPUBLISHED),
     ]
-    (_, republish) = r1.effects  # no drain deferral though the frozen counters say 2 running
+    (_, republish, event) = r1.effects  # no drain deferral though the frozen counters say 2 running
     assert isinstance(republish, MergePatch) and republish.target == ERS_REF
+    assert isinstance(event, EmitEvent) and event.reason == "GenerationAdvanced"  # Pending → Pending: none
     assert republish.patch == {"spec": {"actionableRevision": 2}}  # runner spec byte-identical: not sent
     assert world.revisions == (2, 1)
     assert RequeueAfter(ARS_REF, 1.0) not in world.effects_of(RequeueAfter)
@@ -253,8 +264,9 @@ def test_4_6_b_a_template_fix_recovers_with_the_new_runner_spec() -> None:
     world = parked_world()
     world.edit(ARS_REF, {"spec": {"template": runner_template(image="fixed")}})
     r1 = world.step()
-    republish = r1.effects[-1]
+    republish = r1.effects[-2]
     assert isinstance(republish, MergePatch) and republish.target == ERS_REF
+    assert isinstance(r1.effects[-1], EmitEvent)
     assert republish.patch["spec"]["actionableRevision"] == 2
     assert republish.patch["spec"]["ephemeralRunnerSpec"]["spec"]["containers"][0]["image"] == "fixed"
     world.set_status(ERS_REF, appliedActionableRevision=2, phase="Running")

@@ -433,8 +433,8 @@ def test_drain_deferral_writes_pending_first_then_deletes_the_listener() -> None
     )
     decision = world.step()
     kinds = [(type(e).__name__, getattr(e, "subresource", "")) for e in decision.effects]
-    assert kinds == [("MergePatch", "status"), ("DeleteObject", ""), ("RequeueAfter", "")]
-    assert decision.effects[-1] == RequeueAfter(ARS_REF, 1.0)
+    assert kinds == [("MergePatch", "status"), ("DeleteObject", ""), ("RequeueAfter", ""), ("EmitEvent", "")]
+    assert decision.effects[-2] == RequeueAfter(ARS_REF, 1.0)
     assert world.revisions == (1, 1)  # nothing published while runners drain
 
 
@@ -480,10 +480,12 @@ def test_a_spec_edit_with_nothing_to_rebuild_writes_one_status_patch_and_two_tra
     world.edit(ARS_REF, {"spec": {"runnerScaleSetLabels": ["only-used-at-creation"]}})
     decision = world.step()
     assert [(t.from_, t.to) for t in decision.transitions] == [("Running", "Pending"), ("Pending", "Running")]
-    (patch,) = decision.effects
+    (patch, pending, running) = decision.effects
     assert isinstance(patch, MergePatch) and patch.patch == {
         "status": {"phase": "Running", "observedGeneration": 3}
     }
+    assert isinstance(pending, EmitEvent) and isinstance(running, EmitEvent)
+    assert pending.key != running.key  # two transitions of one object in one decision: two Events
 
 
 def test_transitions_carry_the_generations_they_read() -> None:
