@@ -1,6 +1,8 @@
-"""Fixtures of the executor e2e tests.
+"""Fixtures of the controller e2e tests.
 
-Inputs: none. Outputs: ``world`` (the emulated cluster with the fake GitHub, namespace ``arc-runners``, the
+Inputs: none. Outputs: ``kube`` (a kubernetes_asyncio ApiClient on the test module's ``world`` with the
+controller tests' config Secret created, see ``harness.create_secret``), and for the executor tests
+``world`` (the emulated cluster with the fake GitHub, namespace ``arc-runners``, the
 PAT allowed and the Secret ``github-config`` holding it), ``api`` (a kubernetes_asyncio ApiClient on the
 world), ``clients`` (the executor's ``ActionsClients``; the client's retries are off so a refused call
 answers at once, nothing sleeps), ``executor`` and ``config_url`` (``<fake>/org``).
@@ -20,6 +22,7 @@ from actions.retrying import RetryPolicy
 from controller.actionsclients import ActionsClients
 from controller.executing import Executor, ExecutorSettings
 from sim.world import World
+from tests.e2e.controller import harness
 from tests.e2e.controller.executorworld import CONFIG_SECRET, PAT, create_namespace, create_secret
 
 
@@ -54,3 +57,10 @@ async def clients() -> AsyncIterator[ActionsClients]:
 @pytest.fixture
 def executor(api: client.ApiClient, clients: ActionsClients) -> Executor:
     return Executor(api=api, clients=clients, settings=ExecutorSettings(qps=1000, burst=100))
+
+
+@pytest.fixture
+async def kube(world: World) -> AsyncIterator[client.ApiClient]:
+    async with client.ApiClient(world.configuration()) as api:
+        await harness.create_secret(api)
+        yield api

@@ -28,13 +28,6 @@ async def world() -> AsyncIterator[World]:
         yield w
 
 
-@pytest.fixture
-async def kube(world: World) -> AsyncIterator[client.ApiClient]:
-    async with client.ApiClient(world.configuration()) as api:
-        await harness.create_secret(api)
-        yield api
-
-
 async def arcsm_run(*args: str) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         ARCSM, "run", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE

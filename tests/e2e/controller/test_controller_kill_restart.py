@@ -50,13 +50,6 @@ async def world() -> AsyncIterator[World]:
         yield w
 
 
-@pytest.fixture
-async def kube(world: World) -> AsyncIterator[client.ApiClient]:
-    async with client.ApiClient(world.configuration()) as api:
-        await harness.create_secret(api)
-        yield api
-
-
 class Arcsm:
     """``arcsm run`` as a subprocess on one journal: start, SIGKILL, start again."""
 

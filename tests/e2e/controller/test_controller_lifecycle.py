@@ -29,13 +29,6 @@ async def world() -> AsyncIterator[World]:
         yield w
 
 
-@pytest.fixture
-async def kube(world: World) -> AsyncIterator[client.ApiClient]:
-    async with client.ApiClient(world.configuration()) as api:
-        await harness.create_secret(api)
-        yield api
-
-
 async def running_scale_set(world: World, kube: client.ApiClient) -> None:
     """Wait for the scale set to be Running with its runner set, listener and Actions scale set."""
 

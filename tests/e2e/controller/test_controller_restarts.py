@@ -33,13 +33,6 @@ async def world() -> AsyncIterator[World]:
         yield w
 
 
-@pytest.fixture
-async def kube(world: World) -> AsyncIterator[client.ApiClient]:
-    async with client.ApiClient(world.configuration()) as api:
-        await harness.create_secret(api)
-        yield api
-
-
 async def wait_running(kube: client.ApiClient) -> None:
     async def running() -> bool:
         return await harness.phase(kube) == "Running"

@@ -40,13 +40,6 @@ async def world() -> AsyncIterator[World]:
         yield w
 
 
-@pytest.fixture
-async def kube(world: World) -> AsyncIterator[client.ApiClient]:
-    async with client.ApiClient(world.configuration()) as api:
-        await harness.create_secret(api)
-        yield api
-
-
 # -- reading the cluster and the journal -------------------------------------------------------------------
 
 
