@@ -14,7 +14,7 @@ import asyncio
 from dataclasses import dataclass
 
 from sim.github.changes import Changes, wait_any
-from sim.github.records import Job
+from sim.github.records import Job, JobState
 from sim.github.state import State
 
 
@@ -101,17 +101,27 @@ class JobSource:
     ) -> Job | None:
         """Take the next job, run it for ``seconds`` and complete it with ``result``.
 
-        If ``stopping`` is set while the job runs, the runner is disconnected and the job fails.
-        Returns the finished job, or None if no job came (see ``next_job_for``).
+        If ``stopping`` is set while the job runs, the runner is disconnected and the job fails. A job
+        finished by someone else meanwhile (``complete``, a test letting a long job end) ends the run at
+        once, as a runner's job ends when its last step does. Returns the finished job, or None if no job
+        came (see ``next_job_for``).
         """
         job = await self.next_job_for(runner_id, timeout=timeout, stopping=stopping)
         if job is None:
             return None
-        if stopping is not None:
-            if await wait_any([stopping], seconds):
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + seconds
+        while True:
+            changed = self.changes.current()
+            if stopping is not None and stopping.is_set():
                 self.state.disconnect_agent(runner_id)
                 return self.state.jobs.get(job.runner_request_id)
-        elif seconds > 0:
-            await asyncio.sleep(seconds)
+            current = self.state.jobs.get(job.runner_request_id)
+            if current is None or current.state is not JobState.RUNNING:
+                return current
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                break
+            await wait_any([changed] if stopping is None else [changed, stopping], remaining)
         self.complete(job.runner_request_id, result)
         return self.state.jobs.get(job.runner_request_id)
