@@ -209,8 +209,12 @@ def field_type_schema(field_type: FieldType) -> Schema:
             return {"type": type_} if format_ is None else {"format": format_, "type": type_}
         case Struct(fields=fields):
             return struct_schema(fields)
-        case ListOf(item=item):
-            return {"items": field_type_schema(item), "type": "array"}
+        case ListOf(item=item, map_keys=map_keys):
+            schema: Schema = {"items": field_type_schema(item), "type": "array"}
+            if map_keys:
+                schema["x-kubernetes-list-map-keys"] = list(map_keys)
+                schema["x-kubernetes-list-type"] = "map"
+            return schema
         case MapOf(value=value):
             return {"additionalProperties": field_type_schema(value), "type": "object"}
         case KubeModel(model=model):
@@ -224,6 +228,14 @@ def field_schema(field: Field) -> Schema:
         schema["description"] = field.description
     if field.minimum is not None:
         schema["minimum"] = field.minimum
+    if field.enum is not None:
+        schema["enum"] = list(field.enum)
+    if field.pattern is not None:
+        schema["pattern"] = field.pattern
+    if field.min_length is not None:
+        schema["minLength"] = field.min_length
+    if field.max_length is not None:
+        schema["maxLength"] = field.max_length
     return schema
 
 

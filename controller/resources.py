@@ -4,7 +4,8 @@ AutoscalingRunnerSet, EphemeralRunnerSet, EphemeralRunner and AutoscalingListene
 status fields, with the same JSON names and types, as upstream actions-runner-controller's
 gha-runner-scale-set mode, plus three int64 fields this project needs (``arc-controller-spec.md`` §1.0):
 ``AutoscalingRunnerSet.status.observedGeneration``, ``EphemeralRunnerSet.spec.actionableRevision`` and
-``EphemeralRunnerSet.status.appliedActionableRevision``.
+``EphemeralRunnerSet.status.appliedActionableRevision``, and on every kind ``status.conditions`` (the
+metav1.Condition list-map keyed by ``type``) with a ``Ready`` printer column reading it.
 
 A field's type is one of a few small frozen dataclasses: a scalar, a nested struct, a list, a string-keyed
 map, or a Kubernetes core type named by its kubernetes_asyncio model class (the pod templates).
@@ -37,9 +38,11 @@ class Struct:
 
 @dataclass(frozen=True)
 class ListOf:
-    """A JSON array of one item type."""
+    """A JSON array of one item type; ``map_keys`` makes it a list-map (``x-kubernetes-list-type: map``)
+    whose items are unique by those fields."""
 
     item: FieldType
+    map_keys: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,10 @@ class Field:
     required: bool = False
     description: str | None = None
     minimum: int | None = None
+    enum: tuple[str, ...] | None = None
+    pattern: str | None = None
+    min_length: int | None = None
+    max_length: int | None = None
 
 
 @dataclass(frozen=True)
@@ -108,6 +115,54 @@ FLOAT64 = Scalar("number")
 DATE_TIME = Scalar("string", "date-time")
 
 POD_TEMPLATE = KubeModel("V1PodTemplateSpec")
+
+# metav1.Condition, with the validation its generated CRD schemas carry.
+CONDITION = Struct(
+    (
+        Field(
+            "lastTransitionTime",
+            DATE_TIME,
+            required=True,
+            description="When the condition last changed from one status to another.",
+        ),
+        Field("message", STRING, required=True, max_length=32768, description="Details, for a human."),
+        Field(
+            "observedGeneration",
+            INT64,
+            minimum=0,
+            description="The metadata.generation the condition was set from.",
+        ),
+        Field(
+            "reason",
+            STRING,
+            required=True,
+            pattern=r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$",
+            min_length=1,
+            max_length=1024,
+            description="Why the condition is in this status, as one CamelCase word.",
+        ),
+        Field("status", STRING, required=True, enum=("True", "False", "Unknown")),
+        Field(
+            "type",
+            STRING,
+            required=True,
+            pattern=(
+                r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+                r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$"
+            ),
+            max_length=316,
+            description="The condition's type, e.g. Ready.",
+        ),
+    )
+)
+
+CONDITIONS = Field(
+    "conditions",
+    ListOf(CONDITION, map_keys=("type",)),
+    description="The latest observations of the object's state, one per type.",
+)
+
+READY_COLUMN = PrinterColumn("Ready", "string", '.status.conditions[?(@.type=="Ready")].status')
 
 RESOURCE_META = Struct(
     (
@@ -216,12 +271,14 @@ AUTOSCALING_RUNNER_SET = Kind(
             INT64,
             description="The last metadata.generation whose change has been fully applied.",
         ),
+        CONDITIONS,
     ),
     printer_columns=(
         PrinterColumn("Minimum Runners", "integer", ".spec.minRunners"),
         PrinterColumn("Maximum Runners", "integer", ".spec.maxRunners"),
         PrinterColumn("Current Runners", "integer", ".status.currentRunners"),
         PrinterColumn("Phase", "string", ".status.phase"),
+        READY_COLUMN,
         PrinterColumn("Pending Runners", "integer", ".status.pendingEphemeralRunners"),
         PrinterColumn("Running Runners", "integer", ".status.runningEphemeralRunners"),
     ),
@@ -254,12 +311,14 @@ EPHEMERAL_RUNNER_SET = Kind(
             INT64,
             description="The last spec.actionableRevision whose cleanup succeeded.",
         ),
+        CONDITIONS,
     ),
     printer_columns=(
         PrinterColumn("DesiredReplicas", "integer", ".spec.replicas"),
         PrinterColumn("CurrentReplicas", "integer", ".status.currentReplicas"),
         PrinterColumn("Pending Runners", "integer", ".status.pendingEphemeralRunners"),
         PrinterColumn("Running Runners", "integer", ".status.runningEphemeralRunners"),
+        READY_COLUMN,
     ),
 )
 
@@ -283,11 +342,13 @@ EPHEMERAL_RUNNER = Kind(
         Field("jobWorkflowRef", STRING),
         Field("workflowRunId", INT64),
         Field("jobDisplayName", STRING),
+        CONDITIONS,
     ),
     printer_columns=(
         PrinterColumn("GitHub Config URL", "string", ".spec.githubConfigUrl"),
         PrinterColumn("RunnerId", "number", ".status.runnerId"),
         PrinterColumn("Status", "string", ".status.phase"),
+        READY_COLUMN,
         PrinterColumn("JobRepository", "string", ".status.jobRepositoryName"),
         PrinterColumn("JobWorkflowRef", "string", ".status.jobWorkflowRef"),
         PrinterColumn("WorkflowRunId", "number", ".status.workflowRunId"),
@@ -324,11 +385,12 @@ AUTOSCALING_LISTENER = Kind(
         Field("roleMetadata", RESOURCE_META),
         Field("roleBindingMetadata", RESOURCE_META),
     ),
-    status=(),
+    status=(CONDITIONS,),
     printer_columns=(
         PrinterColumn("GitHub Configure URL", "string", ".spec.githubConfigUrl"),
         PrinterColumn("AutoscalingRunnerSet Namespace", "string", ".spec.autoscalingRunnerSetNamespace"),
         PrinterColumn("AutoscalingRunnerSet Name", "string", ".spec.autoscalingRunnerSetName"),
+        READY_COLUMN,
     ),
 )
 

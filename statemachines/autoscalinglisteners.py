@@ -17,6 +17,16 @@ Beyond upstream, a listener pod that keeps failing is recreated with an exponent
 (``listenerbackoff``): at once after a first failure, then 5 s doubling to 5 min, counted again from 1
 after a stable run or a configuration change.
 
+The listener's one condition, ``Ready`` (``status.conditions``, the only status it has), is True while
+the state is Running. A pass states it when it records a transition, when it ends on a listener pod that
+is there and not going away, or when it finds a problem: then the reason says which (``ListenerBackOff``
+with the next attempt in the message while the pod waits under the backoff, ``ListenerPodRejected`` or
+``ListenerPodCreateFailed`` when the pod cannot be created, ``ListenerConfigFailed`` when the config
+Secret cannot be built). Passes that only wait for an object to appear or go state nothing, so the state
+they read from a ServiceAccount not yet observed again is never written back. A listener pod that ends is
+a Warning Event (``ListenerPodFailed``, or ``ListenerBackOff`` when it waits); a problem is a Warning
+Event the first time the condition reports it.
+
 ``snapshot.related``: ``"ars"`` the AutoscalingRunnerSet; ``"service_account"``, ``"role"``,
 ``"role_binding"`` (in the ARS namespace), ``"config_secret"``, ``"proxy_secret"``, ``"pod"`` as observed
 (None when absent); optionally ``"credentials_secret"``, the ARS's githubConfigSecret (its
@@ -28,9 +38,20 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
-from statemachines import effects, listenerbackoff, listenerobjects, naming, outcomes, pods, semantics, tables
+from statemachines import (
+    effects,
+    listenerbackoff,
+    listenerobjects,
+    naming,
+    outcomes,
+    pods,
+    readiness,
+    semantics,
+    tables,
+)
 from statemachines.decisions import Decision
 from statemachines.drafts import Draft
 from statemachines.phaseevents import with_phase_events
@@ -57,6 +78,13 @@ RETRY_SECONDS = 5.0
 SETTLE_SECONDS = 5.0  # a pod created but not yet observed: wait this long before creating it again
 
 ANNOTATION_STATE = naming.ARCSM_PREFIX + "listener-state"
+
+READY_MESSAGES = {
+    ListenerState.NONE: "The listener has not been built yet",
+    ListenerState.PENDING: "Building the listener's RBAC, secrets and pod",
+    ListenerState.RUNNING: "The listener runs",
+    ListenerState.BACKOFF: "The listener pod keeps failing: waiting before recreating it",
+}
 
 
 class Trigger(enum.StrEnum):
@@ -158,6 +186,11 @@ MACHINE = tables.PhaseMachine(KIND, ListenerState, ROWS)
 class _Pass:
     s: Snapshot
     draft: Draft
+    # Whether the pass learned the listener's state (see the module docstring), and what went wrong.
+    stated: bool = False
+    problem: tuple[str, str] | None = None
+    # The failure record this pass wrote, when a pod ended in it.
+    record: listenerbackoff.FailureRecord | None = None
 
     @property
     def al(self) -> JsonObject:
@@ -196,7 +229,42 @@ def decide(snapshot: Snapshot) -> Decision:
     for step in _STEPS:
         if step(p):
             break
+    _conditions(p)
     return draft.decision()
+
+
+def backoff_message(record: listenerbackoff.FailureRecord) -> str:
+    wait = listenerbackoff.delay(record.count)
+    message = (
+        f"The listener pod failed {record.count} times in a row; the next attempt is {wait:g}s after the last"
+    )
+    if record.at is not None:
+        message += f", at {pods.format_time(record.at + timedelta(seconds=wait))}"
+    return message
+
+
+def _conditions(p: _Pass) -> None:
+    """``Ready`` into the listener's status, once, at the end of a pass that learned something."""
+    taken = p.draft.transitions[-1] if p.draft.transitions else None
+    if not (p.stated or taken is not None or p.problem is not None):
+        return
+    state = ListenerState(taken.to) if taken is not None else current_state(p.s)
+    problem = p.problem
+    if problem is None and state is ListenerState.BACKOFF:
+        problem = ("ListenerBackOff", backoff_message(p.record or failure_record(p.s)))
+    ready = readiness.ready(
+        p.s,
+        state.value,
+        working=ListenerState.RUNNING.value,
+        transition=taken,
+        message=READY_MESSAGES[state],
+        problem=problem,
+    )
+    if p.problem is not None and (event := readiness.warning(p.s, ready)) is not None:
+        p.draft.add(event)
+    patch = readiness.status_patch(p.s, [ready])
+    if patch:
+        p.draft.add(effects.MergePatch(p.s.subject, {"status": patch}, subresource="status"))
 
 
 def _metadata_patch(observed: JsonObject | None, wanted: JsonObject, *, skip: str = "") -> dict[str, Any]:
@@ -344,6 +412,11 @@ def _config_secret(p: _Pass) -> bool:
     effect = config_effect(p.s)
     observed = p.s.get(CONFIG_SECRET)
     if observed is None:
+        out = outcomes.of(p.s, effect)
+        if out is not None and not out.ok:
+            detail = f": {out.message}" if out.message else ""
+            message = f"Building the listener's config Secret failed ({out.error}){detail}"
+            p.problem = ("ListenerConfigFailed", readiness.one_line(message))
         p.draft.add(effect)
         p.requeue(REQUEUE_SOON)
         return p.end("config secret created")
@@ -401,6 +474,7 @@ def _pod(p: _Pass) -> bool:
 def _create_pod(p: _Pass, wanted: dict[str, Any]) -> bool:
     waiting = failure_record(p.s).remaining(_hash_of(wanted), p.s.now)
     if waiting > 0:
+        p.stated = True
         p.requeue(waiting)
         return p.end(f"backing off: recreating the listener pod in {waiting:g}s")
     create = effects.CreateObject(_ref_of(wanted), wanted)
@@ -409,6 +483,11 @@ def _create_pod(p: _Pass, wanted: dict[str, Any]) -> bool:
     if unobserved > 0:
         p.requeue(unobserved)
         return p.end("listener pod created: waiting to observe it")
+    if out is not None and not out.ok and not out.failed_with(outcomes.Failure.ALREADY_EXISTS):
+        rejected = out.failed_with(outcomes.Failure.INVALID) or out.failed_with(outcomes.Failure.FORBIDDEN)
+        reason = "ListenerPodRejected" if rejected else "ListenerPodCreateFailed"
+        detail = f": {out.message}" if out.message else ""
+        p.problem = (reason, readiness.one_line(f"Creating the listener pod failed ({out.error}){detail}"))
     failed = 0.0 if out is None or out.ok else out.remaining(RETRY_SECONDS, p.s.now)
     if failed > 0:
         p.requeue(failed)
@@ -429,6 +508,7 @@ def _pod_status(p: _Pass) -> bool:
         return p.end("waiting for the listener pod to go")
     if pod_ended(pod):
         return _pod_failed(p)
+    p.stated = True
     if listener_status(pod) is None:
         return p.end("waiting for the listener container to report")
     if listener_running(p.s):
@@ -441,16 +521,28 @@ def _pod_status(p: _Pass) -> bool:
 def _pod_failed(p: _Pass) -> bool:
     pod = p.s.get(POD)
     record = failure_record(p.s).with_failure(pod, p.s.now)
+    p.record = record
     delay = listenerbackoff.delay(record.count)
     p.draft.add(effects.DeleteObject(listenerobjects.pod_ref(p.al), uid=pods.uid(pod)))
     p.enter(Trigger.POD_FAILED, **record.as_annotations())
+    uid = str(p.s.meta.get("uid") or "")
     if delay <= 0:
+        message = f"The listener pod {_ending(pod)}; it is recreated now"
+        p.draft.add(effects.EmitEvent(p.s.subject, uid, "Warning", "ListenerPodFailed", message))
         return p.end("the listener pod ended: deleting it to recreate it")
     message = f"The listener pod failed {record.count} times in a row; it is recreated in {delay:g}s"
-    uid = str(p.s.meta.get("uid") or "")
     p.draft.add(effects.EmitEvent(p.s.subject, uid, "Warning", "ListenerBackOff", message))
     p.requeue(delay)
     return p.end(f"the listener pod ended ({record.count} in a row): recreating it in {delay:g}s")
+
+
+def _ending(pod: JsonObject | None) -> str:
+    """How the listener pod ended, for a user: evicted, or the container's exit code and reason."""
+    if pods.reason(pod) == "Evicted":
+        return "was evicted"
+    ended = pods.terminated(listener_status(pod)) or {}
+    reason = f" ({ended['reason']})" if ended.get("reason") else ""
+    return f"exited with code {ended.get('exitCode', '?')}{reason}"
 
 
 _STEPS: tuple[Callable[[_Pass], bool], ...] = (

@@ -25,6 +25,15 @@ executor writes on it (``naming.ANNOTATION_JIT_RUNNER_ID``/``_NAME``), falling b
 does with a corrupt one. Outcomes of creates and Actions calls arrive as effect results (``outcomes``):
 the result of ``CreateObject(pod)`` is read only while the pod is missing, and every retry is a window
 measured from the result's time, so a replay decides the same.
+
+Conditions, computed once at the end of a pass and merged into its status patch: ``Ready`` (True while
+Running; a pod that cannot be created puts its reason there) and ``Registered`` (True once the runner has
+a runner id from its JIT config; False with ``Registering`` before, or ``JitConfigFailed`` when the
+service refused the config). A done runner states only ``Ready``; a pass that deletes the runner, or
+runs its deletion, states none. Failures a user must act on (a failed runner pod, the failure budget
+spent, a JIT config failure, a runner name taken by another scale set, a pod over quota) are Warning
+Events, emitted once: with the condition that first reports them, or by the pass that records or acts
+on them.
 """
 
 from __future__ import annotations
@@ -35,7 +44,19 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from statemachines import effects, naming, outcomes, patches, pods, runnerpods, runners, tables
+from statemachines import (
+    conditions,
+    effects,
+    naming,
+    outcomes,
+    patches,
+    pods,
+    readiness,
+    runnerpods,
+    runners,
+    tables,
+)
+from statemachines.conditions import Condition
 from statemachines.decisions import Decision
 from statemachines.drafts import Draft
 from statemachines.outcomes import Failure, Outcome
@@ -65,6 +86,16 @@ QUOTA_MARKER = "exceeded quota:"
 REASON_INVALID_POD = "InvalidPod"
 
 DONE = frozenset({ErPhase.SUCCEEDED, ErPhase.FAILED, ErPhase.OUTDATED})
+
+REGISTERED = "Registered"  # a condition type
+READY_MESSAGES = {
+    ErPhase.NONE: "The runner has no pod yet",
+    ErPhase.PENDING: "The runner pod is pending",
+    ErPhase.RUNNING: "The runner pod is running",
+    ErPhase.SUCCEEDED: "The runner finished",
+    ErPhase.FAILED: "The runner failed",
+    ErPhase.OUTDATED: "The runner exited with code 7: its version is deprecated",
+}
 
 
 class Trigger(enum.StrEnum):
@@ -168,6 +199,12 @@ class _Pass:
     s: Snapshot
     draft: Draft
     runner_id: int  # status.runnerId, or the id this pass writes there
+    # The condition types this pass learned about; none when it ends in (or asks for) the deletion.
+    stated: tuple[str, ...] = ()
+    deleting: bool = False
+    # (reason, message) of what keeps the runner from becoming ready, or from registering.
+    pod_problem: tuple[str, str] | None = None
+    jit_problem: tuple[str, str] | None = None
 
     @property
     def er(self) -> JsonObject:
@@ -208,8 +245,19 @@ class _Pass:
         if status:
             self.draft.add(effects.MergePatch(self.s.subject, {"status": status}, subresource="status"))
 
+    def written_status(self) -> JsonObject:
+        """The status as this pass leaves it: the observed one with the drafted status patch merged."""
+        key = effects.MergePatch(self.s.subject, {}, subresource="status").key
+        drafted = next((e for e in self.draft.effects if e.key == key), None)
+        patch = drafted.patch.get("status") if isinstance(drafted, effects.MergePatch) else None
+        return {**self.s.status, **_mapping(patch)}
+
     def delete_self(self) -> None:
+        self.deleting = True
         self.draft.add(effects.DeleteObject(self.s.subject, uid=self.uid))
+
+    def warn(self, reason: str, message: str) -> None:
+        self.draft.add(effects.EmitEvent(self.s.subject, self.uid, "Warning", reason, message))
 
     def delete_if_present(self, ref: effects.ObjectRef, obj: JsonObject | None) -> None:
         if obj is not None and not pods.is_terminating(obj):
@@ -232,7 +280,47 @@ def decide(snapshot: Snapshot) -> Decision:
     for run in _STEPS:
         if run(step):
             break
+    _conditions(step)
     return draft.decision()
+
+
+def _conditions(p: _Pass) -> None:
+    """The pass's conditions, into its status patch; a Warning for a problem they newly report."""
+    if not p.stated or p.deleting:
+        return
+    status = p.written_status()
+    phase = ErPhase.of(status.get("phase"))
+    message = READY_MESSAGES[phase]
+    if phase is ErPhase.FAILED and status.get("message"):
+        message = readiness.one_line(f"{message}: {status.get('message')}")
+    taken = p.draft.transitions[-1] if p.draft.transitions else None
+    ready = readiness.ready(
+        p.s,
+        phase.value,
+        working=ErPhase.RUNNING.value,
+        transition=taken,
+        message=message,
+        problem=p.pod_problem,
+    )
+    wanted = [ready]
+    reported = [ready] if p.pod_problem is not None else []
+    if REGISTERED in p.stated:
+        registered = _registered(p, str(status.get("runnerName") or ""))
+        wanted.append(registered)
+        reported += [registered] if p.jit_problem is not None else []
+    for condition in reported:
+        event = readiness.warning(p.s, condition)
+        if event is not None:
+            p.draft.add(event)
+    p.patch_status(readiness.status_patch(p.s, wanted))
+
+
+def _registered(p: _Pass, name: str) -> Condition:
+    if p.runner_id > 0:
+        return Condition(REGISTERED, True, "RunnerRegistered", f"Registered as runner {p.runner_id} ({name})")
+    if p.jit_problem is not None:
+        return Condition(REGISTERED, False, *p.jit_problem)
+    return Condition(REGISTERED, False, "Registering", "Generating the runner's JIT config")
 
 
 # 1. deletion
@@ -304,6 +392,7 @@ def _finalizer_patch(p: _Pass, finalizers: list[str]) -> effects.MergePatch:
 def _done(p: _Pass) -> bool:
     if current_phase(p.s) not in DONE:
         return False
+    p.stated = (conditions.READY,)
     _cleanup_resources(p)
     return p.end(f"done ({current_phase(p.s)}): pod and secret cleaned up, waiting for the set to delete it")
 
@@ -336,6 +425,7 @@ def _jit_effect(p: _Pass) -> effects.CreateJitConfigSecret:
 
 
 def _jit_secret(p: _Pass) -> bool:
+    p.stated = (conditions.READY, REGISTERED)
     if p.s.get(SECRET) is not None:
         return False
     jit = _jit_effect(p)
@@ -349,6 +439,12 @@ def _jit_secret(p: _Pass) -> bool:
         return p.end("the JIT secret is gone: generating a new JIT config")
     if out is not None and out.failed_with(Failure.RUNNER_EXISTS):
         return _runner_exists(p, jit, out)
+    if out is not None and not out.ok:
+        detail = f": {out.message}" if out.message else ""
+        p.jit_problem = (
+            "JitConfigFailed",
+            readiness.one_line(f"Generating the JIT config failed ({out.error}){detail}"),
+        )
     return _retry(p, jit, out, "generating the runner's JIT config")
 
 
@@ -366,6 +462,10 @@ def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: Outcome) -> bool:
         return _retry_after(p, jit, found, "no runner of this name after all: generating the JIT config")
     if existing.get("runnerScaleSetId") != int(p.s.spec.get("runnerScaleSetId") or 0):
         p.delete_self()
+        p.warn(
+            "RunnerNameTaken",
+            f"A runner named {p.s.subject.name} is registered in another scale set: deleting this runner",
+        )
         return p.end("a runner of this name belongs to another scale set: deleting this runner")
     remove = p.remove_runner(int(existing.get("id") or 0))
     removed = outcomes.of(p.s, remove)
@@ -430,6 +530,10 @@ def _failure_budget(p: _Pass) -> bool:
     if len(failures(p.s)) <= MAX_FAILURES:
         return False
     p.delete_self()
+    p.warn(
+        "TooManyPodFailures",
+        f"The runner pod failed {len(failures(p.s))} times: deleting the runner; its set makes a new one",
+    )
     return p.end(f"the pod failed {len(failures(p.s))} times: deleting the runner")
 
 
@@ -470,7 +574,14 @@ def _create_pod(p: _Pass) -> bool:
     fresh_quota = out is not None and is_quota(out) and out.remaining(QUOTA_RETRY_SECONDS, p.s.now) > 0
     if fresh_quota and _age_seconds(p.s) > QUOTA_GIVE_UP_SECONDS:
         p.delete_self()
+        p.warn(
+            "PodQuotaExceeded", "The runner pod was over quota for more than 10 minutes: deleting the runner"
+        )
         return p.end("pod over quota for more than 10 minutes: deleting the runner")
+    if out is not None and not out.ok and not out.failed_with(Failure.ALREADY_EXISTS):
+        reason = "PodQuotaExceeded" if is_quota(out) else "PodCreateFailed"
+        detail = f": {out.message}" if out.message else ""
+        p.pod_problem = (reason, readiness.one_line(f"Creating the runner pod failed ({out.error}){detail}"))
     return _retry(p, create, out, "creating the runner pod")
 
 
@@ -532,6 +643,10 @@ def _delete_runner_or_pod(p: _Pass, why: str) -> bool:
     if p.s.status.get("jobId"):
         p.delete_self()
         _remove_after_verdict(p)  # best effort: its result is never waited for
+        job = p.s.status.get("jobId")
+        p.warn(
+            "RunnerPodFailed", f"Runner pod {p.s.subject.name}: {why} during job {job}: deleting the runner"
+        )
         return p.end(f"{why} during a job: deleting the runner")
     pod = p.s.get(POD)
     p.delete_if_present(pod_ref(p.s), pod)
@@ -539,7 +654,13 @@ def _delete_runner_or_pod(p: _Pass, why: str) -> bool:
         return p.end(f"{why}: failure already recorded, waiting for the pod to go")
     p.patch_status({"failures": {pods.uid(pod): pods.format_time(p.s.now)}})
     p.patch_status(_mirror(p.s, ready=False))
-    return p.end(f"{why}: pod deleted, failure {len(failures(p.s)) + 1} recorded")
+    count = len(failures(p.s)) + 1
+    p.warn(
+        "RunnerPodFailed",
+        f"Runner pod {p.s.subject.name}: {why}; pod deleted and made again after a backoff "
+        f"(failure {count}; the runner is replaced after {MAX_FAILURES + 1})",
+    )
+    return p.end(f"{why}: pod deleted, failure {count} recorded")
 
 
 def _update_run_status(p: _Pass) -> bool:

@@ -32,16 +32,23 @@ How work that upstream does with reads in the middle of a reconcile is expressed
   applied revision: upstream's cleanup deletes the Secret of a set with no runners and the same pass
   recreates it; rewriting it from fresh credentials ends in the same state without the gap.
 * Runner names are deterministic (``runners.runner_names``).
+
+Conditions (``status.conditions``), computed once at the end of a pass that reaches step 3 or later and
+written in the same status patch as the phase: ``Ready`` (True while Running; see ``readiness``) and
+``RevisionApplied`` (True once ``appliedActionableRevision`` has caught up with ``actionableRevision``,
+False with reason ``RevisionPending`` while the old revision's runners are being cleaned up). A pass
+that ends in deletion, the finalizer or a proxy Secret update states none.
 """
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from statemachines import effects, naming, outcomes, runners, tables
+from statemachines import effects, naming, outcomes, readiness, runners, tables
+from statemachines.conditions import Condition
 from statemachines.decisions import Decision, Transition
 from statemachines.effects import Effect, ObjectRef
 from statemachines.phaseevents import with_phase_events
@@ -52,6 +59,16 @@ from statemachines.snapshots import JsonObject, Snapshot
 FINALIZER = naming.FINALIZER_EPHEMERAL_RUNNER_SET
 PROXY_SECRET = "proxy_secret"  # the key of Snapshot.related
 PROXY_REQUEUE_SECONDS = 1.0
+
+REVISION_APPLIED = "RevisionApplied"  # a condition type
+READY_MESSAGES = {
+    ErsPhase.NONE: "The runner set has no status yet",
+    ErsPhase.RUNNING: "The runner set keeps its runners at the desired count",
+    ErsPhase.OUTDATED: (
+        "A runner built from the current runner spec exited as outdated: no runners are made until the "
+        "AutoscalingRunnerSet publishes a new runner spec"
+    ),
+}
 
 
 class Trigger(enum.StrEnum):
@@ -246,9 +263,11 @@ def _revision(s: Snapshot) -> Decision | None:
         return None
     work = _cleanup(s, runners_of(s))
     if work:
+        wanted = _conditions(s, current_phase(s), None, applied_revision(s))
+        status = _status_patch(s, {}, runners_of(s), lock=False, wanted=wanted)
         return Decision(
             s.subject,
-            effects=tuple(work),
+            effects=(*work, *((status,) if status is not None else ())),
             note=f"step 3: cleaning up before applying revision {spec_revision(s)}",
         )
     target = target_revision(s)
@@ -256,7 +275,8 @@ def _revision(s: Snapshot) -> Decision | None:
     desired: dict[str, Any] = {"appliedActionableRevision": target}
     if taken is not None:
         desired["phase"] = str(taken.to)
-    status = _status_patch(s, desired, runners_of(s, target), lock=True)
+    wanted = _conditions(s, ErsPhase(taken.to) if taken is not None else current_phase(s), taken, target)
+    status = _status_patch(s, desired, runners_of(s, target), lock=True, wanted=wanted)
     proxy = [_write_proxy_secret(s)] if proxy_configured(s) else []
     return Decision(
         s.subject,
@@ -269,8 +289,15 @@ def _revision(s: Snapshot) -> Decision | None:
 def _parked(s: Snapshot) -> Decision | None:
     if current_phase(s) is not ErsPhase.OUTDATED:
         return None
-    work = _cleanup(s, runners_of(s))
-    return Decision(s.subject, effects=tuple(work), note="step 4: Outdated, releasing runners without a job")
+    by_state = runners_of(s)
+    work = _cleanup(s, by_state)
+    wanted = _conditions(s, ErsPhase.OUTDATED, None, applied_revision(s))
+    status = _status_patch(s, {}, by_state, lock=False, wanted=wanted)
+    return Decision(
+        s.subject,
+        effects=(*work, *((status,) if status is not None else ())),
+        note="step 4: Outdated, releasing runners without a job",
+    )
 
 
 def _running(s: Snapshot) -> Decision:
@@ -301,14 +328,16 @@ def _with_status(
 ) -> Decision:
     """Step 10, ``updateStatus``: counters and phase, written only when something differs."""
     taken = _fire(Trigger.UPDATE_STATUS, s, applied_revision(s))
+    phase = ErsPhase(taken.to) if taken is not None else current_phase(s)
     desired = {
         "currentReplicas": by_state.scale_total,
         "pendingEphemeralRunners": len(by_state.pending),
         "runningEphemeralRunners": len(by_state.running),
         "failedEphemeralRunners": len(by_state.failed),
-        "phase": str(taken.to if taken is not None else current_phase(s)),
+        "phase": str(phase),
     }
-    status = _status_patch(s, desired, by_state, lock=False)
+    wanted = _conditions(s, phase, taken, applied_revision(s))
+    status = _status_patch(s, desired, by_state, lock=False, wanted=wanted)
     return Decision(
         s.subject,
         transitions=(taken,) if taken is not None else (),
@@ -402,15 +431,37 @@ def _metadata_patch(s: Snapshot, finalizers: list[Any]) -> Effect:
     )
 
 
+def _conditions(s: Snapshot, phase: ErsPhase, taken: Transition | None, applied: int) -> list[Condition]:
+    """The conditions of a pass that ends in ``phase`` with ``applied`` as the applied revision."""
+    ready = readiness.ready(
+        s, phase.value, working=ErsPhase.RUNNING.value, transition=taken, message=READY_MESSAGES[phase]
+    )
+    spec = spec_revision(s)
+    if applied >= spec:
+        message = f"Runner spec revision {applied} is applied (actionableRevision {spec})"
+        return [ready, Condition(REVISION_APPLIED, True, "Applied", message)]
+    message = (
+        f"Cleaning up runners of the old runner spec before applying actionableRevision {spec} "
+        f"(appliedActionableRevision {applied})"
+    )
+    return [ready, Condition(REVISION_APPLIED, False, "RevisionPending", message)]
+
+
 def _status_patch(
-    s: Snapshot, desired: Mapping[str, Any], by_state: RunnersByState, *, lock: bool
+    s: Snapshot,
+    desired: Mapping[str, Any],
+    by_state: RunnersByState,
+    *,
+    lock: bool,
+    wanted: Sequence[Condition],
 ) -> Effect | None:
-    """A status merge patch of the fields that differ; None when nothing does.
+    """A status merge patch of the fields that differ and of the conditions; None when nothing does.
 
     ``currentReplicas`` is required by the CRD once a status exists, so a first write always carries it.
     """
     observed = s.status
     changed = {k: v for k, v in desired.items() if k not in observed or observed[k] != v}
+    changed |= readiness.status_patch(s, wanted)
     if not changed:
         return None
     if "currentReplicas" not in observed:

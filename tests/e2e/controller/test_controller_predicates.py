@@ -136,7 +136,12 @@ async def story(world: World, directory: Path, *, predicates: bool, runners: int
             await eventually(edited, timeout=TIMEOUT, what="the maxRunners edit applied")
             ers = await harness.get(api, "EphemeralRunnerSet", "arc")
             assert ers is not None
-            runner_set = {"spec": ers["spec"], "status": ers["status"]}
+            # Condition times are the clock of each run; what a condition says is compared.
+            conditions = [
+                {k: v for k, v in c.items() if k != "lastTransitionTime"}
+                for c in ers["status"].get("conditions", [])
+            ]
+            runner_set = {"spec": ers["spec"], "status": {**ers["status"], "conditions": conditions}}
             runners = len(await harness.items(api, "EphemeralRunner"))
 
             await harness.delete(api, "AutoscalingRunnerSet", "arc")

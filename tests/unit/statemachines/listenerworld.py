@@ -61,6 +61,7 @@ def make_listener(
             "name": AL_NAME,
             "namespace": AL_NS,
             "uid": "al-uid",
+            "generation": 1,
             "resourceVersion": "1",
             "finalizers": [autoscalinglisteners.FINALIZER] if finalizers is None else finalizers,
             "labels": {

@@ -61,6 +61,7 @@ def make_runner(
             "name": NAME,
             "namespace": NS,
             "uid": "er-uid",
+            "generation": 1,
             "resourceVersion": "1",
             "creationTimestamp": pods.format_time(created),
             "finalizers": list(ephemeralrunners.FINALIZERS) if finalizers is None else finalizers,

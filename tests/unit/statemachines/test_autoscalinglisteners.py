@@ -236,7 +236,9 @@ def test_backoff_grows_to_the_cap() -> None:
         world.run()
         world.step()
     assert delays == [0, 5, 10, 20, 40, 80, 160, 300, 300, 300]
-    assert [e.reason for e in world.events if not e.trigger] == ["ListenerBackOff"] * 9
+    assert [e.reason for e in world.events if not e.trigger] == ["ListenerPodFailed"] + [
+        "ListenerBackOff"
+    ] * 9
     assert (
         world.get(AL.SERVICE_ACCOUNT)["metadata"]["annotations"][listenerbackoff.ANNOTATION_FAILURES] == "10"
     )  # type: ignore[index]

@@ -26,7 +26,10 @@ def world(runners_: tuple[dict[str, Any], ...] = (), **ers: Any) -> World:
 
 
 def status_patches(decision: Decision) -> list[dict[str, Any]]:
-    return [dict(e.patch["status"]) for e in effects_of(decision, effects.MergePatch) if e.subresource]
+    """The status patches of ``decision`` without their conditions (test_ers_conditions.py checks those)."""
+    found = [dict(e.patch["status"]) for e in effects_of(decision, effects.MergePatch) if e.subresource]
+    found = [{k: v for k, v in patch.items() if k != "conditions"} for patch in found]
+    return [patch for patch in found if patch]
 
 
 def creates(decision: Decision) -> list[effects.CreateObject]:
@@ -141,6 +144,8 @@ def test_a_settled_set_decides_nothing() -> None:
     """I8.1: a pass that changes nothing writes nothing."""
     w = world((idle("a", 1, patch_id=4),), replicas=1, patch_id=4)
     w.obj["status"].update(currentReplicas=1, runningEphemeralRunners=1)
+    first = w.step()
+    assert status_patches(first) == []  # only the conditions were missing
     assert w.step().is_noop
 
 
