@@ -9,7 +9,12 @@ them) through ``reader`` at that moment, so a rotated Secret is used at the next
 here is journaled. A client is cached per (config URL, namespace, Secret name, proxy and TLS blocks)
 and kept while the Secret's ``resourceVersion`` and the CA and proxy material are unchanged; each client
 keeps its admin token and refreshes it itself. When they change, the old client is retired and closed
-once its last lease ends, so a call in flight finishes on the client it started with.
+once its last lease ends, so a call in flight finishes on the client it started with. A lease that
+finds the Secret gone or unusable drops the cached client too, so no call uses the old credentials.
+
+The config Secret's two user errors have their own classes (``errors.CONFIG_SECRET_MISSING``: the
+Secret does not exist or none is named; ``errors.CONFIG_SECRET_INCOMPLETE``: it holds no usable
+credentials), so a machine tells them from an unreadable Secret (a Kubernetes outage, RBAC).
 
 The scope's proxy applies to every request of its client, except to hosts ``noProxy`` lists (a host,
 a ``.suffix`` or bare domain matching subdomains, ``host:port``, an IP or CIDR, or ``*``); the scope's
@@ -25,14 +30,14 @@ import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 import httpx
 
 from actions.client import ActionsClient, ClientSettings
 from actions.useragent import SystemInfo
 from controller import errors, scopes
-from controller.errors import ScopeUnavailable
+from controller.errors import KubeError, ScopeUnavailable
 from controller.kubewriting import ObjectReader
 from controller.scopes import ProxyUrls
 from statemachines.effects import ActionsScope
@@ -78,8 +83,13 @@ class ActionsClients:
     async def lease(self, scope: ActionsScope, reader: ObjectReader) -> AsyncIterator[ActionsClient]:
         """The client of ``scope``; ``ScopeUnavailable`` when its Secret, CA or proxy cannot be used,
         ``actions.errors.InvalidConfigUrl`` for a bad config URL."""
-        material = await _read(scope, reader)
-        entry = await self._take(scope, material)
+        try:
+            material = await _read(scope, reader)
+            entry = await self._take(scope, material)
+        except ScopeUnavailable as exc:
+            if exc.error in (errors.CONFIG_SECRET_MISSING, errors.CONFIG_SECRET_INCOMPLETE):
+                await self._drop(cache_key(scope))
+            raise
         try:
             yield entry.client
         finally:
@@ -93,6 +103,17 @@ class ActionsClients:
         self._entries.clear()
         self._retired.clear()
         for entry in entries:
+            await entry.client.aclose()
+
+    async def _drop(self, key: CacheKey) -> None:
+        """Forget the client cached under ``key``; closed now, or once its last lease ends."""
+        entry = self._entries.pop(key, None)
+        if entry is None:
+            return
+        entry.retired = True
+        if entry.leases:
+            self._retired.append(entry)
+        else:
             await entry.client.aclose()
 
     async def _take(self, scope: ActionsScope, material: _Material) -> _Entry:
@@ -113,7 +134,10 @@ class ActionsClients:
         return fresh
 
     def _build(self, scope: ActionsScope, material: _Material) -> ActionsClient:
-        creds = scopes.parse_credentials(material.secret)
+        try:
+            creds = scopes.parse_credentials(material.secret)
+        except ScopeUnavailable as exc:
+            raise ScopeUnavailable(errors.CONFIG_SECRET_INCOMPLETE, str(exc)) from exc
         verify = _ssl_context(material.root_ca)  # checked here, so a bad PEM always reads RootCAUnavailable
         return ActionsClient(
             config_url=scope.config_url,
@@ -138,8 +162,24 @@ def cache_key(scope: ActionsScope) -> CacheKey:
     )
 
 
+async def _config_secret(scope: ActionsScope, reader: ObjectReader) -> dict[str, Any]:
+    """The scope's config Secret; ``ConfigSecretMissing`` when none is named or it does not exist."""
+    try:
+        return await scopes.credentials_secret(reader, scope)
+    except ScopeUnavailable as exc:
+        cause = exc.__cause__
+        gone = isinstance(cause, KubeError) and cause.reason == "NotFound"
+        if exc.error != errors.CREDENTIALS_UNAVAILABLE or not (gone or not scope.secret_name):
+            raise
+        where = f"{scope.namespace}/{scope.secret_name}" if scope.secret_name else "(none named)"
+        raise ScopeUnavailable(
+            errors.CONFIG_SECRET_MISSING,
+            f"the GitHub credentials Secret {where} does not exist; create it or name another one",
+        ) from exc
+
+
 async def _read(scope: ActionsScope, reader: ObjectReader) -> _Material:
-    secret = await scopes.credentials_secret(reader, scope)
+    secret = await _config_secret(scope, reader)
     root_ca = await scopes.root_ca(reader, scope)
     proxy = await scopes.proxy_urls(reader, scope.proxy, scope.namespace)
     version = str((secret.get("metadata") or {}).get("resourceVersion") or "")

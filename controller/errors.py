@@ -8,7 +8,10 @@
                                     a Secret could not be read (CredentialsUnavailable), nor the CA's
                                     ConfigMap (RootCAUnavailable), the credentials are malformed
                                     (InvalidCredentials), or it asks for what arcsm does not do
-                                    (InvalidConfiguration: a vault)
+                                    (InvalidConfiguration: a vault). For the scope's own config Secret
+                                    (``githubConfigSecret``) an Actions client reports the two cases a
+                                    user must fix precisely: ConfigSecretMissing (no such Secret, or
+                                    none named) and ConfigSecretIncomplete (no usable credentials in it)
 
 ``ScopeUnavailable`` never reuses a Kubernetes reason: a missing credentials Secret must not read as
 "NotFound" to a machine that treats NotFound as "already deleted" (DeleteRunnerScaleSet). Messages are
@@ -47,3 +50,5 @@ CREDENTIALS_UNAVAILABLE = "CredentialsUnavailable"
 ROOT_CA_UNAVAILABLE = "RootCAUnavailable"
 INVALID_CREDENTIALS = "InvalidCredentials"
 INVALID_CONFIGURATION = "InvalidConfiguration"
+CONFIG_SECRET_MISSING = "ConfigSecretMissing"
+CONFIG_SECRET_INCOMPLETE = "ConfigSecretIncomplete"

@@ -11,7 +11,7 @@ row    trigger                from → to           acts by
 =====  =====================  ==================  ====================================================
 A1/A2  generation_advanced    any → Pending       status write, observedGeneration unchanged (C1)
 A3     listener_rebuilt       Running → Pending   status write, then the listener deleted (C2)
-A3     runners_draining       Running → Pending   status write, listener deleted, requeue 1 s (C2)
+A3     runners_draining       Running → Pending   status write, listener deleted, ERS pinned, requeue 1 s
 A4     settled                → Running           status write: observedGeneration = generation, counters
 A5     runners_rejected_spec  Running → Outdated  status write once the listener is gone; ERS pinned
 A6     recovery_republished   Pending → Pending   runner spec republished at max(rev, app) + 1 (C7)
@@ -36,12 +36,25 @@ Decisions where the spec leaves room, each marked [R] in the spec or argued here
   observed listener may sit under another name (found by its spec reference, §8 item 6): a name that
   differs from the computed one is drift, so the old listener is deleted and the new one created.
 * Status first, then the listener delete (§4.2 [R]); "record Outdated", then pin (§4.13 item 8).
+* The drain deferral (step 9e.1) also pins the runner set at replicas 0 / patchID 0, as upstream did
+  before its PR #4516 (§8 item 2): with the listener gone nothing else scales the set down, so with
+  ``minRunners > 0`` idle runners would keep running + pending above zero and the new runner spec would
+  never be published. Pinned, the runner set releases its idle runners and only runners busy with a
+  job are waited for; the listener recreated after the publish scales the set back up.
 * No effect relies on an earlier effect of the same decision having succeeded. Where upstream goes on
   after a write in the same reconcile and stops at the first error, a later pass reads the write back
   instead: the dependents lose their cleanup protection in one pass, and the ARS's own finalizer goes
   in a later one, once none is observed protected (5 s requeue); the scale set id annotation is dropped
   in the pass after DeleteRunnerScaleSet answered.
 * The parked pin and the teardown pin are skipped when the runner set is already at 0/0.
+* Bad input never reaches the Actions service or the cluster: a step 5.1 checks the spec (config URL,
+  config Secret named, ``maxRunners >= minRunners``) before the scale set step, and an Actions answer
+  that blames the config Secret or the credentials stops the pass where it was asked. Either leaves
+  the phase as step 4 wrote it (Pending for a new scale set or a new generation).
+* Conditions (``arsconditions``): ``Ready`` and ``ConfigurationValid`` are computed once, at the end of
+  every pass but the deleting ones, and written in the pass's status patch (or one of their own) only
+  when they change. Bad input is a False ``ConfigurationValid``, one Warning Event per distinct
+  problem, and a retry after ``clamp(now - lastTransitionTime, 5 s, 5 min)``.
 
 The snapshot this machine reads: ``obj`` is the ARS; ``related["ers"]`` the EphemeralRunnerSet of the
 same name; ``related["listener"]`` its AutoscalingListener; ``related[<cleanup annotation>]`` the
@@ -58,7 +71,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from statemachines import desired, naming, scalesets, tables
+from statemachines import arsconditions, conditions, desired, naming, scalesets, tables
+from statemachines.arsconditions import Problem
 from statemachines.decisions import Decision, Transition
 from statemachines.drafts import Draft
 from statemachines.effects import (
@@ -253,6 +267,11 @@ class _Pass:
     observed: int
     current_runners: int
     draft: Draft
+    # Bad input the pass found, and whether it got past every configuration check (``arsconditions``).
+    problem: Problem | None = None
+    valid: bool = False
+    # The pass removed our finalizer: the object goes, nothing more is written to it.
+    finished: bool = False
 
     @classmethod
     def start(cls, s: Snapshot) -> _Pass:
@@ -275,6 +294,8 @@ class _Pass:
 
     def take(self, step: scalesets.Step) -> str:
         self.emit(*step.effects)
+        if step.problem is not None:
+            self.problem = step.problem
         return step.note
 
     def warn(self, reason: str, message: str) -> str:
@@ -357,6 +378,8 @@ def _deletion(p: _Pass) -> str | None:
             return f"deleting: waiting for the {kind} to go"
     step = scalesets.delete(p.s)
     if step is not None:
+        if step.problem is not None:  # no conditions while deleting: warn at every attempt
+            p.warn(step.problem.reason, step.problem.message)
         return p.take(step)
     if protected := _protected_dependents(p.s):
         # Our finalizer goes only once every dependent is observed unprotected: a failed patch is retried
@@ -365,6 +388,7 @@ def _deletion(p: _Pass) -> str | None:
         p.requeue(WAIT_FOR_DELETION)
         return f"deleting: removing cleanup protection from {len(protected)} dependent(s)"
     p.emit(_without_finalizer(desired.KIND_ARS, p.s.obj or {}, naming.FINALIZER_AUTOSCALING_RUNNER_SET))
+    p.finished = True
     taken = p.fire(T.DELETED)
     if taken is not None:
         p.record(taken)
@@ -428,6 +452,16 @@ def _park(p: _Pass) -> tuple[bool, str]:
     return _pin(p, ers), "parked"
 
 
+def _configuration(p: _Pass) -> str | None:
+    """Step 5.1: the spec's own bad input (``arsconditions.spec_problem``) stops the pass before anything
+    is created in the Actions service or the cluster; the phase stays as step 4 left it."""
+    problem = arsconditions.spec_problem(p.s)
+    if problem is None:
+        return None
+    p.problem = problem
+    return f"configuration invalid: {problem.reason}"
+
+
 def _scale_set(p: _Pass) -> str | None:
     """Step 6: no usable scale set id yet: find or create the scale set."""
     scale_set_id = desired.scale_set_id(p.s.obj or {})
@@ -450,6 +484,7 @@ def _scale_set_name(p: _Pass) -> str | None:
 
 def _runner_set(p: _Pass) -> str | None:
     """Step 9: the EphemeralRunnerSet exists, is not torn down, and carries the runner spec and metadata."""
+    p.valid = True  # the spec checks passed and the Actions service accepted the scale set's credentials
     ers = p.s.get(ERS)
     if ers is None:
         try:
@@ -488,6 +523,7 @@ def _publish(p: _Pass, ers: JsonObject, want: JsonObject, recovery: Transition |
     if drain is not None:
         update_status(p, drain, p.observed)
         _cleanup(p, desired.KIND_LISTENER, p.s.get(LISTENER))
+        _pin(p, ers)  # idle runners are released; only those busy with a job are waited for
         p.requeue(WAIT_FOR_DRAIN)
         return "draining: runners are still busy with the old runner spec"
     revision, applied = revisions_of(ers)
@@ -561,6 +597,7 @@ STEPS: tuple[Step, ...] = (
     _finalizer,
     _generation,
     _parked,
+    _configuration,
     _scale_set,
     _runner_group,
     _scale_set_name,
@@ -581,4 +618,27 @@ def decide(snapshot: Snapshot) -> Decision:
         if note is not None:
             p.draft.note = note
             break
+    _report(p)
     return p.draft.decision()
+
+
+def _report(p: _Pass) -> None:
+    """The end of every pass: its conditions (``arsconditions``) in the status patch of the pass, and for
+    bad input a Warning Event when the problem is new and a retry after the backoff."""
+    if p.finished or deletion_requested(p.s):
+        return
+    wanted = [
+        c
+        for c in (
+            arsconditions.ready(p.s, p.phase, p.draft.transitions),
+            arsconditions.configuration_valid(p.problem, p.valid),
+        )
+        if c is not None
+    ]
+    patch = conditions.status_patch(p.s.status, wanted, generation=generation(p.s), now=p.s.now)
+    if patch:
+        p.emit(MergePatch(p.s.subject, {"status": patch}, subresource="status"))
+    if p.problem is not None:
+        if not arsconditions.already_reported(p.s, p.problem):
+            p.warn(p.problem.reason, p.problem.message)
+        p.requeue(arsconditions.retry_after(p.s))

@@ -15,8 +15,11 @@ Contracts this relies on (the executor and the snapshot builder keep them):
   GetRunnerScaleSet found none) from GetRunnerScaleSet, CreateRunnerScaleSet and UpdateRunnerScaleSet.
   A failed call counts as unanswered: the next decision asks again (with a Warning event saying why)
   and the executor paces the retries (per-key backoff, as controller-runtime's rate limiter paces a
-  reconcile that returned an error). A call asked again while its first ask is still in flight has
-  the same key; the executor performs it once.
+  reconcile that returned an error). A failure that says the input is bad (a missing or incomplete
+  config Secret, rejected credentials, an unusable config URL: ``arsconditions.call_problem``) is
+  returned as the step's ``problem`` instead of a Warning; the ARS machine reports it once, as its
+  ``ConfigurationValid`` condition and an Event. A call asked again while its first ask is still in
+  flight has the same key; the executor performs it once.
 * Every call carries ``epoch = "<uid>/<generation>"`` of the ARS, which is part of its key. An answer
   given for an older generation (or an earlier ARS of the same name) is never read as today's: a
   runner group edited A → B → A asks the service again instead of trusting the first answer.
@@ -38,7 +41,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from statemachines import desired, naming, outcomes
+from statemachines import arsconditions, desired, naming, outcomes
+from statemachines.arsconditions import Problem
 from statemachines.effects import ActionsCall, ActionsOp, ActionsScope, Effect, EmitEvent, MergePatch
 from statemachines.snapshots import JsonObject, Snapshot
 
@@ -51,6 +55,8 @@ class Step:
 
     effects: tuple[Effect, ...]
     note: str
+    # Bad input the step found (the call that revealed it is asked again).
+    problem: Problem | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,9 @@ def _answer(s: Snapshot, call: ActionsCall, fact: str = "") -> _Answer:
         return _Answer(None, Step((call,), f"asked the Actions service: {call.op}"))
     if not outcome.ok:
         detail = f"{outcome.error}: {outcome.message}" if outcome.message else outcome.error
+        problem = arsconditions.call_problem(s, outcome.error, outcome.message)
+        if problem is not None:
+            return _Answer(None, Step((call,), f"{call.op} failed: {problem.reason}; asking again", problem))
         warning = _warning(s, "ActionsCallFailed", f"{call.op} failed ({detail}); retrying")
         return _Answer(None, Step((call, warning), f"{call.op} failed ({detail}); asking again"))
     return _Answer(outcome.facts.get(fact) if fact else None, None)

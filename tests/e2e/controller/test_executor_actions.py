@@ -284,8 +284,8 @@ async def test_a_missing_credentials_secret_is_not_read_as_not_found(
         call(config_url, ActionsOp.DELETE_RUNNER_SCALE_SET, at=other, scaleSetId=1)
     )
 
-    assert result["ok"] is False and result["error"] == "CredentialsUnavailable"
-    assert f"{NS}/no-such-secret" in result["message"] and "NotFound" in result["message"]
+    assert result["ok"] is False and result["error"] == "ConfigSecretMissing"
+    assert f"{NS}/no-such-secret" in result["message"] and "does not exist" in result["message"]
     assert world.github.calls == []
 
 
@@ -304,7 +304,7 @@ async def test_malformed_or_refused_credentials(
     refused = await executor.execute(call(config_url, ActionsOp.GET_RUNNER_BY_NAME, at=wrong, name="r"))
     vaulted = await executor.execute(call(config_url, ActionsOp.GET_RUNNER_BY_NAME, at=vault, name="r"))
 
-    assert (malformed["ok"], malformed["error"]) == (False, "InvalidCredentials")
+    assert (malformed["ok"], malformed["error"]) == (False, "ConfigSecretIncomplete")
     assert (refused["ok"], refused["error"]) == (False, "AuthenticationFailed")
     assert (vaulted["ok"], vaulted["error"]) == (False, "InvalidConfiguration")
     assert "ghp_notTheAllowed" not in refused["message"]

@@ -64,6 +64,7 @@ class FakeActions:
     scale_sets: dict[int, dict[str, Any]] = field(default_factory=dict)
     calls: list[ActionsCall] = field(default_factory=list)
     failing: dict[ActionsOp, str] = field(default_factory=dict)  # op -> error class, until cleared
+    failure_message: str = "injected"  # the message of a failing call's result
     next_id: int = 41
 
     def group_name(self, group_id: int) -> str:
@@ -72,7 +73,7 @@ class FakeActions:
     def answer(self, call: ActionsCall) -> dict[str, Any]:
         self.calls.append(call)
         if call.op in self.failing:
-            return {"ok": False, "error": self.failing[call.op], "message": "injected"}
+            return {"ok": False, "error": self.failing[call.op], "message": self.failure_message}
         args = call.args
         if call.op is ActionsOp.GET_RUNNER_GROUP_BY_NAME:
             name = str(args["name"])
@@ -129,6 +130,7 @@ class World:
     fail_deletes: set[str] = field(default_factory=set)
     fail_patches: set[ObjectRef] = field(default_factory=set)  # e.g. a conflict on every attempt
     counter: int = 0
+    now: datetime = NOW  # the decision clock (Snapshot.now); a test moves it
 
     # -- objects --------------------------------------------------------------------------------------
 
@@ -190,7 +192,7 @@ class World:
         return Snapshot(
             subject=ARS_REF,
             obj=copy.deepcopy(obj),
-            now=NOW,
+            now=self.now,
             settings=self.settings,
             related=copy.deepcopy(related),
             results=dict(self.results),

@@ -425,17 +425,35 @@ def test_the_created_runner_set_is_owned_pinned_and_at_the_initial_revision() ->
     assert naming.ANNOTATION_INTEGRITY_HASH not in body["metadata"]["annotations"]
 
 
-def test_drain_deferral_writes_pending_first_then_deletes_the_listener() -> None:
+def test_drain_deferral_writes_pending_first_then_deletes_the_listener_and_pins_the_runner_set() -> None:
     world = running_world()
+    world.edit(ERS_REF, {"spec": {"replicas": 2, "patchID": 5}})  # the listener's last scale
     world.set_status(ERS_REF, runningEphemeralRunners=1)
     world.edit(
         ARS_REF, {"spec": {"template": {"spec": {"containers": [{"name": "runner", "image": "new"}]}}}}
     )
     decision = world.step()
     kinds = [(type(e).__name__, getattr(e, "subresource", "")) for e in decision.effects]
-    assert kinds == [("MergePatch", "status"), ("DeleteObject", ""), ("RequeueAfter", ""), ("EmitEvent", "")]
+    assert kinds == [
+        ("MergePatch", "status"),
+        ("DeleteObject", ""),
+        ("MergePatch", ""),
+        ("RequeueAfter", ""),
+        ("EmitEvent", ""),
+    ]
+    assert decision.effects[2] == MergePatch(ERS_REF, {"spec": {"replicas": 0, "patchID": 0}})
     assert decision.effects[-2] == RequeueAfter(ARS_REF, 1.0)
     assert world.revisions == (1, 1)  # nothing published while runners drain
+
+    # Still draining (a runner busy with a job): the pin holds, nothing is written again.
+    assert [type(e) for e in world.step().effects] == [RequeueAfter]
+    # The runner set released its idle runners and the busy one finished: the spec is published, and the
+    # listener comes back to scale the set up again.
+    world.set_status(ERS_REF, runningEphemeralRunners=0)
+    world.step()
+    assert world.revisions == (2, 1)
+    world.settle()
+    assert world.listener is not None
 
 
 def test_a_terminating_listener_is_waited_for_as_pending() -> None:
@@ -481,9 +499,13 @@ def test_a_spec_edit_with_nothing_to_rebuild_writes_one_status_patch_and_two_tra
     decision = world.step()
     assert [(t.from_, t.to) for t in decision.transitions] == [("Running", "Pending"), ("Pending", "Running")]
     (patch, pending, running) = decision.effects
-    assert isinstance(patch, MergePatch) and patch.patch == {
-        "status": {"phase": "Running", "observedGeneration": 3}
-    }
+    assert isinstance(patch, MergePatch)
+    status = dict(patch.patch["status"])
+    assert [(c["type"], c["status"], c["reason"]) for c in status.pop("conditions")] == [
+        ("Ready", "True", "Settled"),
+        ("ConfigurationValid", "True", "Valid"),
+    ]
+    assert status == {"phase": "Running", "observedGeneration": 3}
     assert isinstance(pending, EmitEvent) and isinstance(running, EmitEvent)
     assert pending.key != running.key  # two transitions of one object in one decision: two Events
 

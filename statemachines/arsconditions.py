@@ -1,0 +1,204 @@
+"""The AutoscalingRunnerSet's conditions (``Ready``, ``ConfigurationValid``) and the configuration checks
+behind ``ConfigurationValid``.
+
+A pass of the ARS machine states its conditions once, at its end (``statemachines.conditions``):
+
+* ``Ready`` is True exactly when the phase is Running. When a transition of the pass changed the phase,
+  its reason is the trigger in CamelCase and its message the transition's reason; otherwise the observed
+  ``Ready`` is restated when its status still holds (so a settled pass writes nothing), or the phase
+  name is the reason. A scale set without a phase yet states no ``Ready``.
+* ``ConfigurationValid`` is False with one of ``Reason`` when the pass found bad input, True (``Valid``)
+  once the pass got past every check (it reached the runner set step: the spec checks passed and the
+  Actions service accepted the credentials for the scale set), and not stated by a pass that learned
+  neither (one that ended waiting for an answer or a deletion).
+
+The bad inputs, and where each is found:
+
+=======================  ======================================================  =======================
+reason                   what is wrong                                           found by
+=======================  ======================================================  =======================
+InvalidConfigUrl         ``spec.githubConfigUrl`` names no enterprise,           the spec check; the
+                         organization or repository                              executor's
+                                                                                 ``InvalidConfigUrl``
+InvalidRunnerLimits      ``spec.maxRunners`` < ``spec.minRunners`` (both set)    the spec check
+ConfigSecretMissing      ``spec.githubConfigSecret`` is empty, or the Secret     the spec check; the
+                         it names does not exist                                 executor's
+                                                                                 ``ConfigSecretMissing``
+ConfigSecretIncomplete   the Secret holds no usable credentials                  ``ConfigSecretIncomplete``
+CredentialsRejected      GitHub refused the credentials (401/403)                ``AuthenticationFailed``
+=======================  ======================================================  =======================
+
+The spec checks run before the scale set step, so nothing is created in the Actions service or the
+cluster for a spec that cannot work; the executor's answers stop the pass where the failed call was
+asked. Each distinct problem (reason and message) gets one Warning Event, its reason the condition's:
+a pass whose observed condition already says the same emits none. Messages are one line, built here
+from the spec and the error class, never from a Secret's values or a response's varying request ids.
+
+Retries: while ``ConfigurationValid`` is False the pass asks to be decided again after
+``clamp(now - lastTransitionTime, 5 s, 5 min)``, so the delay doubles with every retry and is a pure
+function of the persisted condition (a replay computes the same). A failed Actions call is also paced
+by the work queue's per-key backoff. A fix is picked up at once when it is an object the controller
+watches: a spec edit (a new generation, and a new epoch in every call's key, so no stale answer is read)
+or the config Secret (the controller maps a Secret change to the scale sets naming it); the executor
+reads the Secret at every call and builds a new Actions client when it changed.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from statemachines import conditions, naming
+from statemachines.conditions import READY, Condition
+from statemachines.decisions import Transition
+from statemachines.phaseevents import camel_case
+from statemachines.phases import ArsPhase
+from statemachines.pods import parse_time
+from statemachines.snapshots import Snapshot
+
+CONFIGURATION_VALID = "ConfigurationValid"
+VALID = "Valid"
+VALID_MESSAGE = "the config URL, runner limits and GitHub credentials are usable"
+
+# The retry delay while the configuration is invalid: the time it has been invalid, within these bounds.
+RETRY_MIN = 5.0
+RETRY_MAX = 300.0
+
+
+class Reason(enum.StrEnum):
+    INVALID_CONFIG_URL = "InvalidConfigUrl"
+    CONFIG_SECRET_MISSING = "ConfigSecretMissing"
+    CONFIG_SECRET_INCOMPLETE = "ConfigSecretIncomplete"
+    INVALID_RUNNER_LIMITS = "InvalidRunnerLimits"
+    CREDENTIALS_REJECTED = "CredentialsRejected"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Bad input a pass found: the ``ConfigurationValid`` reason and a one-line message."""
+
+    reason: Reason
+    message: str
+
+
+PHASE_MESSAGES: Mapping[ArsPhase, str] = {
+    ArsPhase.PENDING: "waiting for the scale set, runner set and listener to be in sync",
+    ArsPhase.RUNNING: "scale set, runner set and listener are in sync",
+    ArsPhase.OUTDATED: "the runners rejected the runner spec; update the spec to run again",
+}
+
+
+# -- the checks --------------------------------------------------------------------------------------------
+
+
+def _limit(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _secret_where(s: Snapshot) -> str:
+    return f"{s.subject.namespace}/{s.spec.get('githubConfigSecret') or ''}"
+
+
+def spec_problem(s: Snapshot) -> Problem | None:
+    """The first bad input the ARS spec itself shows, or None."""
+    url = str(s.spec.get("githubConfigUrl") or "")
+    try:
+        naming.url_labels(url)
+    except naming.InvalidConfigUrl as exc:
+        return Problem(
+            Reason.INVALID_CONFIG_URL,
+            f"spec.githubConfigUrl {exc}; set it to https://<host>/<org>, /<owner>/<repo> or "
+            "/enterprises/<enterprise>",
+        )
+    if not str(s.spec.get("githubConfigSecret") or ""):
+        return Problem(
+            Reason.CONFIG_SECRET_MISSING,
+            "spec.githubConfigSecret is empty; set it to the Secret holding the GitHub credentials",
+        )
+    low, high = _limit(s.spec.get("minRunners")), _limit(s.spec.get("maxRunners"))
+    if low is not None and high is not None and high < low:
+        return Problem(
+            Reason.INVALID_RUNNER_LIMITS,
+            f"spec.maxRunners ({high}) is less than spec.minRunners ({low}); raise maxRunners or lower "
+            "minRunners",
+        )
+    return None
+
+
+def call_problem(s: Snapshot, error: str, message: str) -> Problem | None:
+    """The bad input an Actions call's failure (its error class and message) reveals, or None when the
+    failure is something else (a service outage, a protocol error)."""
+    where = _secret_where(s)
+    if error == Reason.CONFIG_SECRET_MISSING:
+        return Problem(
+            Reason.CONFIG_SECRET_MISSING,
+            f"the Secret {where} named by spec.githubConfigSecret does not exist; create it with "
+            "github_token, or github_app_id, github_app_installation_id and github_app_private_key",
+        )
+    if error == Reason.CONFIG_SECRET_INCOMPLETE:
+        return Problem(
+            Reason.CONFIG_SECRET_INCOMPLETE,
+            message
+            or f"the Secret {where} holds no usable GitHub credentials; set github_token, or "
+            "github_app_id, github_app_installation_id and github_app_private_key",
+        )
+    if error == "AuthenticationFailed":
+        return Problem(
+            Reason.CREDENTIALS_REJECTED,
+            f"GitHub rejected the credentials in the Secret {where}; put a valid token or GitHub App "
+            "key in it",
+        )
+    if error == Reason.INVALID_CONFIG_URL:
+        return Problem(Reason.INVALID_CONFIG_URL, f"{message or 'spec.githubConfigUrl is unusable'}")
+    return None
+
+
+# -- the conditions ----------------------------------------------------------------------------------------
+
+
+def ready(s: Snapshot, phase: ArsPhase, transitions: Sequence[Transition]) -> Condition | None:
+    """``Ready`` after a pass that left ``phase`` and recorded ``transitions``; None without a phase."""
+    if phase is ArsPhase.NONE:
+        return None
+    running = phase is ArsPhase.RUNNING
+    changed = [t for t in transitions if t.from_ != t.to]
+    if changed:
+        return Condition(READY, running, camel_case(str(changed[-1].trigger)), changed[-1].reason)
+    before = conditions.find(s.status, READY)
+    wanted = conditions.TRUE if running else conditions.FALSE
+    if before is not None and before.get("status") == wanted and str(before.get("reason") or ""):
+        return Condition(READY, running, str(before["reason"]), str(before.get("message") or ""))
+    return Condition(READY, running, phase.value, PHASE_MESSAGES.get(phase, ""))
+
+
+def configuration_valid(problem: Problem | None, valid: bool) -> Condition | None:
+    if problem is not None:
+        return Condition(CONFIGURATION_VALID, False, problem.reason.value, problem.message)
+    return Condition(CONFIGURATION_VALID, True, VALID, VALID_MESSAGE) if valid else None
+
+
+def already_reported(s: Snapshot, problem: Problem) -> bool:
+    """Whether the observed ``ConfigurationValid`` already says ``problem`` (its Event was emitted)."""
+    before = conditions.find(s.status, CONFIGURATION_VALID)
+    return (
+        before is not None
+        and before.get("status") == conditions.FALSE
+        and before.get("reason") == problem.reason.value
+        and before.get("message") == problem.message
+    )
+
+
+def retry_after(s: Snapshot) -> float:
+    """Seconds until a pass that found bad input is decided again: how long the observed condition has
+    been False, within ``RETRY_MIN`` and ``RETRY_MAX`` (``RETRY_MIN`` when it is not False yet)."""
+    before = conditions.find(s.status, CONFIGURATION_VALID)
+    since = parse_time(before.get("lastTransitionTime")) if before is not None else None
+    if before is None or before.get("status") != conditions.FALSE or since is None:
+        return RETRY_MIN
+    return min(max(_seconds(s.now, since), RETRY_MIN), RETRY_MAX)
+
+
+def _seconds(now: datetime, since: datetime) -> float:
+    return (now - since).total_seconds()
