@@ -1,4 +1,5 @@
-"""Discovery documents (S02): /api, /apis, /apis/{group}, /apis/{group}/{version}, /api/v1, /version."""
+"""Discovery documents (S02): /api, /apis, /apis/{group}, /apis/{group}/{version}, /api/v1, /version, and
+the OpenAPI v3 index and group-version documents kubectl reads (paths and operations only)."""
 
 from __future__ import annotations
 
@@ -82,3 +83,97 @@ def api_resource_list(registry: Registry, group: str, version: str) -> dict[str,
         "groupVersion": group_version,
         "resources": resources,
     }
+
+
+# -- OpenAPI v3 (paths only) -------------------------------------------------------------------------------
+#
+# kubectl fetches /openapi/v3 before it validates or applies: the operations of a kind tell it whether the
+# server takes ``fieldValidation`` (then it validates server-side and needs no schema). The documents list
+# every served path and operation with its ``x-kubernetes-group-version-kind`` and query parameters;
+# ``components.schemas`` is empty, so kubectl computes strategic merge patches from its compiled-in types
+# (what it does for any server whose OpenAPI lacks a kind's schema).
+
+OPENAPI_PREFIX = "/openapi/v3"
+_WRITE_PARAMS = ("dryRun", "fieldManager", "fieldValidation")
+
+
+def _gv_path(group: str, version: str) -> str:
+    return f"apis/{group}/{version}" if group else f"api/{version}"
+
+
+def openapi_index(registry: Registry) -> dict[str, Any]:
+    """``GET /openapi/v3``: group-version path → the URL of its document."""
+    paths = {}
+    for group, versions in sorted(registry.groups().items()):
+        for version in versions:
+            gv = _gv_path(group, version)
+            paths[gv] = {"serverRelativeURL": f"{OPENAPI_PREFIX}/{gv}"}
+    return {"paths": paths}
+
+
+def _query(*names: str) -> list[dict[str, Any]]:
+    return [{"name": n, "in": "query", "schema": {"type": "string"}, "uniqueItems": True} for n in names]
+
+
+def _operation(kind: Kind, action: str, op_id: str, params: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {
+        "operationId": op_id,
+        "parameters": _query(*params),
+        "responses": {"200": {"description": "OK"}},
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": {"group": kind.group, "version": kind.version, "kind": kind.kind},
+    }
+
+
+def _kind_paths(kind: Kind) -> dict[str, dict[str, Any]]:
+    root = "/" + _gv_path(kind.group, kind.version)
+    scope = f"{root}/namespaces/{{namespace}}" if kind.namespaced else root
+    collection = f"{scope}/{kind.plural}"
+    item = f"{collection}/{{name}}"
+    name = kind.kind
+    paths: dict[str, dict[str, Any]] = {
+        collection: {
+            "get": _operation(kind, "list", f"list{name}", ("labelSelector", "fieldSelector", "watch")),
+            "post": _operation(kind, "post", f"create{name}", _WRITE_PARAMS),
+            "delete": _operation(kind, "deletecollection", f"deletecollection{name}", ("labelSelector",)),
+        },
+        item: {
+            "get": _operation(kind, "get", f"read{name}"),
+            "put": _operation(kind, "put", f"replace{name}", _WRITE_PARAMS),
+            "patch": _operation(kind, "patch", f"patch{name}", (*_WRITE_PARAMS, "force")),
+            "delete": _operation(kind, "delete", f"delete{name}", ("dryRun", "propagationPolicy")),
+        },
+    }
+    if kind.status_subresource:
+        paths[f"{item}/status"] = {
+            "get": _operation(kind, "get", f"read{name}Status"),
+            "put": _operation(kind, "put", f"replace{name}Status", _WRITE_PARAMS),
+            "patch": _operation(kind, "patch", f"patch{name}Status", (*_WRITE_PARAMS, "force")),
+        }
+    return paths
+
+
+def openapi_group_version(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
+    """``GET /openapi/v3/apis/{group}/{version}`` (``/openapi/v3/api/v1``); None for an unknown one."""
+    if version not in registry.groups().get(group, []):
+        return None
+    paths: dict[str, Any] = {}
+    for kind in sorted(registry.all(), key=lambda k: k.plural):
+        if kind.group == group and kind.version == version:
+            paths.update(_kind_paths(kind))
+    return {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": KUBE_VERSION["gitVersion"]},
+        "paths": paths,
+        "components": {"schemas": {}},
+    }
+
+
+def parse_openapi_path(path: str) -> tuple[str, str] | None:
+    """``/openapi/v3/apis/G/V`` → (G, V); ``/openapi/v3/api/v1`` → ("", "v1"); anything else None."""
+    parts = [p for p in path[len(OPENAPI_PREFIX) :].split("/") if p]
+    if len(parts) == 2 and parts[0] == "api":
+        return "", parts[1]
+    if len(parts) == 3 and parts[0] == "apis":
+        return parts[1], parts[2]
+    return None

@@ -76,6 +76,8 @@ class LoggedRequest:
     verb: str
     content_type: str
     status: int
+    # Who asked: the bearer token, which the emulator takes as the user name (it authenticates nobody).
+    user: str = ""
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -85,4 +87,5 @@ class LoggedRequest:
             "verb": self.verb,
             "contentType": self.content_type,
             "status": self.status,
+            "user": self.user,
         }

@@ -84,6 +84,11 @@ def _verb(request: web.Request, target: routing.Target | routing.Discovery) -> s
     return method.lower()
 
 
+def _bearer(request: web.Request) -> str:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else ""
+
+
 class Server:
     def __init__(self, api: ApiServer, *, bookmark_interval: float = 60.0) -> None:
         self.api = api
@@ -94,6 +99,8 @@ class Server:
         self._watch_transports: set[asyncio.BaseTransport] = set()
         self.app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         self.app.router.add_get("/version", self._version)
+        self.app.router.add_get(discovery.OPENAPI_PREFIX, self._openapi_index)
+        self.app.router.add_get(discovery.OPENAPI_PREFIX + "/{tail:.+}", self._openapi_group_version)
         self.app.router.add_route("*", "/_sim/{hook}", self._hook)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 
@@ -140,7 +147,13 @@ class Server:
             if not request.path.startswith("/_sim/"):
                 self.requests.append(
                     LoggedRequest(
-                        request.method, request.path, request.query_string, verb, content_type, status
+                        request.method,
+                        request.path,
+                        request.query_string,
+                        verb,
+                        content_type,
+                        status,
+                        user=_bearer(request),
                     )
                 )
 
@@ -148,6 +161,16 @@ class Server:
 
     async def _version(self, request: web.Request) -> web.Response:
         return _json_response(discovery.KUBE_VERSION)
+
+    async def _openapi_index(self, request: web.Request) -> web.Response:
+        return _json_response(discovery.openapi_index(self.api.registry))
+
+    async def _openapi_group_version(self, request: web.Request) -> web.Response:
+        gv = discovery.parse_openapi_path(request.path)
+        document = discovery.openapi_group_version(self.api.registry, *gv) if gv else None
+        if document is None:
+            raise errors.no_such_resource()
+        return _json_response(document)
 
     def _discovery(self, request: web.Request, target: routing.Discovery) -> web.Response:
         registry = self.api.registry

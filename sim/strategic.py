@@ -17,10 +17,10 @@ It does not mutate its inputs.
 
 Known limits and deliberate differences:
 
-* It knows the merge keys of the kinds in ``LIST_MERGE_KEYS`` only (Pod, ServiceAccount, Namespace, and
-  ``metadata`` of every kind); ``containerStatuses``, ``initContainerStatuses``,
-  ``ephemeralContainerStatuses`` and a ServiceAccount's ``imagePullSecrets`` carry no patch strategy
-  upstream, so they are replaced whole, as on a real server.
+* It knows the merge keys of the kinds in ``LIST_MERGE_KEYS`` only (Pod, ServiceAccount, Namespace, the
+  pod templates of Deployments and StatefulSets, Service ports, and ``metadata`` of every kind);
+  ``containerStatuses``, ``initContainerStatuses``, ``ephemeralContainerStatuses`` and a ServiceAccount's
+  ``imagePullSecrets`` carry no patch strategy upstream, so they are replaced whole, as on a real server.
 * A real server decodes the patched map into the typed object, which drops unknown keys and turns
   ``null`` into an absent field. Here the result stays JSON: every key starting with ``$`` is removed
   from it, and ``null``s are dropped from values copied from the patch (new members, new list elements,
@@ -117,6 +117,13 @@ def _pod_merge_keys() -> dict[str, str]:
     return keys
 
 
+def _template_merge_keys() -> dict[str, str]:
+    """A workload's ``spec.template.spec``: the merged lists of a Pod's ``spec``."""
+    return {
+        f"spec.template.{path}": key for path, key in _pod_merge_keys().items() if path.startswith("spec.")
+    }
+
+
 # The lists tagged ``patchStrategy:"merge"`` in k8s.io/api, by kind and field path ("[]" steps into the
 # elements of a list); the value is the ``patchMergeKey``, "" for a merged list of scalars. "*" applies to
 # every kind. Every list not named here is replaced by the patch (Role rules, RoleBinding subjects, pod
@@ -126,6 +133,11 @@ LIST_MERGE_KEYS: dict[str, dict[str, str]] = {
     "Pod": _pod_merge_keys(),
     "ServiceAccount": {"secrets": "name"},
     "Namespace": {"status.conditions": "type"},
+    # Stored as plain objects (sim.kinds), patched by kubectl's client-side apply: their pod templates
+    # merge as a Pod's spec does.
+    "Deployment": {**_template_merge_keys(), "status.conditions": "type"},
+    "StatefulSet": {**_template_merge_keys(), "status.conditions": "type"},
+    "Service": {"spec.ports": "port"},
 }
 
 

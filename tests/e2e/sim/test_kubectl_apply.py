@@ -1,0 +1,191 @@
+"""The committed installation applied to the emulated cluster with a real kubectl.
+
+Inputs: an emulated cluster without the CRDs and without ``arc-systems`` (what a fresh cluster has), a
+kubeconfig for it, Debian's ``kubectl``. Outputs: ``kubectl apply -k deploy/`` creates every object
+(discovery, OpenAPI, GET then POST), a second apply changes nothing, an upgrade goes through kubectl's
+client-side apply (GET, then a strategic merge PATCH with the last-applied-configuration annotation),
+``kubectl get`` lists what was applied, and the CRDs applied this way are served.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import shutil
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from controller import crdgen, manifests
+from sim.world import World
+
+KUBECTL = shutil.which("kubectl")
+pytestmark = pytest.mark.skipif(
+    KUBECTL is None, reason="kubectl is not installed (Debian: apt-get install kubernetes-client)"
+)
+
+ROOT = Path(__file__).resolve().parents[3]
+DEPLOY = ROOT / "deploy"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+NS = "arc-systems"
+
+
+@functools.cache
+def apply_flags() -> tuple[str, ...]:
+    """``--validate=false`` for a kubectl older than 1.27 (Debian bookworm's is 1.20): it validates
+    against OpenAPI v2 in protobuf, which the emulator does not serve; newer ones read OpenAPI v3 and leave
+    validation to the server (``fieldValidation=Strict``)."""
+    assert KUBECTL is not None
+    out = subprocess.run([KUBECTL, "version", "--client", "-o", "json"], capture_output=True, check=True)
+    minor = int("".join(c for c in json.loads(out.stdout)["clientVersion"]["minor"] if c.isdigit()))
+    return () if minor >= 27 else ("--validate=false",)
+
+
+@pytest.fixture
+async def cluster(tmp_path: Path) -> AsyncIterator[Path]:
+    """A fresh emulated cluster; yields the path of its kubeconfig."""
+    apply_flags()  # ask kubectl its version before the event loop serves the cluster
+    async with World(seed=1, crd_dir=None, namespaces=("default",)) as world:
+        yield world.write_kubeconfig(tmp_path / "kubeconfig")
+
+
+async def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """Run kubectl without blocking the event loop the emulated cluster is served from."""
+    assert KUBECTL is not None
+    flags = apply_flags() if args[:1] == ("apply",) else ()
+    proc = await asyncio.create_subprocess_exec(
+        KUBECTL,
+        "--kubeconfig",
+        str(kubeconfig),
+        *args,
+        *flags,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin is not None else None), 120)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def ok(kubeconfig: Path, *args: str, stdin: str | None = None) -> str:
+    code, out, err = await kubectl(kubeconfig, *args, stdin=stdin)
+    assert code == 0, f"kubectl {' '.join(args)} failed ({code}): {err}"
+    return out
+
+
+async def get_json(kubeconfig: Path, *args: str) -> Any:
+    return json.loads(await ok(kubeconfig, "get", *args, "-o", "json"))
+
+
+def expected_objects(settings: manifests.ManifestSettings) -> set[str]:
+    """``kind/name`` lines as kubectl apply prints them, for the rendered installation."""
+    plural = {
+        "CustomResourceDefinition": "customresourcedefinition.apiextensions.k8s.io",
+        "Namespace": "namespace",
+        "ServiceAccount": "serviceaccount",
+        "ClusterRole": "clusterrole.rbac.authorization.k8s.io",
+        "ClusterRoleBinding": "clusterrolebinding.rbac.authorization.k8s.io",
+        "Role": "role.rbac.authorization.k8s.io",
+        "RoleBinding": "rolebinding.rbac.authorization.k8s.io",
+        "Service": "service",
+        "StatefulSet": "statefulset.apps",
+        "PodDisruptionBudget": "poddisruptionbudget.policy",
+    }
+    return {f"{plural[m['kind']]}/{m['metadata']['name']}" for m in manifests.render(settings)}
+
+
+def applied(output: str) -> dict[str, str]:
+    """``kind/name`` → what kubectl did (created, configured, unchanged)."""
+    found = {}
+    for line in output.splitlines():
+        name, _, action = line.rpartition(" ")
+        if name:
+            found[name] = action
+    return found
+
+
+async def test_apply_k_installs_the_committed_manifests(cluster: Path) -> None:
+    first = applied(await ok(cluster, "apply", "-k", str(DEPLOY)))
+    default = manifests.ManifestSettings()
+    assert set(first) == expected_objects(default)
+    assert set(first.values()) == {"created"}
+
+    sts = await get_json(cluster, "statefulset", "arcsm", "-n", NS)
+    assert sts["spec"]["replicas"] == default.replicas
+    assert sts["spec"]["volumeClaimTemplates"][0]["spec"]["accessModes"] == ["ReadWriteOnce"]
+    assert LAST_APPLIED in sts["metadata"]["annotations"]
+    role = await get_json(cluster, "clusterrole", "arcsm")
+    assert role["rules"] == manifests.rbac(default)[0]["rules"]
+    for kind, name in [("serviceaccount", "arcsm"), ("service", "arcsm"), ("pdb", "arcsm")]:
+        assert (await get_json(cluster, kind, name, "-n", NS))["metadata"]["name"] == name
+    listed = await ok(cluster, "get", "statefulsets,services,poddisruptionbudgets", "-n", NS, "-o", "name")
+    assert set(listed.split()) == {
+        "statefulset.apps/arcsm",
+        "service/arcsm",
+        "poddisruptionbudget.policy/arcsm",
+    }
+
+    # The CRDs kubectl created are served: their kinds can be listed and created.
+    assert (await get_json(cluster, "autoscalingrunnersets", "-A"))["items"] == []
+    crds = await get_json(cluster, "crd")
+    assert {c["metadata"]["name"] for c in crds["items"]} == {k.crd_name for k in crdgen.resources.KINDS}
+
+    pdb_version = (await get_json(cluster, "pdb", "arcsm", "-n", NS))["metadata"]["resourceVersion"]
+    again = applied(await ok(cluster, "apply", "-k", str(DEPLOY)))
+    # A kubectl that knows policy/v1 always re-sends a PodDisruptionBudget's selector (its patch strategy
+    # is "replace") and so reports it configured; the server finds nothing to change and keeps its
+    # resourceVersion.
+    pdb = "poddisruptionbudget.policy/arcsm"
+    assert again.pop(pdb) in ("configured", "unchanged")
+    assert set(again.values()) == {"unchanged"}
+    assert (await get_json(cluster, "pdb", "arcsm", "-n", NS))["metadata"]["resourceVersion"] == pdb_version
+
+
+async def test_an_upgrade_is_a_client_side_apply_patch(cluster: Path) -> None:
+    await ok(cluster, "apply", "-k", str(DEPLOY))
+    upgraded = manifests.ManifestSettings(image="registry.example.com/arcsm:9.9.9", replicas=3)
+    out = applied(await ok(cluster, "apply", "-f", "-", stdin=manifests.dump(manifests.render(upgraded))))
+    assert out["statefulset.apps/arcsm"] == "configured"
+    assert out["serviceaccount/arcsm"] == "unchanged"
+
+    sts = await get_json(cluster, "statefulset", "arcsm", "-n", NS)
+    assert sts["spec"]["replicas"] == 3
+    [container] = sts["spec"]["template"]["spec"]["containers"]
+    assert container["image"] == "registry.example.com/arcsm:9.9.9"
+    assert container["args"] == manifests.run_args(upgraded)
+    last = json.loads(sts["metadata"]["annotations"][LAST_APPLIED])
+    assert last["spec"]["replicas"] == 3
+
+
+async def test_watch_namespaces_get_namespaced_roles(cluster: Path) -> None:
+    # kubectl create sends protobuf, which the emulator does not speak; apply sends JSON.
+    await ok(cluster, "apply", "-f", "-", stdin="apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n")
+    settings = manifests.ManifestSettings(watch_namespaces=("team-a",))
+    out = applied(await ok(cluster, "apply", "-f", "-", stdin=manifests.dump(manifests.render(settings))))
+    assert set(out) == expected_objects(settings)
+    for ns in ("team-a", NS):
+        role = await get_json(cluster, "role", "arcsm", "-n", ns)
+        assert role["rules"] == manifests.rbac(settings)[0]["rules"]
+        binding = await get_json(cluster, "rolebinding", "arcsm", "-n", ns)
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "arcsm", "namespace": NS}]
+    code, _, err = await kubectl(cluster, "get", "clusterrole", "arcsm")
+    assert code != 0 and "NotFound" in err
+
+
+async def test_an_object_whose_last_applied_configuration_is_too_long_is_refused(
+    cluster: Path, tmp_path: Path
+) -> None:
+    # What kube-apiserver answers when client-side apply stores a CRD of more than 256 KiB.
+    crd = yaml.safe_load((DEPLOY / "crds" / "actions.github.com_ephemeralrunners.yaml").read_text())
+    schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    schema["description"] = "x" * (256 * 1024)
+    path = tmp_path / "big-crd.yaml"
+    path.write_text(yaml.safe_dump(crd))
+    code, _, err = await kubectl(cluster, "apply", "-f", str(path))
+    assert code != 0
+    assert "metadata.annotations: Too long: must have at most 262144 bytes" in err
