@@ -26,7 +26,9 @@ from store import rows, upcasting
 from store.errors import InvalidRecord, JournalError, JournalFormatError, translate
 from store.records import Record
 
-FORMAT = 1
+# 1: the tables below. 2: the same tables; records of type ``settings`` may appear, which an arcsm that
+# reads format 1 would take for damage, so it is told to upgrade instead.
+FORMAT = 2
 
 DDL = """
 CREATE TABLE records (
@@ -125,7 +127,7 @@ async def check(db: aiosqlite.Connection, path: pathlib.Path) -> int:
         raise JournalFormatError(
             f"{path} is not an arcsm journal (it holds tables {', '.join(sorted(found))})"
         )
-    if version == FORMAT and not {"records", "snapshots", "horizons"} <= found:
+    if version >= 1 and not {"records", "snapshots", "horizons"} <= found:
         raise JournalFormatError(
             f"{path} is a damaged journal: tables are missing (it holds {sorted(found)})"
         )
@@ -139,8 +141,12 @@ async def prepare(db: aiosqlite.Connection, path: pathlib.Path) -> None:
         try:
             if not await tables(db):
                 await _create(db)
-            elif await check(db, path) == 0:
-                await _upgrade_from_0(db, path)
+            else:
+                version = await check(db, path)
+                if version == 0:
+                    await _upgrade_from_0(db, path)
+                elif version < FORMAT:
+                    await db.execute(f"PRAGMA user_version = {FORMAT}")
             await db.execute("COMMIT")
         except BaseException:
             await db.execute("ROLLBACK")

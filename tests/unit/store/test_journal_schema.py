@@ -11,6 +11,7 @@ import pytest
 from store import schema, verifying
 from store.errors import JournalFormatError
 from store.journal import Journal
+from store.records import Record, RecordType
 from store.settings import JournalSettings, RetentionSettings
 
 POD_A = {"metadata": {"name": "a", "namespace": "default", "uid": "u-a", "ownerReferences": [{"uid": "o-1"}]}}
@@ -47,7 +48,7 @@ def user_version(path: pathlib.Path) -> int:
 
 async def test_a_new_journal_has_the_current_format(path: pathlib.Path) -> None:
     await (await Journal.open(path)).close()
-    assert user_version(path) == schema.FORMAT == 1
+    assert user_version(path) == schema.FORMAT == 2
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -67,6 +68,18 @@ async def test_a_version_0_journal_is_upcast_on_open(path: pathlib.Path) -> None
         assert next_one.seq == 5
     assert user_version(path) == schema.FORMAT
     assert (await verifying.verify(path)).records == 5
+
+
+async def test_a_format_1_journal_becomes_format_2_on_open_and_keeps_its_records(
+    path: pathlib.Path,
+) -> None:
+    async with await Journal.open(path) as journal:
+        await journal.append([Record(RecordType.TIMER, kind="Pod", namespace="default", name="a")])
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA user_version = 1")
+    async with await Journal.open(path) as journal:
+        assert [r.type for r in await journal.read()] == [RecordType.TIMER]
+    assert user_version(path) == schema.FORMAT == 2
 
 
 async def test_verify_upgrades_an_old_journal_first(path: pathlib.Path) -> None:
