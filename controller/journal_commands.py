@@ -55,7 +55,12 @@ def export_(
 @app.command("import")
 def import_(
     journal: JournalPath,
-    file: Annotated[str, typer.Argument(help="A JSONL file of records, or - for stdin.", metavar="FILE|-")],
+    file: Annotated[
+        str,
+        typer.Argument(
+            help="A JSONL file of records (gzipped if it ends in .gz), or - for stdin.", metavar="FILE|-"
+        ),
+    ],
 ) -> None:
     """Append the records of a JSONL file (as `export` writes them) to the journal, creating it if needed.
 
@@ -65,7 +70,7 @@ def import_(
         imported = _run("import", exporting.import_lines(journal, sys.stdin))
     else:
         try:
-            with open(file, encoding="utf-8") as lines:
+            with exporting.open_lines(Path(file)) as lines:
                 imported = _run("import", exporting.import_lines(journal, lines))
         except OSError as exc:
             typer.echo(f"arcsm journal import: cannot read {file}: {exc.strerror}", err=True)

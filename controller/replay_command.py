@@ -1,11 +1,16 @@
 """``arcsm replay FILE [--check]``: replay a recorded journal through the machines.
 
-FILE is a JSONL export (``arcsm journal export``), or with ``--journal-file`` a journal file itself (read
-through a read-only connection). Without ``--check``: print the phase timeline (one line per transition:
-seq, time, kind namespace/name, from → to, trigger, reason) and each decision's effects (type and key),
-as the machines decide them again, and exit 0. With ``--check``: compare each decision with the recorded
-one; exit 0 with ``N decisions replayed, all equal``, exit 1 with the first decision that differs (its seq
-and where). Either way exit 1 with what keeps the file from being replayed, in one line.
+FILE is a JSONL export (``arcsm journal export``; gzipped when its name ends in ``.gz``), or with
+``--journal-file`` a journal file itself (read through a read-only connection). Without ``--check``:
+print the phase timeline (one line per transition: seq, time, kind namespace/name, from → to, trigger,
+reason) and each decision's effects (type and key), as the machines decide them again, and exit 0. With
+``--check``: compare each decision with the recorded one; exit 0 with ``N decisions replayed, all
+equal``, exit 1 with the first decision that differs (its seq and where).
+Either way exit 1 with what keeps the file from being replayed, in one line.
+
+The machine settings come from the journal's ``settings`` records (the controller journals them at start);
+``--controller-namespace`` and ``--listener-image`` only serve decisions that no settings record precedes,
+as in a journal recorded before arcsm journaled its settings.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from store.records import Record
 
 
 def load_jsonl(path: Path) -> list[Record]:
-    with path.open(encoding="utf-8") as lines:
+    with exporting.open_lines(path) as lines:
         return list(exporting.parse_lines(lines))
 
 
@@ -43,7 +48,8 @@ async def load_journal(path: Path) -> list[Record]:
 
 def replay(
     file: Annotated[
-        Path, typer.Argument(help="A recorded journal: JSONL as `arcsm journal export` writes it.")
+        Path,
+        typer.Argument(help="A recorded journal: JSONL as `arcsm journal export` writes it (gzipped: .gz)."),
     ],
     check: Annotated[
         bool,
@@ -55,15 +61,21 @@ def replay(
         bool, typer.Option("--journal-file", help="FILE is a journal file (SQLite), not JSONL.")
     ] = False,
     controller_namespace: Annotated[
-        str, typer.Option(help="The controller namespace the recording ran with.")
+        str,
+        typer.Option(
+            help="The controller namespace the recording ran with, for a journal without settings records."
+        ),
     ] = MachineSettings.controller_namespace,
     listener_image: Annotated[
-        str, typer.Option(help="The listener image the recording ran with.")
+        str,
+        typer.Option(
+            help="The listener image the recording ran with, for a journal without settings records."
+        ),
     ] = MachineSettings.listener_image,
 ) -> None:
     """Replay a recorded journal: fold its records and decide each recorded decision again from the
-    journal prefix it read; print the phase timeline and effects, or with --check report the first
-    decision that comes out differently."""
+    journal prefix it read, with the machine settings the journal recorded; print the phase timeline and
+    effects, or with --check report the first decision that comes out differently."""
     settings = MachineSettings(controller_namespace=controller_namespace, listener_image=listener_image)
     try:
         if not file.is_file():

@@ -9,8 +9,10 @@ again. The decision and its effects are put in their journaled form (``decision_
 and the ``effect`` records appended with it.
 
 Pure over the records: no network, no clock, no executor (the recorded ``effect_result`` records are the
-results). Machine settings are not journaled: replay with those the recording ran with (the defaults for
-the journals under ``tests/journals/``).
+results). Each decision is decided with the machine settings of the newest ``settings`` record before the
+prefix it read (``settingsrecords``: the controller journals them at start); a decision with no settings
+record before it (a journal recorded before settings were journaled) is decided with the settings passed
+to ``replay``, the defaults if none.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from controller import reconciling, snapshotting
+from controller import reconciling, settingsrecords, snapshotting
 from controller.folding import Fold
 from statemachines.decisions import Decision
 from statemachines.effects import ObjectRef
@@ -201,9 +203,20 @@ def _decide_again(fold: Fold, recorded: _Recorded, settings: MachineSettings) ->
     return step, None if difference is None else Mismatch(recorded.seq, _subject(record), difference)
 
 
+def _settings_of(record: Record) -> MachineSettings:
+    try:
+        return settingsrecords.from_json(record.body)
+    except settingsrecords.BadSettingsRecord as exc:
+        raise ReplayError(f"the settings record at seq {record.seq} cannot be read: {exc}") from exc
+
+
 def replay(records: Iterable[Record], settings: MachineSettings | None = None) -> Replayed:
-    """Decide every recorded decision again from the records before it; report the first that differs."""
-    settings = settings or MachineSettings()
+    """Decide every recorded decision again from the records before it; report the first that differs.
+
+    ``settings`` are the machine settings for the decisions no ``settings`` record precedes (default:
+    ``MachineSettings()``); after one, its settings are used.
+    """
+    current = settings or MachineSettings()
     ordered = _ordered(records)
     pending: dict[int, list[_Recorded]] = {}
     decisions = _decisions(ordered)
@@ -217,7 +230,7 @@ def replay(records: Iterable[Record], settings: MachineSettings | None = None) -
 
     def decide_at(seq: int) -> None:
         for recorded in pending.pop(seq, ()):
-            step, mismatch = _decide_again(fold, recorded, settings)
+            step, mismatch = _decide_again(fold, recorded, current)
             steps.append(step)
             if mismatch is not None:
                 mismatches.append(mismatch)
@@ -225,6 +238,8 @@ def replay(records: Iterable[Record], settings: MachineSettings | None = None) -
     decide_at(0)
     for record in ordered:
         fold.apply(record)
+        if record.type is RecordType.SETTINGS:
+            current = _settings_of(record)
         decide_at(record.seq or 0)
     first = min(mismatches, key=lambda m: m.seq) if mismatches else None
     timeline = tuple(sorted(steps, key=lambda s: s.seq))

@@ -9,15 +9,23 @@ older formats first (``upcasting``), so an old recording still imports.
 
 from __future__ import annotations
 
+import gzip
 import json
 import pathlib
 from collections.abc import Iterable, Iterator
-from typing import TextIO
+from typing import IO, TextIO
 
 from store import journal, reading, redacting, rows, schema, upcasting
 from store.errors import JournalImportError
 from store.journal import Imported, Journal
 from store.records import Record
+
+
+def open_lines(path: pathlib.Path) -> IO[str]:
+    """A JSONL export for reading, gzip-compressed when its name ends in ``.gz``."""
+    if path.suffix == ".gz":
+        return gzip.open(path, "rt", encoding="utf-8")
+    return path.open(encoding="utf-8")
 
 
 def to_line(record: Record) -> str:

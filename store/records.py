@@ -27,6 +27,9 @@ class RecordType(enum.StrEnum):
     TIMER = "timer"  # a requeue-after that fired: time enters decisions only through records
     SNAPSHOT = "snapshot"  # a projection snapshot marker written by retention
     SYNC = "sync"  # a watcher finished a (re-)list of a kind: the projection of that kind is complete
+    # The machine settings the controller decides with (``statemachines.snapshots.Settings`` as JSON),
+    # appended at start when they differ from the newest one; retention always keeps the newest.
+    SETTINGS = "settings"
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,9 @@ events around them. Above ``raw`` the journal is complete and gap-free, and the 
 
 ``plan`` turns the settings into target horizons (times increase with seq, so an age becomes a seq by
 binary search); ``prune_step`` deletes at most a chunk of rows towards them in the caller's
-transaction, so appends wait for one chunk at most.
+transaction, so appends wait for one chunk at most. The newest ``settings`` record is never pruned (it
+says what the machines decide with, so a replay of what is left still knows), older ones go as raw
+records do.
 """
 
 from __future__ import annotations
@@ -64,6 +66,12 @@ def _in(types: Collection[RecordType]) -> str:
     return ", ".join(f"'{t.value}'" for t in sorted(types)) or "''"
 
 
+# Every pruning deletion skips the newest settings record.
+_NOT_NEWEST_SETTINGS = (
+    f"seq <> (SELECT COALESCE(MAX(seq), 0) FROM records WHERE type = '{RecordType.SETTINGS.value}')"
+)
+
+
 async def newest_history_beyond(
     db: aiosqlite.Connection, count: int, kept_longer: Collection[RecordType]
 ) -> int:
@@ -114,10 +122,10 @@ async def prune_step(
     """Delete at most ``chunk`` records towards ``target`` inside the caller's transaction and store the
     horizons reached; returns them and how many records were deleted."""
     if current.raw < target.raw:
-        where = f"seq > ? AND seq <= ? AND type NOT IN ({_in(kept_longer)})"
+        where = f"seq > ? AND seq <= ? AND type NOT IN ({_in(kept_longer)}) AND {_NOT_NEWEST_SETTINGS}"
         bounds = (current.raw, target.raw)
     elif current.history < target.history:
-        where = "seq > ? AND seq <= ?"
+        where = f"seq > ? AND seq <= ? AND {_NOT_NEWEST_SETTINGS}"
         bounds = (current.history, target.history)
     else:
         return current, 0

@@ -8,11 +8,15 @@ world), ``clients`` (the executor's ``ActionsClients``; the client's retries are
 answers at once, nothing sleeps), ``executor`` and ``config_url`` (``<fake>/org``).
 
 Nothing is mocked: the executor talks HTTP to the emulated API server and to the fake GitHub.
+
+Every test also gets ``recorded_journal_name`` (autouse): the name of its recorded journal
+(``recording.claim``). With ``ARCSM_RECORD_JOURNALS=1`` the ``harness.Controller`` objects it creates
+export their journal to ``tests/journals/<name>.jsonl.gz`` when they stop; without it, nowhere.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 from kubernetes_asyncio import client
@@ -22,7 +26,7 @@ from actions.retrying import RetryPolicy
 from controller.actionsclients import ActionsClients
 from controller.executing import Executor, ExecutorSettings
 from sim.world import World
-from tests.e2e.controller import harness
+from tests.e2e.controller import harness, recording
 from tests.e2e.controller.executorworld import CONFIG_SECRET, PAT, create_namespace, create_secret
 
 
@@ -64,3 +68,12 @@ async def kube(world: World) -> AsyncIterator[client.ApiClient]:
     async with client.ApiClient(world.configuration()) as api:
         await harness.create_secret(api)
         yield api
+
+
+@pytest.fixture(autouse=True)
+def recorded_journal_name(request: pytest.FixtureRequest) -> Iterator[str]:
+    node = request.node
+    name = recording.claim(node.name, node.nodeid, node.path.stem)
+    target = recording.JOURNALS / f"{name}.jsonl.gz" if recording.enabled() else None
+    with recording.recording_to(target):
+        yield name

@@ -29,6 +29,7 @@ from statemachines.snapshots import Settings as MachineSettings
 from store import reading, schema
 from store.records import Record, RecordType
 from store.settings import JournalSettings
+from tests.e2e.controller import recording
 from tests.helpers import eventually
 from watchers.settings import WatchSettings
 
@@ -155,7 +156,12 @@ async def phases_journaled(path: Path, name: str = "arc") -> list[tuple[str, str
 
 @dataclass
 class Controller:
-    """``arcsm run`` in-process: ``start``, ``stop`` (as SIGTERM does), ``start`` again on the journal."""
+    """``arcsm run`` in-process: ``start``, ``stop`` (as SIGTERM does), ``start`` again on the journal.
+
+    A clean ``stop`` exports the journal to ``record_to`` when it is set (``recording``: the test's
+    ``tests/journals/<name>.jsonl.gz`` under ``ARCSM_RECORD_JOURNALS=1``, else None), unless something other
+    than a controller wrote to the journal during the test (then the recording is removed).
+    """
 
     world: World
     directory: Path
@@ -163,6 +169,7 @@ class Controller:
     task: asyncio.Task[int] | None = None
     stop_event: asyncio.Event = field(default_factory=asyncio.Event)
     runs: int = 0
+    record_to: Path | None = field(default_factory=recording.target)
 
     def __post_init__(self) -> None:
         kubeconfig = self.world.write_kubeconfig(self.directory / "kubeconfig")
@@ -182,19 +189,26 @@ class Controller:
     def start(self) -> None:
         assert self.task is None or self.task.done(), "the controller is running"
         self.stop_event = asyncio.Event()
+        journal = self.journal
+        recording.starting(journal)
         self.task = asyncio.create_task(running.run(self.settings, stop=self.stop_event), name="arcsm run")
+        self.task.add_done_callback(lambda _: recording.ended(journal))
         self.runs += 1
 
-    async def stop(self) -> int:
+    async def stop(self, *, export: bool = True) -> int:
+        """Stop as SIGTERM does; then export the journal if ``record_to`` is set and ``export``."""
         assert self.task is not None
         self.stop_event.set()
         async with asyncio.timeout(30):
-            return await self.task
+            code = await self.task
+        if export and self.record_to is not None:
+            await recording.record(self.journal, self.record_to)
+        return code
 
     async def __aenter__(self) -> Controller:
         self.start()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         if self.task is not None and not self.task.done():
-            await self.stop()
+            await self.stop(export=exc_type is None)

@@ -1,5 +1,6 @@
-"""Recorded journals (``tests/journals/*.jsonl``) replay to the decisions they recorded, and a tampered
-decision is caught with its seq (DESIGN "Replay")."""
+"""Recorded journals (``tests/journals/*.jsonl.gz``, left by the controller e2e tests) replay to the decisions
+they recorded, with the machine settings they journaled, and a tampered decision is caught with its seq
+(DESIGN "Replay")."""
 
 from __future__ import annotations
 
@@ -16,11 +17,11 @@ from controller.replay_command import load_jsonl
 from store import exporting
 from store.records import Record, RecordType
 
-JOURNALS = sorted((Path(__file__).parents[2] / "journals").glob("*.jsonl"))
+JOURNALS = sorted((Path(__file__).parents[2] / "journals").glob("*.jsonl.gz"))
 
 
 def test_there_are_recorded_journals() -> None:
-    assert len(JOURNALS) >= 2
+    assert len(JOURNALS) >= 3, "record them: ARCSM_RECORD_JOURNALS=1 pytest tests/e2e/controller"
 
 
 @pytest.mark.parametrize("path", JOURNALS, ids=[p.stem for p in JOURNALS])
@@ -90,7 +91,7 @@ def test_arcsm_replay_says_all_equal_or_names_the_first_mismatch(tmp_path: Path)
 
 def test_arcsm_replay_reads_a_journal_file(tmp_path: Path) -> None:
     journal = tmp_path / "journal.db"
-    with JOURNALS[0].open(encoding="utf-8") as lines:
+    with exporting.open_lines(JOURNALS[0]) as lines:
         asyncio.run(exporting.import_lines(journal, lines))
     result = CliRunner().invoke(app, ["replay", "--check", "--journal-file", str(journal)])
     assert result.exit_code == 0, result.output
