@@ -1,0 +1,138 @@
+"""Phase history without gaps: the transitions this replica decided, and the phase changes it only observed.
+
+A replica journals every observed version of every object, but decision records only for the time it
+led. For the rest (the old leader's term, seen by a standby), the observed objects still tell the story:
+``status.phase``, and the ``Ready`` condition whose reason is the transition's CamelCase trigger and whose
+message its reason. ``History`` folds decision and observed records, in seq order, into phase items:
+
+* a decision record gives its transitions, ``source`` "decided" (``phases.items_of``), and each
+  transition's target is remembered as pending for its subject until the write is observed;
+* an observed version whose ``status.phase`` differs from the object's previous observed phase is a phase
+  change: when a pending decided transition led to that phase, it is this replica's own write coming back
+  (no item; the pending entries up to it are done); otherwise it is an item with ``source`` "observed"
+  (and the pending entries are dropped: what happened is not what this replica decided).
+
+An object deleted, or recreated under a new uid, starts over. A history reads from the journal's first
+record, so a page after seq N folds the records up to N too (``page``), and emits only those after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from api.models import PhaseItem
+from store.records import Record, RecordType
+
+DECIDED = "decided"
+OBSERVED = "observed"
+
+Key = tuple[str, str, str]
+
+
+@dataclass
+class _Seen:
+    uid: str = ""
+    phase: str | None = None
+    pending: list[str] = field(default_factory=list)
+
+
+class History:
+    """``items_of_decision``: a decision record's transitions as items (``phases.items_of``)."""
+
+    def __init__(self, items_of_decision: Callable[[Record], list[PhaseItem]]) -> None:
+        self._items_of_decision = items_of_decision
+        self._objects: dict[Key, _Seen] = {}
+
+    def feed(self, record: Record) -> list[PhaseItem]:
+        """The phase items ``record`` adds (decided or observed), in order."""
+        if record.type is RecordType.DECISION:
+            found = self._items_of_decision(record)
+            for item in found:
+                key = (item.kind, item.namespace, item.name)
+                # The record's uid is its own object's: a transition of another subject does not carry it.
+                same = key == (record.kind, record.namespace, record.name)
+                seen = self._seen(key, record.uid if same else "")
+                if item.to != item.from_:  # a transition to the same phase writes no phase change
+                    seen.pending.append(item.to)
+            return found
+        if record.type is RecordType.OBSERVED and record.seq is not None:
+            return self._observe(record)
+        return []
+
+    def _seen(self, key: Key, uid: str) -> _Seen:
+        seen = self._objects.get(key)
+        if seen is None or (uid and seen.uid and uid != seen.uid):
+            seen = self._objects[key] = _Seen(uid=uid)
+        elif uid and not seen.uid:
+            seen.uid = uid
+        return seen
+
+    def _observe(self, record: Record) -> list[PhaseItem]:
+        key = (record.kind, record.namespace, record.name)
+        if record.body.get("event") == "DELETED":
+            self._objects.pop(key, None)
+            return []
+        obj = record.body.get("object")
+        if not isinstance(obj, Mapping):
+            return []
+        status = _mapping(obj.get("status"))
+        phase = str(status.get("phase") or "") or None
+        seen = self._seen(key, record.uid)
+        if phase is None or phase == seen.phase:
+            return []
+        previous, seen.phase = seen.phase, phase
+        if phase in seen.pending:
+            del seen.pending[: seen.pending.index(phase) + 1]
+            return []
+        seen.pending.clear()
+        return [_observed_item(record, obj, status, previous, phase)]
+
+
+def _observed_item(
+    record: Record, obj: Mapping[str, Any], status: Mapping[str, Any], previous: str | None, phase: str
+) -> PhaseItem:
+    assert record.seq is not None
+    ready = next(
+        (c for c in status.get("conditions") or () if isinstance(c, Mapping) and c.get("type") == "Ready"),
+        None,
+    )
+    # Without a Ready condition (EphemeralRunners), the status's own reason and message.
+    said = ready if ready is not None else status
+    trigger, reason = said.get("reason"), said.get("message")
+    return PhaseItem(
+        seq=record.seq,
+        at=record.at,
+        kind=record.kind,
+        namespace=record.namespace,
+        name=record.name,
+        uid=record.uid,
+        from_=previous,
+        to=phase,
+        trigger=str(trigger or ""),
+        reason=str(reason or ""),
+        revisions=_revisions(record.kind, obj, status),
+        source=OBSERVED,
+    )
+
+
+def _revisions(kind: str, obj: Mapping[str, Any], status: Mapping[str, Any]) -> dict[str, int]:
+    """The revisions a decided item of the kind carries, as the observed object shows them."""
+    if kind == "AutoscalingRunnerSet":
+        found = {
+            "generation": _mapping(obj.get("metadata")).get("generation"),
+            "observedGeneration": status.get("observedGeneration"),
+        }
+    elif kind == "EphemeralRunnerSet":
+        found = {
+            "actionableRevision": _mapping(obj.get("spec")).get("actionableRevision"),
+            "appliedActionableRevision": status.get("appliedActionableRevision"),
+        }
+    else:
+        return {}
+    return {k: v for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}

@@ -1,0 +1,119 @@
+"""The JSON shapes the API answers with, declared so ``/openapi.json`` describes every response.
+
+These shapes are a contract (the timeline page reads them): add fields, never rename or remove one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class Problem(BaseModel):
+    """An error: one line saying what is wrong and what to do."""
+
+    detail: str
+
+
+class PhaseItem(BaseModel):
+    """One phase transition a machine recorded, with the revisions its guard read, or a phase change this
+    replica observed while another one decided."""
+
+    seq: int = Field(description="The seq of the decision record that took the transition.")
+    at: str = Field(description="When the decision was journaled (RFC 3339, UTC).")
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    from_: str | None = Field(serialization_alias="from", description="The phase before; null for the first.")
+    to: str
+    trigger: str
+    reason: str
+    revisions: dict[str, int] = Field(
+        description="generation and observedGeneration (AutoscalingRunnerSet), actionableRevision and "
+        "appliedActionableRevision (EphemeralRunnerSet); empty for the other kinds."
+    )
+    source: str = Field(
+        default="decided",
+        description="decided: this replica's machine took the transition (seq is its decision record); "
+        "observed: a phase change this replica saw in an observed object while another replica decided "
+        "(seq is the observed record; trigger and reason come from the Ready condition).",
+    )
+
+
+class PhasePage(BaseModel):
+    items: list[PhaseItem]
+    next: int | None = Field(description="Pass as ?after= for the next page; null when this one is the last.")
+
+
+class JournalRecord(BaseModel):
+    """A journal record as exported (``arcsm journal export``); Secret material is never included."""
+
+    seq: int
+    at: str
+    type: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str = Field(serialization_alias="resourceVersion")
+    body: dict[str, Any]
+
+
+class JournalPage(BaseModel):
+    items: list[JournalRecord]
+    next: int | None = Field(description="Pass as ?after= for the next page; null when this one is the last.")
+
+
+class Revisions(BaseModel):
+    generation: int | None = None
+    observed_generation: int | None = Field(default=None, serialization_alias="observedGeneration")
+    actionable_revision: int | None = Field(default=None, serialization_alias="actionableRevision")
+    applied_actionable_revision: int | None = Field(
+        default=None, serialization_alias="appliedActionableRevision"
+    )
+
+
+class RunnerSetState(BaseModel):
+    name: str
+    phase: str | None
+    replicas: int | None
+
+
+class ListenerState(BaseModel):
+    name: str
+    namespace: str
+    state: str | None = Field(description="The listener machine's last state (Pending, Running, BackOff).")
+    pod_phase: str | None = Field(
+        serialization_alias="podPhase", description="The listener pod's phase, if it exists."
+    )
+
+
+class ScaleSetView(BaseModel):
+    """An AutoscalingRunnerSet as the journal's projection shows it now."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    phase: str | None
+    conditions: list[dict[str, Any]]
+    revisions: Revisions
+    runner_set: RunnerSetState | None = Field(serialization_alias="runnerSet")
+    runners: dict[str, int] = Field(description="The scale set's EphemeralRunners by phase.")
+    listener: ListenerState | None
+    transitions: list[PhaseItem] = Field(description="The last phase transitions, oldest first.")
+    seq: int = Field(description="The journal seq this view was read at.")
+
+
+class Health(BaseModel):
+    status: str
+
+
+class ReadinessBody(BaseModel):
+    ready: bool
+    journal_writable: bool = Field(serialization_alias="journalWritable")
+    synced: bool
+    role: str
+    last_seq: int = Field(serialization_alias="lastSeq")

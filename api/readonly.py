@@ -1,0 +1,60 @@
+"""A journal file read beside the controller that holds it: a read-only connection, as
+``arcsm journal export`` uses, that answers the API's ``RecordReader`` (``arcsm history`` reads with it).
+"""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Collection
+from types import TracebackType
+
+import aiosqlite
+
+from store import reading, schema
+from store.errors import JournalFormatError
+from store.records import Record, RecordType
+
+
+class ReadOnlyJournal:
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self._db = db
+
+    @classmethod
+    async def open(cls, path: pathlib.Path) -> ReadOnlyJournal:
+        """Open the journal at ``path`` for reading; ``JournalError`` if it is missing or not a journal."""
+        db = await schema.connect(pathlib.Path(path), read_only=True)
+        try:
+            if await schema.check(db, pathlib.Path(path)) < schema.FORMAT:
+                raise JournalFormatError(
+                    f"{path} is a journal of an older format; upgrade it first (arcsm journal export does)"
+                )
+        except BaseException:
+            await db.close()
+            raise
+        return cls(db)
+
+    async def close(self) -> None:
+        await self._db.close()
+
+    async def __aenter__(self) -> ReadOnlyJournal:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def read(
+        self,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        kind: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        types: Collection[RecordType] | None = None,
+    ) -> list[Record]:
+        sql, args = reading.query(
+            after=after, limit=limit, kind=kind, namespace=namespace, name=name, types=types
+        )
+        return await reading.select(self._db, sql, args)

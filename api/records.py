@@ -1,0 +1,137 @@
+"""Raw journal records as the API serves them, and the stream that follows new ones.
+
+The journal keeps nothing secret (``store.redacting`` runs inside every append); a served body passes
+through the same redaction once more, so a record journaled by an older arcsm cannot leak either.
+
+The stream is server-sent events: one ``record`` event per record (``id`` is its seq, so a client that
+reconnects with ``Last-Event-ID`` resumes where it stopped), and a comment line every ``KEEPALIVE``
+seconds while nothing happens, so proxies keep the connection and a gone client is noticed. It ends when
+the server stops (``Streams.close``) or the journal closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Collection
+
+from api.models import JournalPage, JournalRecord
+from api.ports import JournalView, RecordReader
+from store import redacting
+from store.records import Record, RecordType
+
+log = logging.getLogger("arcsm.api")
+
+KEEPALIVE = 15.0
+BUFFER = 1_000  # records read ahead of a slow client
+
+
+def served(record: Record) -> JournalRecord:
+    body, _ = redacting.for_journal(record)
+    return JournalRecord(
+        seq=record.seq or 0,
+        at=record.at,
+        type=str(record.type),
+        kind=record.kind,
+        namespace=record.namespace,
+        name=record.name,
+        uid=record.uid,
+        resource_version=record.resource_version,
+        body=dict(body),
+    )
+
+
+async def page(
+    reader: RecordReader,
+    *,
+    after: int,
+    limit: int,
+    kind: str | None,
+    namespace: str | None,
+    name: str | None,
+    types: Collection[RecordType] | None,
+) -> JournalPage:
+    found = await reader.read(
+        after=after, limit=limit, kind=kind, namespace=namespace, name=name, types=types
+    )
+    full = len(found) == limit and bool(found)
+    return JournalPage(items=[served(r) for r in found], next=found[-1].seq if full else None)
+
+
+class Streams:
+    """The open event streams of one app: ``close`` ends them all (the server is stopping)."""
+
+    def __init__(self) -> None:
+        self.closing = asyncio.Event()
+
+    def close(self) -> None:
+        self.closing.set()
+
+
+def matches(
+    record: Record,
+    *,
+    kind: str | None,
+    namespace: str | None,
+    name: str | None,
+    types: Collection[RecordType] | None,
+) -> bool:
+    return (
+        (kind is None or record.kind == kind)
+        and (namespace is None or record.namespace == namespace)
+        and (name is None or record.name == name)
+        and (types is None or record.type in types)
+    )
+
+
+def event(record: Record) -> bytes:
+    data = json.dumps(served(record).model_dump(mode="json", by_alias=True), separators=(",", ":"))
+    return f"id: {record.seq}\nevent: record\ndata: {data}\n\n".encode()
+
+
+async def stream(
+    journal: JournalView,
+    streams: Streams,
+    *,
+    after: int,
+    kind: str | None,
+    namespace: str | None,
+    name: str | None,
+    types: Collection[RecordType] | None,
+) -> AsyncIterator[bytes]:
+    """The server-sent events of every matching record after ``after``, then of each new one."""
+    queue: asyncio.Queue[Record | None] = asyncio.Queue(maxsize=BUFFER)
+
+    async def follow() -> None:
+        try:
+            async for record in journal.tail(after=after):
+                if matches(record, kind=kind, namespace=namespace, name=name, types=types):
+                    await queue.put(record)
+        except Exception as exc:  # a damaged record, a failing read: end the stream, say why in the log
+            log.warning("journal stream ended: %s", exc)
+        await queue.put(None)  # the journal closed: the stream ends (not reached when cancelled)
+
+    follower = asyncio.create_task(follow(), name="journal stream")
+    closing = asyncio.create_task(streams.closing.wait(), name="journal stream closing")
+    try:
+        yield b": following the journal\n\n"
+        while True:
+            getting = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getting, closing}, timeout=KEEPALIVE, return_when="FIRST_COMPLETED")
+            if getting not in done:
+                getting.cancel()
+                if closing in done:
+                    return
+                yield b": keepalive\n\n"
+                continue
+            record = getting.result()
+            if record is None:
+                return
+            yield event(record)
+    finally:
+        for task in (follower, closing):
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await asyncio.gather(follower, closing, return_exceptions=True)

@@ -1,0 +1,170 @@
+"""The /api/v1 routes: phase history, journal records and their stream, and a scale set now.
+
+History answers carry an ETag (``etags``); a bad parameter is a 422 and an object the journal holds
+nothing about a 404, each with a one-line ``detail`` (``errors``). Every route only reads.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response
+from fastapi.responses import StreamingResponse
+
+from api import errors, etags, phases, records, scalesets
+from api.models import JournalPage, PhasePage, ScaleSetView
+from api.phases import Kind, Plural
+from api.state import ApiState, of
+from store.records import RecordType
+
+router = APIRouter(prefix="/api/v1")
+
+MAX_SEQ = 2**63 - 1  # SQLite's largest integer
+
+State = Annotated[ApiState, Depends(of)]
+After = Annotated[
+    int,
+    Query(ge=0, le=MAX_SEQ, description="Only what was recorded after this seq (the previous page's next)."),
+]
+Limit = Annotated[int, Query(ge=1, le=1000, description="At most this many items.")]
+IfNoneMatch = Annotated[
+    str | None, Header(description="The ETag of an earlier answer: 304 while it is unchanged.")
+]
+Namespace = Annotated[str, Path(description="The object's namespace.")]
+Name = Annotated[str, Path(description="The object's name.")]
+KindFilter = Annotated[str | None, Query(description="Only records about objects of this kind.")]
+NamespaceFilter = Annotated[str | None, Query(description="Only records about objects in this namespace.")]
+NameFilter = Annotated[str | None, Query(description="Only records about objects of this name.")]
+TypeFilter = Annotated[
+    list[RecordType] | None, Query(alias="type", description="Only records of these types (repeat for more).")
+]
+
+HISTORY = {**errors.NOT_MODIFIED, **errors.PROBLEMS}
+
+
+@router.get(
+    "/namespaces/{namespace}/{plural}/{name}/phases",
+    response_model=PhasePage,
+    responses={**HISTORY, **errors.NOT_FOUND},
+    summary="One object's phase history, oldest first",
+)
+async def object_phases(
+    state: State,
+    namespace: Namespace,
+    plural: Plural,
+    name: Name,
+    if_none_match: IfNoneMatch = None,
+    after: After = 0,
+    limit: Limit = 100,
+) -> Response:
+    kind = plural.kind
+    if not await phases.known(state.journal, kind=kind, namespace=namespace, name=name):
+        raise HTTPException(
+            status_code=404,
+            detail=f"the journal holds nothing about {kind} {namespace}/{name}; check the namespace and name",
+        )
+    found = await phases.page(
+        state.journal, after=after, limit=limit, kind=kind, namespace=namespace, name=name
+    )
+    return etags.respond(found, if_none_match)
+
+
+@router.get(
+    "/phases",
+    response_model=PhasePage,
+    responses=HISTORY,
+    summary="Phase transitions across objects, oldest first",
+)
+async def all_phases(
+    state: State,
+    namespace: Annotated[str | None, Query(description="Only objects in this namespace.")] = None,
+    kind: Annotated[Kind | None, Query(description="Only objects of this kind.")] = None,
+    if_none_match: IfNoneMatch = None,
+    after: After = 0,
+    limit: Limit = 100,
+) -> Response:
+    found = await phases.page(state.journal, after=after, limit=limit, kind=kind, namespace=namespace)
+    return etags.respond(found, if_none_match)
+
+
+@router.get(
+    "/journal", response_model=JournalPage, responses=HISTORY, summary="Journal records, oldest first"
+)
+async def journal_records(
+    state: State,
+    kind: KindFilter = None,
+    namespace: NamespaceFilter = None,
+    name: NameFilter = None,
+    types: TypeFilter = None,
+    if_none_match: IfNoneMatch = None,
+    after: After = 0,
+    limit: Limit = 100,
+) -> Response:
+    found = await records.page(
+        state.journal, after=after, limit=limit, kind=kind, namespace=namespace, name=name, types=types
+    )
+    return etags.respond(found, if_none_match)
+
+
+@router.get(
+    "/journal/stream",
+    response_class=StreamingResponse,
+    responses={
+        200: {
+            "description": "Server-sent events: one `record` event per record (its id the seq), data the "
+            "record as /api/v1/journal serves it; the stream follows new records until the server stops.",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        **errors.PROBLEMS,
+    },
+    summary="Journal records as server-sent events, following new ones",
+)
+async def journal_stream(
+    state: State,
+    kind: KindFilter = None,
+    namespace: NamespaceFilter = None,
+    name: NameFilter = None,
+    types: TypeFilter = None,
+    after: Annotated[
+        int | None, Query(ge=0, le=MAX_SEQ, description="Start after this seq (default: the first record).")
+    ] = None,
+    last_event_id: Annotated[
+        str | None, Header(description="Set by a reconnecting EventSource: resume after this seq.")
+    ] = None,
+) -> StreamingResponse:
+    # A reconnecting EventSource repeats the URL's ?after= and adds the last id it saw: the later wins.
+    start = max(after or 0, _seq(last_event_id))
+    events = records.stream(
+        state.journal, state.streams, after=start, kind=kind, namespace=namespace, name=name, types=types
+    )
+    return StreamingResponse(
+        events,
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+def _seq(text: str | None) -> int:
+    """A Last-Event-ID as a seq; anything else starts from the beginning."""
+    if text is not None and text.strip().isdigit():
+        return min(int(text.strip()), MAX_SEQ)
+    return 0
+
+
+@router.get(
+    "/namespaces/{namespace}/autoscalingrunnersets/{name}",
+    response_model=ScaleSetView,
+    responses={**HISTORY, **errors.NOT_FOUND},
+    summary="A scale set as arcsm sees it now",
+)
+async def scale_set(
+    state: State, namespace: Namespace, name: Name, if_none_match: IfNoneMatch = None
+) -> Response:
+    found = await scalesets.view(state.journal, namespace, name)
+    if found is None:
+        raise HTTPException(
+            status_code=404,
+            detail=f"no AutoscalingRunnerSet {namespace}/{name} is observed now; list them with "
+            "GET /api/v1/phases?kind=AutoscalingRunnerSet",
+        )
+    return etags.respond(found, if_none_match)

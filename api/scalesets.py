@@ -1,0 +1,138 @@
+"""A scale set as arcsm sees it now: its AutoscalingRunnerSet from the projection, with what hangs off it.
+
+* phase, conditions and ``generation``/``observedGeneration`` from the AutoscalingRunnerSet;
+* its EphemeralRunnerSet (owned by it): phase, replicas, ``actionableRevision`` and
+  ``appliedActionableRevision``;
+* its EphemeralRunners (owned by the runner set) counted by phase, a runner without a phase counting as
+  Pending as the runner set's scaling does;
+* its AutoscalingListener (in the controller namespace, naming the scale set in its spec): the
+  listener machine's last recorded state and the listener pod's phase;
+* its last phase transitions from the journal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from api import phases
+from api.models import ListenerState, Revisions, RunnerSetState, ScaleSetView
+from api.ports import JournalView, Objects
+from statemachines.phases import ErPhase
+
+RECENT = 20  # transitions shown with the scale set
+RUNNER_PHASES = tuple(p.value for p in ErPhase if p is not ErPhase.NONE)
+
+
+def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = obj.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def runner_sets(objects: Objects, ars: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    uid = str(_section(ars, "metadata").get("uid") or "")
+    return [
+        found
+        for kind, namespace, name in objects.children(uid)
+        if kind == phases.Kind.EPHEMERAL_RUNNER_SET
+        and (found := objects.get(kind, namespace, name)) is not None
+    ]
+
+
+def runners_by_phase(objects: Objects, ars: Mapping[str, Any]) -> dict[str, int]:
+    """The scale set's EphemeralRunners (through its runner sets) counted by phase, every phase listed."""
+    counts = dict.fromkeys(RUNNER_PHASES, 0)
+    for ers in runner_sets(objects, ars):
+        uid = str(_section(ers, "metadata").get("uid") or "")
+        for kind, namespace, name in objects.children(uid):
+            runner = objects.get(kind, namespace, name) if kind == phases.Kind.EPHEMERAL_RUNNER else None
+            if runner is not None:
+                phase = ErPhase.of(_section(runner, "status").get("phase")) or ErPhase.PENDING
+                counts[phase.value] += 1
+    return counts
+
+
+def listener_of(objects: Objects, namespace: str, name: str) -> Mapping[str, Any] | None:
+    for al in objects.items(phases.Kind.AUTOSCALING_LISTENER):
+        spec = _section(al, "spec")
+        if (
+            spec.get("autoscalingRunnerSetName") == name
+            and spec.get("autoscalingRunnerSetNamespace") == namespace
+        ):
+            return al
+    return None
+
+
+async def view(journal: JournalView, namespace: str, name: str) -> ScaleSetView | None:
+    """The scale set ``namespace/name`` now, or None when the projection does not hold it."""
+    objects, seq = journal.projection, journal.last_seq
+    ars = objects.get(phases.Kind.AUTOSCALING_RUNNER_SET, namespace, name)
+    if ars is None:
+        return None
+    meta, status = _section(ars, "metadata"), _section(ars, "status")
+    sets = runner_sets(objects, ars)
+    ers = sets[0] if sets else None
+    conditions = status.get("conditions")
+    return ScaleSetView(
+        kind=phases.Kind.AUTOSCALING_RUNNER_SET,
+        namespace=namespace,
+        name=name,
+        uid=str(meta.get("uid") or ""),
+        phase=_str(status.get("phase")) or None,
+        conditions=[dict(c) for c in conditions if isinstance(c, Mapping)]
+        if isinstance(conditions, list)
+        else [],
+        revisions=Revisions(
+            generation=_int(meta.get("generation")),
+            observed_generation=_int(status.get("observedGeneration")),
+            actionable_revision=None
+            if ers is None
+            else _int(_section(ers, "spec").get("actionableRevision")),
+            applied_actionable_revision=None
+            if ers is None
+            else _int(_section(ers, "status").get("appliedActionableRevision")),
+        ),
+        runner_set=None if ers is None else _runner_set(ers),
+        runners=runners_by_phase(objects, ars),
+        listener=await _listener(journal, objects, namespace, name),
+        transitions=await phases.last(
+            journal, kind=phases.Kind.AUTOSCALING_RUNNER_SET, namespace=namespace, name=name, count=RECENT
+        ),
+        seq=seq,
+    )
+
+
+def _runner_set(ers: Mapping[str, Any]) -> RunnerSetState:
+    return RunnerSetState(
+        name=str(_section(ers, "metadata").get("name") or ""),
+        phase=_str(_section(ers, "status").get("phase")) or None,
+        replicas=_int(_section(ers, "spec").get("replicas")),
+    )
+
+
+async def _listener(
+    journal: JournalView, objects: Objects, namespace: str, name: str
+) -> ListenerState | None:
+    al = listener_of(objects, namespace, name)
+    if al is None:
+        return None
+    meta = _section(al, "metadata")
+    al_namespace, al_name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    recent = await phases.last(
+        journal, kind=phases.Kind.AUTOSCALING_LISTENER, namespace=al_namespace, name=al_name, count=1
+    )
+    pod = objects.get("Pod", al_namespace, al_name)
+    return ListenerState(
+        name=al_name,
+        namespace=al_namespace,
+        state=recent[-1].to if recent else None,
+        pod_phase=None if pod is None else _str(_section(pod, "status").get("phase")),
+    )

@@ -1,0 +1,25 @@
+"""What the routes of one app share, kept on ``app.state.api``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fastapi import Request
+
+from api.metrics import Metrics
+from api.ports import JournalView, Readiness
+from api.records import Streams
+
+
+@dataclass(frozen=True)
+class ApiState:
+    journal: JournalView
+    readiness: Readiness
+    metrics: Metrics
+    streams: Streams
+
+
+def of(request: Request) -> ApiState:
+    state = request.app.state.api
+    assert isinstance(state, ApiState)
+    return state

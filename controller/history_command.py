@@ -1,0 +1,93 @@
+"""``arcsm history NAMESPACE/NAME``: an object's phase history, read offline from a journal.
+
+It prints what ``GET /api/v1/namespaces/{namespace}/{plural}/{name}/phases`` answers, one transition a
+line (seq, time, from → to, trigger: reason, and the revisions the guard read), or with ``--json`` the
+items as that endpoint serves them, one JSON object a line. It reads through a read-only connection, so
+it works while a controller holds the journal, as ``arcsm journal export`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from api import phases
+from api.models import PhaseItem
+from api.readonly import ReadOnlyJournal
+from store.errors import JournalCorrupt, JournalError
+
+PAGE = 1_000
+
+
+async def history_of(path: Path, *, kind: str, namespace: str, name: str) -> tuple[bool, list[PhaseItem]]:
+    """Whether the journal knows the object, and every transition it recorded for it, oldest first."""
+    async with await ReadOnlyJournal.open(path) as journal:
+        if not await phases.known(journal, kind=kind, namespace=namespace, name=name):
+            return False, []
+        items: list[PhaseItem] = []
+        after: int | None = 0
+        while after is not None:
+            page = await phases.page(
+                journal, after=after, limit=PAGE, kind=kind, namespace=namespace, name=name
+            )
+            items.extend(page.items)
+            after = page.next
+        return True, items
+
+
+def line(item: PhaseItem) -> str:
+    text = f"seq {item.seq}  {item.at}  {item.from_ or '(none)'} → {item.to}  {item.trigger}: {item.reason}"
+    if item.revisions:
+        text += "  (" + ", ".join(f"{key} {value}" for key, value in item.revisions.items()) + ")"
+    return text
+
+
+def history(
+    target: Annotated[str, typer.Argument(metavar="NAMESPACE/NAME", help="The object, e.g. default/arc.")],
+    journal: Annotated[Path, typer.Option("--journal", help="The journal file.", dir_okay=False)],
+    kind: Annotated[
+        str,
+        typer.Option(
+            "--kind",
+            help="AutoscalingRunnerSet, EphemeralRunnerSet, EphemeralRunner or AutoscalingListener "
+            "(or their plurals).",
+        ),
+    ] = phases.Kind.AUTOSCALING_RUNNER_SET.value,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per transition, as the API.")
+    ] = False,
+) -> None:
+    """Print an object's phase history from a journal, oldest first (works while a controller runs)."""
+    namespace, sep, name = target.partition("/")
+    if not sep or not namespace or not name or "/" in name:
+        typer.echo(f"arcsm history: {target!r} is not NAMESPACE/NAME (e.g. default/arc)", err=True)
+        raise typer.Exit(2)
+    found_kind = phases.kind_named(kind)
+    if found_kind is None:
+        names = ", ".join(k.value for k in phases.Kind)
+        typer.echo(f"arcsm history: --kind {kind!r} is not one of {names}", err=True)
+        raise typer.Exit(2)
+    try:
+        known, items = asyncio.run(history_of(journal, kind=found_kind, namespace=namespace, name=name))
+    except JournalCorrupt as exc:
+        typer.echo(f"arcsm history: journal damaged at {exc}; run `arcsm journal verify`", err=True)
+        raise typer.Exit(1) from None
+    except (JournalError, OSError) as exc:
+        typer.echo(f"arcsm history: {exc}", err=True)
+        raise typer.Exit(1) from None
+    if not known:
+        typer.echo(
+            f"arcsm history: the journal holds nothing about {found_kind} {namespace}/{name}; "
+            "check the namespace, name and --kind",
+            err=True,
+        )
+        raise typer.Exit(1)
+    for item in items:
+        if as_json:
+            typer.echo(json.dumps(item.model_dump(mode="json", by_alias=True), separators=(",", ":")))
+        else:
+            typer.echo(line(item))

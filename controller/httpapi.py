@@ -1,0 +1,84 @@
+"""The HTTP API inside the controller process: what the controller tells it, and serving it.
+
+``ControllerProbe`` answers the API's ``Readiness`` (the journal takes appends, every watch has listed its
+kind, and the role: ``leader`` while this replica decides, ``standby`` while it waits for the Lease; a
+standby is ready too, it serves the history it journals) and its ``ControllerStats`` (reconciles and
+decisions over every term of leadership, the work queue depth and the fold's seq while leading; a standby
+reads nothing behind the journal, so its applied seq is the journal's last). ``serving`` starts the
+API on ``settings.http`` (if set) before the watchers start and stops it once the loop has stopped,
+before the journal closes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+
+from api import health
+from api.app import create_app
+from api.ports import ReadinessReport
+from api.serving import ApiServer
+from controller.roles import Role
+from controller.settings import HttpSettings
+from store.journal import Journal
+from watchers import Watchers
+
+log = logging.getLogger("arcsm.controller")
+
+
+class ControllerProbe:
+    def __init__(self, *, journal: Journal, role: Role, watchers: Watchers) -> None:
+        self._journal = journal
+        self._role = role
+        self._watchers = watchers
+
+    def report(self) -> ReadinessReport:
+        return ReadinessReport(
+            journal_writable=health.journal_writable(self._journal),
+            synced=self._watchers.synced(),
+            role=self._role.name,
+        )
+
+    @property
+    def reconciles(self) -> int:
+        return self._role.reconciles
+
+    @property
+    def decisions(self) -> int:
+        return self._role.decisions
+
+    @property
+    def queue_depth(self) -> int:
+        reconciler = self._role.reconciler
+        return len(reconciler.queue) if reconciler is not None else 0
+
+    @property
+    def applied_seq(self) -> int:
+        reconciler = self._role.reconciler
+        return reconciler.fold.seq if reconciler is not None else self._journal.last_seq
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    settings: HttpSettings | None,
+    *,
+    journal: Journal,
+    role: Role,
+    watchers: Watchers,
+    on_url: Callable[[str], None] | None = None,
+) -> AsyncIterator[str | None]:
+    """Serve the API while the block runs; yields its URL (None when ``settings`` is None: no API)."""
+    if settings is None:
+        yield None
+        return
+    probe = ControllerProbe(journal=journal, role=role, watchers=watchers)
+    app = create_app(journal, readiness=probe, stats=probe)
+    server = await ApiServer.start(app, host=settings.host, port=settings.port)
+    log.info("serving the HTTP API on %s", server.url)
+    if on_url is not None:
+        on_url(server.url)
+    try:
+        yield server.url
+    finally:
+        await server.stop()

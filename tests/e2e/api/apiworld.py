@@ -1,0 +1,76 @@
+"""What the API e2e tests share: a real journal on disk, the app served by uvicorn on loopback, a client.
+
+Inputs: a directory (pytest's ``tmp_path``). Outputs: ``recorded_journal`` (the journal of a recorded
+controller run that tells the seed's story, ``SEED_STORY``, imported into a journal file and opened as
+the controller opens it) and ``served`` (``create_app`` over that journal, served by ``api.serving`` on
+127.0.0.1 with a free port, and an httpx client on its URL). Nothing is mocked: requests go through
+uvicorn's HTTP stack to the real journal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from api.app import create_app
+from api.serving import ApiServer
+from store import exporting
+from store.journal import Journal
+from store.records import Record, RecordType
+
+JOURNALS = Path(__file__).resolve().parents[2] / "journals"
+# The seed's story (Pending, Running, Outdated, Pending, Running for default/arc), as the test that
+# tells it records it.
+SEED_STORY = "rejected-runners-park-the-scale-set-and-an-image-fix-recovers-it.jsonl.gz"
+ARS = "/api/v1/namespaces/default/autoscalingrunnersets/arc"
+
+
+async def recorded_journal(directory: Path) -> Journal:
+    path = directory / "journal.db"
+    recorded = JOURNALS / SEED_STORY
+    assert recorded.is_file(), f"no recording of the seed's story: {recorded}"
+    with exporting.open_lines(recorded) as lines:
+        await exporting.import_lines(path, lines)
+    return await Journal.open(path)
+
+
+@contextlib.asynccontextmanager
+async def served(journal: Journal, **options: Any) -> AsyncIterator[tuple[ApiServer, httpx.AsyncClient]]:
+    server = await ApiServer.start(create_app(journal, **options), host="127.0.0.1", port=0)
+    try:
+        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+            yield server, client
+    finally:
+        await server.stop()
+
+
+def decision(name: str, *transitions: tuple[str, str, str], kind: str = "AutoscalingRunnerSet") -> Record:
+    """A decision record taking ``transitions`` (from, to, trigger) for ``kind`` default/``name``."""
+    subject = {"kind": kind, "namespace": "default", "name": name}
+    return Record(
+        type=RecordType.DECISION,
+        kind=kind,
+        namespace="default",
+        name=name,
+        uid=f"uid-{name}",
+        body={
+            "subject": subject,
+            "transitions": [
+                {
+                    "from": from_,
+                    "to": to,
+                    "trigger": trigger,
+                    "reason": f"{trigger} happened",
+                    "revisions": {"generation": 1, "observedGeneration": 1},
+                    "subject": subject,
+                }
+                for from_, to, trigger in transitions
+            ],
+            "effects": [],
+            "note": "",
+        },
+    )

@@ -1,0 +1,72 @@
+"""``arcsm history``: an object's phase history printed offline from a journal file.
+
+A recorded controller run is imported into a journal on disk; the command reads it through its own
+read-only connection (the while-a-controller-runs case is in ``test_api_in_controller``). Its JSON
+output is what the API serves for the same object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner, Result
+
+from controller.cli import app
+from tests.e2e.api.apiworld import ARS, recorded_journal, served
+
+SEED_STORY = [
+    "(none) → Pending",
+    "Pending → Running",
+    "Running → Outdated",
+    "Outdated → Pending",
+    "Pending → Running",
+]
+
+
+def invoke(*args: str) -> Result:
+    return CliRunner().invoke(app, ["history", *args])
+
+
+async def test_history_prints_each_transition_with_its_revisions(tmp_path: Path) -> None:
+    await (await recorded_journal(tmp_path)).close()
+    journal = str(tmp_path / "journal.db")
+    result = await asyncio.to_thread(invoke, "default/arc", "--journal", journal)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("seq ") and "(none) → Pending  generation_advanced:" in lines[0]
+    assert "(generation 1, observedGeneration 0)" in lines[0]
+    changes = [line.split("  ")[2] for line in lines]
+    assert [c for c in changes if c.split(" → ")[0] != c.split(" → ")[1]] == SEED_STORY
+    runner_set = await asyncio.to_thread(
+        invoke, "default/arc", "--journal", journal, "--kind", "ephemeralrunnersets"
+    )
+    assert runner_set.exit_code == 0 and "actionableRevision" in runner_set.output
+
+
+async def test_history_json_is_what_the_api_serves(tmp_path: Path) -> None:
+    journal = await recorded_journal(tmp_path)
+    try:
+        async with served(journal) as (_, http):
+            api_items = (await http.get(f"{ARS}/phases", params={"limit": 1000})).json()["items"]
+        result = await asyncio.to_thread(invoke, "default/arc", "--journal", str(journal.path), "--json")
+    finally:
+        await journal.close()
+    assert result.exit_code == 0, result.output
+    assert [json.loads(line) for line in result.output.splitlines()] == api_items
+
+
+async def test_history_says_what_is_wrong_in_one_line(tmp_path: Path) -> None:
+    await (await recorded_journal(tmp_path)).close()
+    journal = str(tmp_path / "journal.db")
+    cases = [
+        (("default/nope", "--journal", journal), 1, "holds nothing about AutoscalingRunnerSet default/nope"),
+        (("arc", "--journal", journal), 2, "is not NAMESPACE/NAME"),
+        (("default/arc", "--journal", journal, "--kind", "Pod"), 2, "--kind 'Pod' is not one of"),
+        (("default/arc", "--journal", str(tmp_path / "missing.db")), 1, "no journal at"),
+    ]
+    for args, code, message in cases:
+        result = await asyncio.to_thread(invoke, *args)
+        assert result.exit_code == code, (args, result.output)
+        assert message in result.output and len(result.output.strip().splitlines()) == 1, result.output
