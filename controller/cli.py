@@ -8,7 +8,15 @@ from typing import Annotated
 
 import typer
 
-from controller import journal_commands, listener_command, replay_command, run_command
+from controller import (
+    demo,
+    history_command,
+    journal_commands,
+    listener_command,
+    manifests_command,
+    replay_command,
+    run_command,
+)
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -19,6 +27,9 @@ app.add_typer(journal_commands.app, name="journal")
 app.command("listener")(listener_command.listener)
 app.command("run")(run_command.run)
 app.command("replay")(replay_command.replay)
+app.command("history")(history_command.history)
+app.command("manifests")(manifests_command.manifests_command)
+app.command("demo")(demo.demo)
 
 
 @app.callback()

@@ -1,0 +1,242 @@
+"""``arcsm demo``: the emulated world, the controller, the listener and the HTTP API in one process, playing
+the seed's story while the timeline page shows it.
+
+    arcsm demo [--journal PATH] [--http HOST:PORT] [--once] [--step-timeout SECONDS]
+
+It starts ``sim.world.World`` with the fake GitHub (refusing runners older than
+``demostory.MINIMUM_VERSION``; its kubelet runs listener pods as arcsm's own listener, in process),
+``controller.running.run`` on a journal (in a temporary directory unless ``--journal`` names one) and the
+HTTP API, then plays ``demostory.Story``: one line on stdout per step as it happens. Afterwards it keeps
+running until SIGINT or SIGTERM, or ends at once with ``--once``. Exit status 0 when the story played, 1
+when a step timed out or failed (the line says which), 2 for bad options.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from kubernetes_asyncio import client
+
+from api.serving import parse_address
+from controller import demostory, running
+from controller.run_command import LEVELS, configure_logging
+from controller.settings import ControllerSettings, HttpSettings, QueueSettings
+from sim.github.fake import GitHubFake, GitHubSettings
+from sim.world import World
+from statemachines.snapshots import Settings as MachineSettings
+from store.settings import JournalSettings
+from watchers.settings import WatchSettings
+
+PREFIX = "arcsm demo:"
+INTERRUPTED = 130  # the shell's status for a process ended by SIGINT
+STOP_TIMEOUT = 30.0
+
+
+class DemoFailed(Exception):
+    """The demo could not start (the HTTP address is taken, for one); the message says what happened."""
+
+
+def say(line: str) -> None:
+    print(f"{PREFIX} {line}", flush=True)
+
+
+def demo(
+    journal: Annotated[
+        Path | None,
+        typer.Option(
+            "--journal",
+            help="Keep the journal in this file (default: a temporary directory).",
+            dir_okay=False,
+        ),
+    ] = None,
+    http: Annotated[
+        str,
+        typer.Option("--http", help="Serve the timeline and the API on HOST:PORT; port 0 picks a free one."),
+    ] = "127.0.0.1:8080",
+    once: Annotated[bool, typer.Option("--once", help="End after the story instead of running on.")] = False,
+    step_timeout: Annotated[
+        float, typer.Option(help="How long each step of the story may take before the demo gives up.")
+    ] = 60.0,
+    log_level: Annotated[
+        str, typer.Option(help="Controller logs on stderr: debug, info, warning or error.")
+    ] = "warning",
+) -> None:
+    """Play the seed's story in an emulated cluster: a runner image refused, the scale set parked in
+    Outdated without churn, the image fixed and the scale set recovered; watch it on the timeline page."""
+    try:
+        host, port = parse_address(http)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--http") from None
+    if step_timeout <= 0:
+        raise typer.BadParameter("must be positive", param_hint="--step-timeout")
+    if log_level not in LEVELS:
+        raise typer.BadParameter(f"must be one of {', '.join(LEVELS)}", param_hint="--log-level")
+    if journal is not None and journal.exists():
+        typer.echo(f"arcsm demo: {journal} already exists; name a new journal file or remove it", err=True)
+        raise typer.Exit(2)
+    configure_logging(log_level)
+    code = asyncio.run(play(journal=journal, host=host, port=port, once=once, step_timeout=step_timeout))
+    raise typer.Exit(code)
+
+
+async def play(*, journal: Path | None, host: str, port: int, once: bool, step_timeout: float) -> int:
+    """Run everything, play the story, then wait for a signal (or not, with ``once``); the exit status."""
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopping.set)
+    try:
+        with tempfile.TemporaryDirectory(prefix="arcsm-demo-") as scratch:
+            directory = Path(scratch)
+            journal_path = journal if journal is not None else directory / "journal.db"
+            try:
+                async with _running(directory, journal_path, host, port) as (story, controller):
+                    story.timeout = step_timeout
+                    code = await _until_first(story, controller, stopping, once=once)
+            except DemoFailed as exc:
+                say(str(exc))
+                code = 1
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    say("stopped")
+    return code
+
+
+async def _until_first(
+    story: demostory.Story, controller: asyncio.Task[int], stopping: asyncio.Event, *, once: bool
+) -> int:
+    """Play the story unless interrupted or the controller ends first; then, without ``once``, wait for
+    the signal."""
+    played = asyncio.create_task(story.play(), name="demo story")
+    interrupted = asyncio.create_task(stopping.wait(), name="demo signal")
+    try:
+        await asyncio.wait({played, interrupted, controller}, return_when=asyncio.FIRST_COMPLETED)
+        if controller.done():
+            say(f"the controller stopped unexpectedly: {_ended(controller)}")
+            return 1
+        if not played.done():
+            say("interrupted before the story ended")
+            return INTERRUPTED
+        try:
+            played.result()
+        except demostory.StepTimedOut as exc:
+            say(f"{exc}; the controller's log on stderr (--log-level info) says what it did")
+            return 1
+        except demostory.StoryFailed as exc:
+            say(f"the story failed: {exc}")
+            return 1
+        except Exception as exc:  # the cluster or the journal failed under the story: say so, in one line
+            say(f"the story stopped on an error: {type(exc).__name__}: {exc}")
+            return 1
+        say("the story is over" + ("" if once else "; the demo runs on until interrupted (Ctrl-C)"))
+        if not once:
+            await asyncio.wait({interrupted, controller}, return_when=asyncio.FIRST_COMPLETED)
+            if controller.done():
+                say(f"the controller stopped unexpectedly: {_ended(controller)}")
+                return 1
+        return 0
+    finally:
+        for task in (played, interrupted):
+            task.cancel()
+        await asyncio.gather(played, interrupted, return_exceptions=True)
+
+
+def _ended(task: asyncio.Task[int]) -> str:
+    if task.cancelled():
+        return "cancelled"
+    exc = task.exception()
+    return f"exit status {task.result()}" if exc is None else str(exc) or type(exc).__name__
+
+
+@contextlib.asynccontextmanager
+async def _running(
+    directory: Path, journal_path: Path, host: str, port: int
+) -> AsyncIterator[tuple[demostory.Story, asyncio.Task[int]]]:
+    """The world, then the controller serving the HTTP API; stopped in reverse: the controller, then the
+    pods while the fake service still answers (so the listener ends cleanly), then the world."""
+    github = GitHubFake(
+        host="127.0.0.1", settings=GitHubSettings(min_runner_version=demostory.MINIMUM_VERSION)
+    )
+    async with World(github=github) as world:
+        github.allow_pat(demostory.DEMO_PAT)
+        say(f"emulated cluster at {world.url}, fake GitHub at {world.github_url}")
+        settings = ControllerSettings(
+            journal_path=journal_path,
+            kubeconfig=world.write_kubeconfig(directory / "kubeconfig"),
+            journal=JournalSettings(durable=False),
+            watch=WatchSettings(resync=None),
+            queue=QueueSettings(workers=4),
+            machines=MachineSettings(
+                controller_namespace=demostory.CONTROLLER_NAMESPACE, listener_image="arcsm:demo"
+            ),
+            http=HttpSettings(host=host, port=port),
+        )
+        stop = asyncio.Event()
+        served: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        controller = asyncio.create_task(
+            running.run(settings, stop=stop, on_http=served.set_result), name="arcsm run"
+        )
+        watch = demostory.JournalWatch(journal_path)
+        try:
+            say(f"controller started, journal {journal_path}")
+            await asyncio.wait((served, controller), return_when=asyncio.FIRST_COMPLETED)
+            if not served.done():
+                raise DemoFailed(f"the controller stopped before serving HTTP: {_ended(controller)}")
+            _print_urls(served.result())
+            async with client.ApiClient(world.configuration()) as kube:
+                try:
+                    yield demostory.Story(world, kube, watch, say), controller
+                finally:
+                    # The controller first, or it would bring back the pods deleted next.
+                    await _stop_controller(stop, controller)
+                    await _stop_pods(kube)
+        finally:
+            served.cancel()
+            await watch.close()
+            await _stop_controller(stop, controller)
+
+
+async def _stop_controller(stop: asyncio.Event, controller: asyncio.Task[int]) -> None:
+    """Stop the controller as SIGTERM would; cancel it if it has not stopped after ``STOP_TIMEOUT``."""
+    stop.set()
+    await asyncio.wait((controller,), timeout=STOP_TIMEOUT)
+    if not controller.done():
+        print(f"{PREFIX} the controller did not stop in time; cancelling it", file=sys.stderr, flush=True)
+        controller.cancel()
+    await asyncio.gather(controller, return_exceptions=True)
+
+
+def _print_urls(url: str) -> None:
+    say(f"timeline page: {url}/")
+    say(f"phase history: curl -s '{url}/api/v1/phases?kind=AutoscalingRunnerSet'")
+    say(
+        "this scale set: curl -s "
+        f"'{url}/api/v1/namespaces/{demostory.NAMESPACE}/autoscalingrunnersets/{demostory.NAME}/phases'"
+    )
+    say(f"journal stream: curl -sN '{url}/api/v1/journal/stream?after=0'")
+
+
+async def _stop_pods(kube: client.ApiClient) -> None:
+    """Delete every pod and wait until they are gone, so runners and the listener end while the fake GitHub
+    still answers."""
+    core = client.CoreV1Api(kube)
+    namespaces = (demostory.NAMESPACE, demostory.CONTROLLER_NAMESPACE)
+    try:
+        for namespace in namespaces:
+            await core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
+
+        async def gone() -> bool:
+            return not any([(await core.list_namespaced_pod(ns)).items for ns in namespaces])
+
+        await demostory.until(gone, step="the pods stopped", timeout=10)
+    except (demostory.StepTimedOut, client.ApiException) as exc:
+        print(f"{PREFIX} could not stop the pods cleanly: {exc}", file=sys.stderr, flush=True)

@@ -1,0 +1,352 @@
+"""The story ``arcsm demo`` plays against the emulated world, one step at a time.
+
+The seed's story (arc-controller-spec §4.5, §4.6): a scale set whose runner image the service refuses
+(the runner exits 7) goes Outdated and parks at zero without churn; a late listener patch is re-pinned
+instead of rebuilding anything; fixing the image recovers it through Pending to Running; then jobs are
+queued so runners come, run them and go.
+
+Every step waits on what the controller was seen to do — its journal (read through a read-only
+connection, as ``arcsm journal export`` does), the cluster, or the fake service — with a deadline. A step
+that does not happen in time raises ``StepTimedOut`` naming it; a check that fails raises
+``StoryFailed``. Nothing here sleeps to fake progress: the short pauses between two looks at the state
+are the polling interval of those waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiosqlite
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from sim.github.records import JobState
+from sim.world import World
+from store import reading, schema
+from store.errors import JournalError
+from store.records import Record, RecordType
+
+GROUP, VERSION = "actions.github.com", "v1alpha1"
+NAMESPACE = "default"
+CONTROLLER_NAMESPACE = "arc-systems"
+NAME = "arc"
+SECRET = "github-config"
+# The token the demo's config Secret holds; the fake accepts it (it is no credential anywhere else).
+DEMO_PAT = "ghp_arcsmDemoToken000000000000000000001"
+MINIMUM_VERSION = "2.330.0"
+OLD_IMAGE = "ghcr.io/actions/actions-runner:2.329.0"
+NEW_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
+JOBS = 3
+PLURALS = {
+    "AutoscalingRunnerSet": "autoscalingrunnersets",
+    "EphemeralRunnerSet": "ephemeralrunnersets",
+    "EphemeralRunner": "ephemeralrunners",
+    "AutoscalingListener": "autoscalinglisteners",
+}
+ARS, ERS, ER, AL = "AutoscalingRunnerSet", "EphemeralRunnerSet", "EphemeralRunner", "AutoscalingListener"
+POLL = 0.05
+
+T = TypeVar("T")
+
+
+class StepTimedOut(Exception):
+    def __init__(self, step: str, timeout: float) -> None:
+        super().__init__(f"the step {step!r} did not happen within {timeout:g} s")
+        self.step = step
+
+
+class StoryFailed(Exception):
+    """The controller did something the story says it must not (churn while parked, for one)."""
+
+
+async def until(predicate: Callable[[], Awaitable[T | None]], *, step: str, timeout: float) -> T:
+    """Look at the state until ``predicate`` returns something truthy; ``StepTimedOut`` after ``timeout``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while True:
+        value = await predicate()
+        if value:
+            return value
+        if loop.time() >= deadline:
+            raise StepTimedOut(step, timeout)
+        await asyncio.sleep(POLL)
+
+
+@dataclass
+class Transition:
+    seq: int
+    kind: str
+    name: str
+    source: str
+    dest: str
+    trigger: str
+    reason: str
+
+
+@dataclass
+class JournalWatch:
+    """The controller's journal as the story reads it: transitions and observed runners, read
+    incrementally through one read-only connection beside the controller that writes it."""
+
+    path: Path
+    seq: int = 0
+    transitions: list[Transition] = field(default_factory=list)
+    runners_added: list[tuple[int, str]] = field(default_factory=list)  # (seq, name) of each new runner
+    _db: aiosqlite.Connection | None = None
+
+    async def refresh(self) -> None:
+        if self._db is None:
+            if not self.path.exists():
+                return
+            self._db = await schema.connect(self.path, read_only=True)
+        sql, args = reading.query(
+            after=self.seq,
+            namespace=NAMESPACE,
+            types={RecordType.DECISION, RecordType.OBSERVED},
+        )
+        try:
+            records = await reading.select(self._db, sql, args)
+        except JournalError:
+            # The controller creates the tables when it opens the journal; until then there is nothing.
+            if self.seq == 0:
+                return
+            raise
+        for record in records:
+            self._take(record)
+
+    def _take(self, record: Record) -> None:
+        self.seq = max(self.seq, record.seq or 0)
+        if record.type == RecordType.DECISION:
+            for t in record.body.get("transitions", ()):
+                subject = t.get("subject") or {}
+                self.transitions.append(
+                    Transition(
+                        seq=record.seq or 0,
+                        kind=subject.get("kind") or record.kind,
+                        name=subject.get("name") or record.name,
+                        source=t.get("from") or "",
+                        dest=t.get("to") or "",
+                        trigger=t.get("trigger") or "",
+                        reason=t.get("reason") or "",
+                    )
+                )
+        elif record.kind == ER and record.body.get("event") == "ADDED":
+            self.runners_added.append((record.seq or 0, record.name))
+
+    def scale_set_transitions(self, after: int = 0) -> list[Transition]:
+        return [t for t in self.transitions if t.kind == ARS and t.name == NAME and t.seq > after]
+
+    def phase_history(self) -> list[str]:
+        """The scale set's phases in order, a phase re-affirmed in place counted once."""
+        return [phase for phase, _ in itertools.groupby(t.dest for t in self.scale_set_transitions())]
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+
+@dataclass
+class Story:
+    world: World
+    kube: client.ApiClient
+    journal: JournalWatch
+    say: Callable[[str], None]
+    timeout: float = 60.0
+
+    # -- reading the cluster ------------------------------------------------------------------------------
+
+    async def get(self, kind: str, name: str = NAME) -> dict[str, Any] | None:
+        try:
+            found: dict[str, Any] = await client.CustomObjectsApi(self.kube).get_namespaced_custom_object(
+                GROUP, VERSION, NAMESPACE, PLURALS[kind], name
+            )
+        except ApiException as exc:
+            if exc.status == 404:
+                return None
+            raise
+        return found
+
+    async def items(self, kind: str, namespace: str = NAMESPACE) -> list[dict[str, Any]]:
+        listed = await client.CustomObjectsApi(self.kube).list_namespaced_custom_object(
+            GROUP, VERSION, namespace, PLURALS[kind]
+        )
+        return list(listed["items"])
+
+    async def patch(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
+        patched: dict[str, Any] = await client.CustomObjectsApi(self.kube).patch_namespaced_custom_object(  # type: ignore[call-arg]
+            GROUP, VERSION, NAMESPACE, PLURALS[kind], NAME, body, _content_type="application/merge-patch+json"
+        )
+        return patched
+
+    async def transition(self, dest: str, *, after: int, kind: str = ARS) -> Transition | None:
+        await self.journal.refresh()
+        return next(
+            (
+                t
+                for t in self.journal.transitions
+                if t.kind == kind and t.dest == dest and t.seq > after and (kind != ARS or t.name == NAME)
+            ),
+            None,
+        )
+
+    # -- the story ----------------------------------------------------------------------------------------
+
+    async def play(self) -> None:
+        await self.create_scale_set()
+        running = await until(
+            lambda: self.transition("Running", after=0), step="the scale set Running", timeout=self.timeout
+        )
+        self.say(f"scale set {NAMESPACE}/{NAME} is Running: its listener is up ({running.reason})")
+        rejected = await until(
+            lambda: self.transition("Outdated", after=0, kind=ER),
+            step="a runner refused by the service (exit 7)",
+            timeout=self.timeout,
+        )
+        self.say(f"runner {rejected.name} refused by the service: {rejected.reason}")
+        outdated = await until(
+            lambda: self.transition("Outdated", after=running.seq),
+            step="the scale set Outdated",
+            timeout=self.timeout,
+        )
+        self.say(f"scale set {NAMESPACE}/{NAME} is Outdated ({outdated.trigger}: {outdated.reason})")
+        created = await until(self.parked, step="the scale set parked at zero", timeout=self.timeout)
+        self.say(
+            f"parked: runner set pinned at 0 replicas, no listener, {created} runner(s) created so far, "
+            "none idle"
+        )
+        parked_at = self.journal.seq
+        await self.late_listener_patch()
+        await self.fix_image(parked_at)
+        await self.run_jobs()
+        history = self.journal.phase_history()
+        self.say(f"phase history of {NAMESPACE}/{NAME}: {' → '.join(history)}")
+
+    async def create_scale_set(self) -> None:
+        secret: Any = {
+            "metadata": {"name": SECRET, "namespace": NAMESPACE},
+            "stringData": {"github_token": DEMO_PAT},
+        }
+        await client.CoreV1Api(self.kube).create_namespaced_secret(NAMESPACE, secret)
+        body = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": ARS,
+            "metadata": {"name": NAME, "namespace": NAMESPACE},
+            "spec": {
+                "githubConfigUrl": self.world.github_url + "/demo-org",
+                "githubConfigSecret": SECRET,
+                "minRunners": 1,
+                "maxRunners": JOBS,
+                "template": {
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{"name": "runner", "image": OLD_IMAGE}],
+                    }
+                },
+            },
+        }
+        await client.CustomObjectsApi(self.kube).create_namespaced_custom_object(
+            GROUP, VERSION, NAMESPACE, PLURALS[ARS], body
+        )
+        self.say(
+            f"created Secret {NAMESPACE}/{SECRET} and AutoscalingRunnerSet {NAMESPACE}/{NAME} "
+            f"(minRunners 1, image {OLD_IMAGE}; the service refuses runners older than {MINIMUM_VERSION})"
+        )
+
+    async def parked(self) -> int | None:
+        """The number of runners ever created, once the scale set is Outdated with its runner set pinned at
+        0/0, no listener and no runner left without a job."""
+        ars, ers = await self.get(ARS), await self.get(ERS)
+        if ars is None or ers is None or (ars.get("status") or {}).get("phase") != "Outdated":
+            return None
+        if (ers["spec"].get("replicas"), ers["spec"].get("patchID")) != (0, 0):
+            return None
+        if await self.items(AL, CONTROLLER_NAMESPACE):
+            return None
+        if any(not (r.get("status") or {}).get("jobId") for r in await self.items(ER)):
+            return None
+        await self.journal.refresh()
+        return len(self.journal.runners_added) or None
+
+    async def late_listener_patch(self) -> None:
+        """A listener patch that lands after the park (§4.5-B) is put back to 0/0 by the next pass, and no
+        runner is created for it."""
+        mark = self.journal.seq
+        before = len(self.journal.runners_added)
+        await self.patch(ERS, {"spec": {"replicas": 2, "patchID": 7}})
+        self.say("a late listener patch asks the parked runner set for 2 runners")
+
+        async def repinned() -> bool:
+            ers = await self.get(ERS)
+            if ers is None or (ers["spec"].get("replicas"), ers["spec"].get("patchID")) != (0, 0):
+                return False
+            await self.journal.refresh()
+            return any(t.trigger == "parked" for t in self.journal.scale_set_transitions(after=mark))
+
+        await until(repinned, step="the late patch re-pinned to 0/0", timeout=self.timeout)
+        if len(self.journal.runners_added) != before:
+            raise StoryFailed("a runner was created for the late patch while the scale set was parked")
+        self.say("re-pinned to 0/0 without creating a runner: no churn while parked")
+
+    async def fix_image(self, parked_at: int) -> None:
+        fixed = await self.patch(
+            ARS, {"spec": {"template": {"spec": {"containers": [{"name": "runner", "image": NEW_IMAGE}]}}}}
+        )
+        mark = self.journal.seq
+        self.say(f"fixed the runner image: {NEW_IMAGE} (generation {fixed['metadata']['generation']})")
+        pending = await until(
+            lambda: self.transition("Pending", after=mark),
+            step="the scale set Pending after the fix",
+            timeout=self.timeout,
+        )
+        self.say(f"scale set {NAMESPACE}/{NAME} is Pending ({pending.trigger}: {pending.reason})")
+        await until(
+            lambda: self.transition("Running", after=pending.seq),
+            step="the scale set Running again",
+            timeout=self.timeout,
+        )
+        runner = await until(self.runner_online, step="a runner registered and idle", timeout=self.timeout)
+        churned = [name for seq, name in self.journal.runners_added if parked_at < seq <= mark]
+        if churned:
+            raise StoryFailed(f"runners were created while the scale set was parked: {', '.join(churned)}")
+        self.say(f"scale set {NAMESPACE}/{NAME} recovered: Running, runner {runner} registered and idle")
+
+    async def runner_online(self) -> str | None:
+        runners = await self.items(ER)
+        online = {a.name for a in self.world.github.state.agents.values() if a.online}
+        return next(
+            (
+                r["metadata"]["name"]
+                for r in runners
+                if (r.get("status") or {}).get("phase") == "Running" and r["metadata"]["name"] in online
+            ),
+            None,
+        )
+
+    async def run_jobs(self) -> None:
+        scale_set = self.world.github.scale_set(NAME)
+        if scale_set is None:
+            raise StoryFailed(f"the service has no scale set {NAME!r} after the recovery")
+        jobs = self.world.github.queue_jobs(scale_set.id, count=JOBS)
+        ids = {job.runner_request_id for job in jobs}
+        self.say(f"queued {JOBS} jobs on the service")
+
+        async def completed() -> list[str] | None:
+            state = self.world.github.state.jobs
+            done = [state[i] for i in ids if state[i].state == JobState.COMPLETED]
+            return sorted(j.runner_name for j in done) if len(done) == len(ids) else None
+
+        runners = await until(completed, step=f"the {JOBS} jobs completed", timeout=self.timeout)
+        self.say(f"{JOBS} jobs ran on runners {', '.join(runners)}; each exited 0 when its job was done")
+
+        async def gone() -> bool:
+            names = {r["metadata"]["name"] for r in await self.items(ER)}
+            return not names & set(runners) and bool(await self.runner_online())
+
+        await until(gone, step="the runners that ran the jobs removed", timeout=self.timeout)
+        self.say("the runners that ran the jobs are gone; one idle runner is kept (minRunners 1)")

@@ -1,0 +1,139 @@
+"""The timeline page in a real browser against a running ``arcsm demo``.
+
+The demo runs as a subprocess (the emulated world, the controller and the HTTP API in one process). The
+page is opened in headless Chromium (Debian's ``chromium``, driven by playwright without a browser
+download) as soon as the demo prints its URL, so the phases arrive while the page is open: the bar of the
+scale set must come to show Pending, Running, Outdated, Pending, Running, refreshed from the journal
+stream, with the trigger of each transition on hover and in the list. A screenshot is saved to the
+test's tmp_path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+playwright = pytest.importorskip("playwright.async_api")
+
+CHROMIUM = shutil.which("chromium")
+ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+STORY = ["Pending", "Running", "Outdated", "Pending", "Running"]
+DEADLINE = 240.0  # the demo's whole story; each of its steps has its own deadline inside the demo
+SCALE_SET = 'section.object[data-kind="AutoscalingRunnerSet"][data-namespace="default"][data-name="arc"]'
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install chromium)")
+
+
+@dataclass
+class Demo:
+    process: asyncio.subprocess.Process
+    lines: list[str] = field(default_factory=list)
+
+    async def line_with(self, text: str) -> str:
+        """Read the demo's output until a line holds ``text``; fail if it ends first."""
+        assert self.process.stdout is not None
+        async with asyncio.timeout(DEADLINE):
+            while True:
+                raw = await self.process.stdout.readline()
+                if not raw:
+                    raise AssertionError(f"the demo ended before {text!r}:\n" + "\n".join(self.lines))
+                line = raw.decode().rstrip("\n")
+                self.lines.append(line)
+                if text in line:
+                    return line
+
+
+@pytest.fixture
+async def demo(tmp_path: Path) -> AsyncIterator[Demo]:
+    process = await asyncio.create_subprocess_exec(
+        ARCSM,
+        "demo",
+        "--journal",
+        str(tmp_path / "demo.db"),
+        "--http",
+        "127.0.0.1:0",
+        stdout=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    running = Demo(process)
+    try:
+        yield running
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGINT)
+            try:
+                async with asyncio.timeout(60):
+                    await process.communicate()
+            except TimeoutError:
+                process.kill()
+                await process.wait()
+
+
+async def phases_shown(page: Any) -> list[str]:
+    return await page.eval_on_selector_all(  # type: ignore[no-any-return]
+        f"{SCALE_SET} .segment", "segments => segments.map(s => s.dataset.phase)"
+    )
+
+
+async def test_the_timeline_shows_a_scale_set_that_went_outdated_and_recovered(
+    demo: Demo, tmp_path: Path
+) -> None:
+    url = (await demo.line_with("timeline page: ")).split("timeline page: ")[1]
+    async with playwright.async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        try:
+            page = await browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            await page.goto(url)
+
+            # The page was opened before the story played: the phases arrive by the page's own refresh.
+            await page.wait_for_function(
+                """([selector, story]) => {
+                    const shown = [...document.querySelectorAll(selector + " .segment")]
+                        .map(s => s.dataset.phase);
+                    return JSON.stringify(shown) === JSON.stringify(story);
+                }""",
+                arg=[SCALE_SET, STORY],
+                timeout=DEADLINE * 1000,
+            )
+            await demo.line_with("the story is over")
+            assert await phases_shown(page) == STORY
+            assert await page.get_attribute("#status", "data-state") == "live", (
+                "the journal stream is not used"
+            )
+
+            outdated = page.locator(f'{SCALE_SET} .segment[data-phase="Outdated"]')
+            title = await outdated.get_attribute("title") or ""
+            assert "Running → Outdated" in title and "trigger: runners_rejected_spec" in title, title
+            assert await page.text_content(f"{SCALE_SET} .current") == "Running"
+
+            await page.click(f"{SCALE_SET} summary")
+            rows = page.locator(f"{SCALE_SET} table.transitions tr[data-phase]")
+            texts = [" | ".join(await row.locator("td").all_inner_texts()) for row in await rows.all()]
+            assert any("Outdated" in t and "runners_rejected_spec" in t for t in texts), texts
+            assert any("Pending" in t and "generation_advanced" in t for t in texts), texts
+            # The same decision records the republish after the Pending write: both rows are listed.
+            assert any("recovery_republished" in t for t in texts), texts
+
+            shot = tmp_path / "timeline.png"
+            await page.screenshot(path=str(shot), full_page=True)
+            print(f"timeline screenshot: {shot}")
+            assert shot.stat().st_size > 0
+            assert not errors, errors
+        finally:
+            await browser.close()
+
+    demo.process.send_signal(signal.SIGINT)
+    async with asyncio.timeout(60):
+        await demo.process.wait()
+    assert demo.process.returncode == 0, "\n".join(demo.lines)

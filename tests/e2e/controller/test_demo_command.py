@@ -1,0 +1,97 @@
+"""``arcsm demo`` as a user runs it: a subprocess that plays the seed's story and leaves its journal.
+
+``--once`` ends after the story; the phase history is then read from the journal the demo leaves (through
+a read-only connection, as ``arcsm journal export`` does), not from what the demo printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from controller.demostory import DEMO_PAT
+from store.records import RecordType
+from tests.e2e.controller import harness
+
+ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+DEADLINE = 240.0  # the whole story; each of its steps has its own deadline inside the demo
+
+
+async def arcsm_demo(*args: str) -> tuple[int, list[str], str]:
+    """Run ``arcsm demo ARGS`` to its end: (exit status, stdout lines, stderr)."""
+    process = await asyncio.create_subprocess_exec(
+        ARCSM,
+        "demo",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        async with asyncio.timeout(DEADLINE):
+            out, err = await process.communicate()
+    except TimeoutError:
+        process.kill()
+        out, err = await process.communicate()
+        raise AssertionError(f"arcsm demo did not end within {DEADLINE:g} s:\n{out.decode()}") from None
+    assert process.returncode is not None
+    return process.returncode, out.decode().splitlines(), err.decode()
+
+
+async def test_demo_once_plays_the_story_and_leaves_the_phase_history_in_its_journal(tmp_path: Path) -> None:
+    journal = tmp_path / "demo.db"
+    code, lines, err = await arcsm_demo("--once", "--journal", str(journal), "--http", "127.0.0.1:0")
+    print("\n".join(lines))
+    assert code == 0, "\n".join([*lines, err])
+    assert all(line.startswith("arcsm demo: ") for line in lines), lines
+    page = next(line for line in lines if "timeline page: " in line)
+    assert page.split("timeline page: ")[1].startswith("http://127.0.0.1:")
+    assert not page.endswith(":0/"), "the page's URL names the port actually bound"
+    assert any("curl -s 'http://127.0.0.1:" in line and "/phases" in line for line in lines)
+    for step in (
+        "exited with code 7",
+        "is Outdated",
+        "no churn",
+        "fixed the runner image",
+        "recovered",
+        "jobs ran",
+    ):
+        assert any(step in line for line in lines), (step, lines)
+
+    decisions = await harness.journaled(journal, {RecordType.DECISION})
+    transitions = [
+        t
+        for r in decisions
+        if r.kind == "AutoscalingRunnerSet" and r.name == "arc"
+        for t in r.body["transitions"]
+    ]
+    collapsed = [phase for phase, _ in itertools.groupby(t["to"] for t in transitions)]
+    assert collapsed == ["Pending", "Running", "Outdated", "Pending", "Running"], transitions
+    triggers = {(t["from"], t["to"]): t["trigger"] for t in transitions if t["from"] != t["to"]}
+    assert triggers[("Running", "Outdated")] == "runners_rejected_spec"
+    assert triggers[("Outdated", "Pending")] == "generation_advanced"
+    everything = await harness.journaled(journal)
+    assert not any(DEMO_PAT in str(r.as_json()) for r in everything), (
+        "the config Secret's token was journaled"
+    )
+
+
+async def test_demo_refuses_an_address_that_is_not_host_and_port(tmp_path: Path) -> None:
+    code, _, err = await arcsm_demo("--once", "--http", "localhost")
+    assert code == 2
+    assert "--http" in err and "HOST:PORT" in err, err
+
+
+async def test_demo_refuses_to_reuse_a_journal(tmp_path: Path) -> None:
+    journal = tmp_path / "old.db"
+    journal.write_bytes(b"")
+    code, lines, err = await arcsm_demo("--once", "--journal", str(journal), "--http", "127.0.0.1:0")
+    assert code == 2
+    assert err.strip().splitlines() == [
+        f"arcsm demo: {journal} already exists; name a new journal file or remove it"
+    ]
+    assert not lines
