@@ -13,6 +13,9 @@ Semantics (those of controller-runtime's rate-limited work queue, on asyncio):
 * ``shut_down`` stops handing out keys: ``get`` answers None, and workers finish what they hold.
 
 How many keys are reconciled at once is the number of workers calling ``get`` (``QueueSettings.workers``).
+With a ``group`` function (the controller's: a key's kind), ``QueueSettings.per_kind`` also bounds the
+keys of one group handed out and not yet ``done``: ``get`` skips the keys of a group at its bound, so a
+saturated kind holds no worker and the others keep going. Ready keys keep one FIFO order across groups.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import asyncio
 import collections
 import heapq
 import itertools
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
 from aiolimiter import AsyncLimiter
@@ -54,9 +57,17 @@ class Backoff(Generic[K]):
         self._failures.pop(key, None)
 
 
+def _one_group(key: object) -> str:
+    return ""
+
+
 class WorkQueue(Generic[K]):
-    def __init__(self, settings: QueueSettings) -> None:
-        self._ready: collections.deque[K] = collections.deque()
+    def __init__(self, settings: QueueSettings, *, group: Callable[[K], str] = _one_group) -> None:
+        # Ready keys per group, each with its place in the FIFO order across groups.
+        self._ready: dict[str, collections.deque[tuple[int, K]]] = {}
+        self._group = group
+        self._bounds = dict(settings.per_kind)
+        self._busy: collections.Counter[str] = collections.Counter()
         self._queued: set[K] = set()
         self._processing: set[K] = set()
         self._dirty: set[K] = set()
@@ -78,7 +89,7 @@ class WorkQueue(Generic[K]):
             self._dirty.add(key)
         elif key not in self._queued:
             self._queued.add(key)
-            self._ready.append(key)
+            self._ready.setdefault(self._group(key), collections.deque()).append((next(self._order), key))
             self._wakeup.notify()
 
     def add_after(self, key: K, delay: float) -> None:
@@ -117,21 +128,26 @@ class WorkQueue(Generic[K]):
         """
         while not self._closed:
             self._promote()
-            if self._ready:
+            if self._next_group() is not None:
                 await self._limiter.acquire()
                 self._promote()
-                if self._closed or not self._ready:
+                group = self._next_group()
+                if self._closed or group is None:
                     continue
-                key = self._ready.popleft()
+                _, key = self._ready[group].popleft()
                 self._queued.discard(key)
                 self._processing.add(key)
+                self._busy[group] += 1
                 return key
             await self._wakeup.wait(self._next_due())
         return None
 
     def done(self, key: K) -> None:
         """The reconcile of ``key`` ended; hand it out again if it was added meanwhile."""
-        self._processing.discard(key)
+        if key in self._processing:
+            self._processing.discard(key)
+            self._busy[self._group(key)] -= 1
+            self._wakeup.notify()  # a worker may take a key of this group again
         if key in self._dirty:
             self._dirty.discard(key)
             self.add(key)
@@ -152,9 +168,19 @@ class WorkQueue(Generic[K]):
         """The keys being reconciled now."""
         return frozenset(self._processing)
 
+    def can_hand_out(self) -> bool:
+        """Whether a key is ready that its group's bound lets ``get`` hand out now (rate limit aside)."""
+        self._promote()
+        return self._next_group() is not None
+
+    def in_flight_of(self, group: str) -> int:
+        """How many keys of ``group`` are handed out and not yet done."""
+        return self._busy[group]
+
     def __len__(self) -> int:
-        """Keys ready to be handed out (delayed keys not counted)."""
-        return len(self._ready)
+        """Keys ready to be handed out, those waiting for their group's bound included (delayed keys not
+        counted)."""
+        return sum(len(keys) for keys in self._ready.values())
 
     def waiting(self) -> dict[K, float]:
         """Delayed keys and the seconds left until each is queued."""
@@ -174,6 +200,17 @@ class WorkQueue(Generic[K]):
             if self._waiting.get(key) == due:  # otherwise an earlier delay replaced this one
                 del self._waiting[key]
                 self.add(key)
+
+    def _next_group(self) -> str | None:
+        """The group of the oldest ready key whose group is below its bound (None: nothing to hand out)."""
+        best: str | None = None
+        for group, keys in self._ready.items():
+            bound = self._bounds.get(group)
+            if not keys or (bound is not None and self._busy[group] >= bound):
+                continue
+            if best is None or keys[0][0] < self._ready[best][0][0]:
+                best = group
+        return best
 
     def _next_due(self) -> float | None:
         while self._timers and self._waiting.get(self._timers[0][2]) != self._timers[0][0]:

@@ -110,7 +110,8 @@ class Reconciler:
         self.machines = machines
         self.settings = reconcile
         self.workers = queue.workers
-        self.queue: WorkQueue[ObjectRef] = WorkQueue(queue)
+        # Grouped by kind: ``QueueSettings.per_kind`` bounds the reconciles of each kind in flight.
+        self.queue: WorkQueue[ObjectRef] = WorkQueue(queue, group=_kind)
         self.watched = watched
         self.decisions = 0  # reconciles that recorded a decision
         self.reconciles = 0
@@ -293,6 +294,10 @@ class Reconciler:
     async def _answer(self, record: Record, result: Mapping[str, Any], *, key: str) -> int:
         (answered,) = await self.journal.append([timing.result_record(record, {**result, "key": key})])
         return answered.seq or 0
+
+
+def _kind(key: ObjectRef) -> str:
+    return key.kind
 
 
 def watched_write(effect: Effect) -> ObjectRef | None:

@@ -1,0 +1,97 @@
+"""``arcsm run`` configured by environment variables alone, logging JSON lines: every line on stderr is one
+JSON object, and a transition's line carries the keys of DESIGN.md (kind, namespace, name, seq,
+from_phase, to_phase, trigger) matching the decision journaled at that seq. No secret reaches a line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+
+from sim.world import World
+from store.journal import Journal
+from store.records import RecordType
+from tests.e2e.controller import harness
+from tests.helpers import eventually
+
+ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+KEYS = ("kind", "namespace", "name", "seq", "from_phase", "to_phase", "trigger")
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[World]:
+    async with harness.github_world() as w:
+        yield w
+
+
+async def collect(stream: asyncio.StreamReader, lines: list[str]) -> None:
+    while line := await stream.readline():
+        lines.append(line.decode())
+
+
+def parsed(lines: list[str]) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def running_line(lines: list[str]) -> dict[str, Any] | None:
+    for entry in parsed(lines):
+        if entry.get("kind") == "AutoscalingRunnerSet" and entry.get("to_phase") == "Running":
+            return entry
+    return None
+
+
+async def test_json_logs_carry_the_object_keys_of_a_transition(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    journal = tmp_path / "journal.db"
+    env = {
+        **os.environ,
+        "ARCSM_JOURNAL": str(journal),
+        "ARCSM_KUBECONFIG": str(world.write_kubeconfig(tmp_path / "kubeconfig")),
+        "ARCSM_NAMESPACE": harness.NS,
+        "ARCSM_CONTROLLER_NAMESPACE": harness.CONTROLLER_NS,
+        "ARCSM_LOG_FORMAT": "json",
+        "ARCSM_LOG_LEVEL": "info",
+        "ARCSM_RUNNER_CONCURRENCY": "1",
+    }
+    proc = await asyncio.create_subprocess_exec(
+        ARCSM, "run", env=env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE
+    )
+    assert proc.stderr is not None
+    lines: list[str] = []
+    reader = asyncio.create_task(collect(proc.stderr, lines))
+    try:
+        await harness.create(kube, harness.scale_set_body(world))
+        await eventually(lambda: running_line(lines), timeout=30, what="a log line of the scale set Running")
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), timeout=30)
+        await asyncio.wait_for(reader, timeout=10)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        reader.cancel()
+    assert proc.returncode == 0, "".join(lines)[-2000:]
+
+    entries = parsed(lines)  # every line is one JSON object
+    assert all({"time", "level", "logger", "msg"} <= set(entry) for entry in entries)
+    line = running_line(lines)
+    assert line is not None and set(KEYS) <= set(line), line
+    assert (line["namespace"], line["name"]) == (harness.NS, "arc")
+    assert harness.PAT not in "".join(lines)
+
+    async with await Journal.open(journal) as opened:
+        (decision,) = await opened.read(after=line["seq"] - 1, through=line["seq"])
+    assert decision.type is RecordType.DECISION
+    assert (decision.kind, decision.namespace, decision.name) == ("AutoscalingRunnerSet", harness.NS, "arc")
+    transitions = [(t["from"], t["to"], t["trigger"]) for t in decision.body["transitions"]]
+    assert (line["from_phase"], line["to_phase"], line["trigger"]) in transitions

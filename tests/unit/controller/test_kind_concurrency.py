@@ -1,0 +1,132 @@
+"""Concurrent reconciles per kind (``QueueSettings.per_kind``): a kind never has more keys reconciling at
+once than its bound, a kind at its bound holds no worker, and the other kinds keep going.
+
+The reconciler test runs the real worker pool of ``Reconciler`` over a real journal and fold; only the
+reconcile of one key is replaced by one that holds its key until the test opens a gate, and counts how
+many keys of each kind are inside it at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from controller import folding
+from controller.queueing import WorkQueue
+from controller.reconciling import Outcome, Reconciler
+from controller.settings import QueueSettings, ReconcileSettings
+from controller.timing import Timers
+from statemachines.effects import Effect, ObjectRef
+from statemachines.snapshots import Settings as MachineSettings
+from store.clocks import SystemClock
+from store.journal import Journal
+from store.settings import JournalSettings
+from tests.helpers import eventually
+
+FAST = dict(backoff_initial=0.01, backoff_max=0.08, rate=10_000, burst=10_000)
+
+
+def kind_of(key: str) -> str:
+    return key.split("/")[0]
+
+
+async def take(queue: WorkQueue[str]) -> str | None:
+    async with asyncio.timeout(1.0):
+        return await queue.get()
+
+
+async def test_a_kind_at_its_bound_is_skipped_and_a_done_key_frees_its_place() -> None:
+    queue: WorkQueue[str] = WorkQueue(QueueSettings(per_kind={"a": 1}, **FAST), group=kind_of)
+    for key in ("a/1", "a/2", "b/1", "a/3", "b/2"):
+        queue.add(key)
+    assert await take(queue) == "a/1"
+    # a/2 is older than b/1, but kind a is at its bound of one.
+    assert [await take(queue), await take(queue)] == ["b/1", "b/2"]
+    assert not queue.can_hand_out()
+    assert len(queue) == 2 and queue.in_flight_of("a") == 1
+    queue.done("a/1")
+    assert await take(queue) == "a/2"  # FIFO within the kind
+    assert queue.in_flight_of("a") == 1 and queue.in_flight_of("b") == 2
+
+
+async def test_done_for_a_key_never_handed_out_does_not_free_a_place() -> None:
+    queue: WorkQueue[str] = WorkQueue(QueueSettings(per_kind={"a": 1}, **FAST), group=kind_of)
+    queue.add("a/1")
+    queue.add("a/2")
+    assert await take(queue) == "a/1"
+    queue.done("a/2")  # not handed out: the bound still counts a/1
+    assert not queue.can_hand_out()
+
+
+def test_a_bound_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="EphemeralRunner must be at least 1"):
+        QueueSettings(per_kind={"EphemeralRunner": 0})
+
+
+class NoExecutor:
+    async def execute(self, effect: Effect) -> dict[str, Any]:
+        raise AssertionError(f"nothing is executed here, got {effect}")
+
+
+@pytest.fixture
+async def journal(tmp_path: Path) -> AsyncIterator[Journal]:
+    async with await Journal.open(tmp_path / "journal.db", settings=JournalSettings(durable=False)) as opened:
+        yield opened
+
+
+async def test_the_reconciler_never_runs_more_keys_of_a_kind_than_its_bound(
+    journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runners = [ObjectRef("EphemeralRunner", "runners", f"r-{i}") for i in range(12)]
+    sets = [ObjectRef("EphemeralRunnerSet", "runners", f"s-{i}") for i in range(6)]
+    reconciler = Reconciler(
+        journal=journal,
+        executor=NoExecutor(),
+        fold=await folding.resume(journal),
+        timers=Timers(journal=journal, clock=SystemClock()),
+        machines=MachineSettings(),
+        queue=QueueSettings(workers=6, per_kind={"EphemeralRunner": 2}, **FAST),
+        reconcile=ReconcileSettings(),
+    )
+    gate = asyncio.Event()
+    inside: collections.Counter[str] = collections.Counter()
+    most: collections.Counter[str] = collections.Counter()
+    finished: list[ObjectRef] = []
+
+    async def held(key: ObjectRef) -> Outcome:
+        inside[key.kind] += 1
+        most[key.kind] = max(most[key.kind], inside[key.kind])
+        try:
+            await gate.wait()
+        finally:
+            inside[key.kind] -= 1
+        finished.append(key)
+        return Outcome.SETTLED
+
+    async def synced() -> None:
+        return None
+
+    monkeypatch.setattr(reconciler, "reconcile", held)
+    running = asyncio.create_task(reconciler.run(synced=synced))
+    try:
+        await eventually(reconciler.started.is_set, what="the workers started")
+        for key in [*runners, *sets]:  # every runner is queued before any runner set
+            reconciler.queue.add(key)
+        # Two runners hold their places; the four other workers take runner sets, queued later.
+        await eventually(
+            lambda: inside == {"EphemeralRunner": 2, "EphemeralRunnerSet": 4},
+            what="two runners and four runner sets reconciling",
+        )
+        assert most["EphemeralRunner"] == 2
+        gate.set()
+        await eventually(lambda: len(finished) == len(runners) + len(sets), what="every key reconciled")
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(running, timeout=10)
+    assert most["EphemeralRunner"] == 2
+    assert sorted(finished, key=str) == sorted([*runners, *sets], key=str)
