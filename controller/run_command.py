@@ -1,106 +1,430 @@
 """``arcsm run``: the controller, in the foreground, until SIGTERM or SIGINT (then exit 0).
 
     arcsm run --journal PATH [--kubeconfig PATH] [--namespace NS]... [--controller-namespace arc-systems]
-              [--qps N] [--burst N] [--listener-image IMAGE] [--log-level info]
+              [--http HOST:PORT] [--log-level info] [--log-format auto|json|text] [...]
+
+Every option can also be set by an environment variable ``ARCSM_<OPTION>`` (``--log-level`` is
+``ARCSM_LOG_LEVEL``); a flag on the command line wins over its variable, and ``arcsm run --help`` names
+each. A repeatable option's variable holds several values separated by spaces or commas
+(``ARCSM_NAMESPACE="team-a team-b"``); a flag's value may hold several separated by commas. Three options
+also read the variables upstream ARC's chart sets: ``CONTROLLER_MANAGER_POD_NAMESPACE``,
+``CONTROLLER_MANAGER_CONTAINER_IMAGE`` and ``LISTENER_ENTRYPOINT``, when their ``ARCSM_`` one is unset.
 
 Without ``--kubeconfig`` it uses the pod's service account (in-cluster). ``--namespace`` limits the
 watches to those namespaces (the controller namespace, where listeners live, is always watched). Logs go
-to stderr: text on a terminal, one JSON object per line otherwise, with the keys kind, namespace, name,
-seq, from_phase, to_phase and trigger where they apply. A failure to start is one line on stderr and
-exit status 1.
+to stderr (``logformat``): with ``--log-format auto``, text on a terminal and one JSON object per line
+otherwise, with the keys kind, namespace, name, seq, from_phase, to_phase and trigger where they apply. A
+bad option is one line on stderr and exit status 2; a failure to start is one line and exit status 1.
 
-Not here yet: ``--http HOST:PORT`` (the HTTP API is a later issue). A scale set is never deleted over
-its ``app.kubernetes.io/version`` label: arcsm adopts scale sets installed by upstream ARC's chart as
-they are.
+``--http HOST:PORT`` serves the read-only HTTP API (phase history, journal, ``/healthz``, ``/readyz``,
+``/metrics``) in the controller process; it is off unless given, so nothing listens that was not asked
+for (in a pod, pass ``--http 0.0.0.0:8080`` for the probes and Prometheus). It is where upstream's
+``--metrics-addr`` and ``--health-probe-bind-address`` both point.
+
+Leader election: with ``--leader-elect`` (the default in-cluster, i.e. without ``--kubeconfig``) the
+replica decides and writes only while it holds the Lease ``--lease-name`` (arcsm-controller) in the
+controller namespace; otherwise it stands by, watching and journaling. The timings are client-go's:
+``--lease-duration`` 15 s, ``--renew-deadline`` 10 s, ``--retry-period`` 2 s; each flag also reads an
+environment variable (``ARCSM_LEADER_ELECT``, ``ARCSM_LEASE_NAME``, ``ARCSM_LEASE_DURATION``,
+``ARCSM_RENEW_DEADLINE``, ``ARCSM_RETRY_PERIOD``). The identity is the pod name (``HOSTNAME``) plus a
+random suffix. ``--no-leader-elect`` leads at once, for one replica. On SIGTERM the replica finishes its
+reconciles in flight (abandoning them after 20 s), releases the Lease and exits 0.
+
+Reconciles: ``--workers`` bounds those in flight across all kinds; ``--runner-concurrency`` (upstream's
+``--runner-max-concurrent-reconciles``) and its siblings bound those of one kind. The journal keeps raw
+records ``--journal-retain-days`` and decisions with their effects ``--history-retain-days``, within
+``--journal-retain-bytes`` (0 turns a bound off).
+
+A scale set is never deleted over its ``app.kubernetes.io/version`` label: arcsm adopts scale sets
+installed by upstream ARC's chart as they are.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import logging
-import sys
+from datetime import timedelta
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
 from actions import errors as actions_errors
-from controller import logkeys, running
+from actions import listenerconfig
+from api.serving import parse_address
+from controller import running
 from controller.contexts import ExecutorSettings
-from controller.settings import ControllerSettings
+from controller.leading import default_identity
+from controller.logformat import FORMATS, LEVELS, configure_logging
+from controller.runflags import (
+    BadOption,
+    at_least_one,
+    choice,
+    count,
+    days,
+    names,
+    per_kind,
+    readable_size,
+    size,
+)
+from controller.settings import ControllerSettings, HttpSettings, LeaderElectionSettings, QueueSettings
 from statemachines.snapshots import Settings as MachineSettings
 from store.errors import JournalError
+from store.settings import HistoryRetention, JournalSettings, RetentionSettings
 from watchers.settings import WatchSettings
 
-LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+__all__ = ["LEVELS", "configure_logging", "run"]
 
-
-class JsonLines(logging.Formatter):
-    def format(self, record: logging.LogRecord) -> str:
-        entry: dict[str, Any] = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        entry.update({key: getattr(record, attr) for key, attr in logkeys.FIELDS if hasattr(record, attr)})
-        if record.exc_info:
-            entry["error"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
-
-
-def configure_logging(level: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    if sys.stderr.isatty():
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    else:
-        handler.setFormatter(JsonLines())
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(LEVELS[level])
-    # httpx logs every request and transitions every state change at INFO; the controller logs what
-    # matters (transitions with their keys, failed effects) itself.
-    for noisy in ("httpcore", "httpx", "hpack", "aiohttp.access", "aiosqlite", "transitions"):
-        logging.getLogger(noisy).setLevel(max(root.level, logging.WARNING))
+CLUSTER, LOOP, JOURNAL, LISTENERS, OUTPUT = "Cluster", "Reconciles", "Journal", "Listeners", "Logs and HTTP"
+MACHINES, JOURNALS, WATCHES = MachineSettings(), JournalSettings(), WatchSettings()
 
 
 def run(
     journal: Annotated[
-        Path, typer.Option("--journal", help="The journal file (created if missing).", dir_okay=False)
+        Path,
+        typer.Option(
+            "--journal",
+            envvar="ARCSM_JOURNAL",
+            help="The journal file (created if missing).",
+            dir_okay=False,
+            rich_help_panel=JOURNAL,
+        ),
     ],
     kubeconfig: Annotated[
         Path | None,
-        typer.Option(help="Reach the cluster with this kubeconfig (default: the pod's service account)."),
+        typer.Option(
+            envvar="ARCSM_KUBECONFIG",
+            help="Reach the cluster with this kubeconfig (default: the pod's service account).",
+            rich_help_panel=CLUSTER,
+        ),
     ] = None,
     namespace: Annotated[
         list[str] | None,
-        typer.Option("--namespace", help="Watch only this namespace; repeat for more (default: all)."),
+        typer.Option(
+            "--namespace",
+            envvar="ARCSM_NAMESPACE",
+            metavar="NS",
+            help="Watch only this namespace; repeat, or separate with commas, for more (default: all). "
+            "Upstream: --watch-single-namespace.",
+            rich_help_panel=CLUSTER,
+        ),
     ] = None,
     controller_namespace: Annotated[
-        str, typer.Option(help="Where listeners and their objects live.")
-    ] = "arc-systems",
-    qps: Annotated[float, typer.Option(help="Kubernetes requests per second, on average.")] = 20.0,
-    burst: Annotated[int, typer.Option(help="Kubernetes requests in a burst.")] = 30,
+        str,
+        typer.Option(
+            envvar=["ARCSM_CONTROLLER_NAMESPACE", "CONTROLLER_MANAGER_POD_NAMESPACE"],
+            metavar="NS",
+            help="Where listeners and their objects live.",
+            rich_help_panel=CLUSTER,
+        ),
+    ] = MACHINES.controller_namespace,
+    qps: Annotated[
+        float,
+        typer.Option(
+            "--qps",
+            envvar="ARCSM_QPS",
+            help="Kubernetes requests per second, on average (upstream: --k8s-client-rate-limiter-qps).",
+            rich_help_panel=CLUSTER,
+        ),
+    ] = ExecutorSettings.qps,
+    burst: Annotated[
+        int,
+        typer.Option(
+            "--burst",
+            envvar="ARCSM_BURST",
+            help="Kubernetes requests in a burst (upstream: --k8s-client-rate-limiter-burst).",
+            rich_help_panel=CLUSTER,
+        ),
+    ] = ExecutorSettings.burst,
+    resync_period: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_RESYNC_PERIOD",
+            metavar="SECONDS",
+            help="Re-list every watched kind this often, to catch drift (0: never; upstream: --sync-period).",
+            rich_help_panel=CLUSTER,
+        ),
+    ] = WATCHES.resync or 0.0,
+    workers: Annotated[
+        int,
+        typer.Option(
+            envvar="ARCSM_WORKERS",
+            metavar="N",
+            help="Reconciles in flight at most, across all kinds.",
+            rich_help_panel=LOOP,
+        ),
+    ] = QueueSettings.workers,
+    ars_concurrency: Annotated[
+        int | None,
+        typer.Option(
+            envvar="ARCSM_ARS_CONCURRENCY",
+            metavar="N",
+            help="AutoscalingRunnerSet reconciles in flight at most (default: up to --workers).",
+            rich_help_panel=LOOP,
+        ),
+    ] = None,
+    ers_concurrency: Annotated[
+        int | None,
+        typer.Option(
+            envvar="ARCSM_ERS_CONCURRENCY",
+            metavar="N",
+            help="EphemeralRunnerSet reconciles in flight at most (default: up to --workers).",
+            rich_help_panel=LOOP,
+        ),
+    ] = None,
+    runner_concurrency: Annotated[
+        int | None,
+        typer.Option(
+            envvar="ARCSM_RUNNER_CONCURRENCY",
+            metavar="N",
+            help="EphemeralRunner reconciles in flight at most (default: up to --workers; upstream: "
+            "--runner-max-concurrent-reconciles).",
+            rich_help_panel=LOOP,
+        ),
+    ] = None,
+    listener_concurrency: Annotated[
+        int | None,
+        typer.Option(
+            envvar="ARCSM_LISTENER_CONCURRENCY",
+            metavar="N",
+            help="AutoscalingListener reconciles in flight at most (default: up to --workers).",
+            rich_help_panel=LOOP,
+        ),
+    ] = None,
+    exclude_label_propagation_prefix: Annotated[
+        list[str] | None,
+        typer.Option(
+            envvar="ARCSM_EXCLUDE_LABEL_PROPAGATION_PREFIX",
+            metavar="PREFIX",
+            help="Do not copy a scale set's labels with this prefix to the objects it owns; repeatable.",
+            rich_help_panel=LOOP,
+        ),
+    ] = None,
+    journal_retain_days: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_JOURNAL_RETAIN_DAYS",
+            metavar="DAYS",
+            help="Keep observed events, timers and snapshots this long (0: no age bound).",
+            rich_help_panel=JOURNAL,
+        ),
+    ] = (JOURNALS.retention.max_age or timedelta(0)) / timedelta(days=1),
+    journal_retain_records: Annotated[
+        int,
+        typer.Option(
+            envvar="ARCSM_JOURNAL_RETAIN_RECORDS",
+            metavar="N",
+            help="Keep the newest N observed events, timers and snapshots (0: no count bound).",
+            rich_help_panel=JOURNAL,
+        ),
+    ] = JOURNALS.retention.max_records or 0,
+    journal_retain_bytes: Annotated[
+        str,
+        typer.Option(
+            envvar="ARCSM_JOURNAL_RETAIN_BYTES",
+            metavar="SIZE",
+            help="Keep the journal file under this size, e.g. 512Mi or 2Gi: raw records go first, "
+            "decisions only once no raw record is left (0: no size bound).",
+            rich_help_panel=JOURNAL,
+        ),
+    ] = readable_size(JOURNALS.retention.max_bytes),
+    history_retain_days: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_HISTORY_RETAIN_DAYS",
+            metavar="DAYS",
+            help="Keep decisions, their effects and results (the phase history) this long (0: no age bound).",
+            rich_help_panel=JOURNAL,
+        ),
+    ] = (JOURNALS.history_retention.max_age or timedelta(0)) / timedelta(days=1),
+    history_retain_records: Annotated[
+        int,
+        typer.Option(
+            envvar="ARCSM_HISTORY_RETAIN_RECORDS",
+            metavar="N",
+            help="Keep the newest N decisions, effects and results (0: no count bound).",
+            rich_help_panel=JOURNAL,
+        ),
+    ] = JOURNALS.history_retention.max_records or 0,
     listener_image: Annotated[
-        str, typer.Option(help="The image listener pods run.")
-    ] = MachineSettings.listener_image,
-    log_level: Annotated[str, typer.Option(help="debug, info, warning or error.")] = "info",
+        str,
+        typer.Option(
+            envvar=["ARCSM_LISTENER_IMAGE", "CONTROLLER_MANAGER_CONTAINER_IMAGE"],
+            metavar="IMAGE",
+            help="The image listener pods run.",
+            rich_help_panel=LISTENERS,
+        ),
+    ] = MACHINES.listener_image,
+    listener_entrypoint: Annotated[
+        str,
+        typer.Option(
+            envvar=["ARCSM_LISTENER_ENTRYPOINT", "LISTENER_ENTRYPOINT"],
+            metavar="PATH",
+            help="The command of the listener container.",
+            rich_help_panel=LISTENERS,
+        ),
+    ] = MACHINES.listener_entrypoint,
+    listener_image_pull_secret: Annotated[
+        list[str] | None,
+        typer.Option(
+            envvar="ARCSM_LISTENER_IMAGE_PULL_SECRET",
+            metavar="NAME",
+            help="A Secret listener pods pull their image with; repeatable (upstream: "
+            "--auto-scaler-image-pull-secrets).",
+            rich_help_panel=LISTENERS,
+        ),
+    ] = None,
+    listener_log_level: Annotated[
+        str,
+        typer.Option(
+            envvar="ARCSM_LISTENER_LOG_LEVEL",
+            metavar="LEVEL",
+            help="The listeners' log level: debug, info, warn or error.",
+            rich_help_panel=LISTENERS,
+        ),
+    ] = MACHINES.listener_log_level,
+    listener_log_format: Annotated[
+        str,
+        typer.Option(
+            envvar="ARCSM_LISTENER_LOG_FORMAT",
+            metavar="FORMAT",
+            help="The listeners' log format: text or json.",
+            rich_help_panel=LISTENERS,
+        ),
+    ] = MACHINES.listener_log_format,
+    listener_metrics_addr: Annotated[
+        str,
+        typer.Option(
+            envvar="ARCSM_LISTENER_METRICS_ADDR",
+            metavar="ADDR",
+            help="Where listeners serve Prometheus metrics, e.g. :8080 (empty or 0: off).",
+            rich_help_panel=LISTENERS,
+        ),
+    ] = MACHINES.listener_metrics_addr,
+    listener_metrics_endpoint: Annotated[
+        str,
+        typer.Option(
+            envvar="ARCSM_LISTENER_METRICS_ENDPOINT",
+            metavar="PATH",
+            help="The path of the listeners' metrics, e.g. /metrics.",
+            rich_help_panel=LISTENERS,
+        ),
+    ] = MACHINES.listener_metrics_endpoint,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            envvar="ARCSM_HTTP",
+            metavar="HOST:PORT",
+            help="Serve the read-only HTTP API (phase history, journal, /healthz, /readyz, /metrics) on "
+            "this address, e.g. 127.0.0.1:8080 (port 0: a free one, logged). Default: off.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = None,
+    leader_elect: Annotated[
+        bool | None,
+        typer.Option(
+            "--leader-elect/--no-leader-elect",
+            envvar="ARCSM_LEADER_ELECT",
+            help="Decide only while holding the Lease (replicas stand by, journaling). "
+            "Default: on in-cluster, off with --kubeconfig.",
+        ),
+    ] = None,
+    lease_name: Annotated[
+        str,
+        typer.Option(envvar="ARCSM_LEASE_NAME", help="The Lease, in the controller namespace."),
+    ] = LeaderElectionSettings.lease_name,
+    lease_duration: Annotated[
+        float,
+        typer.Option(envvar="ARCSM_LEASE_DURATION", help="Seconds a standby waits on an unrenewed Lease."),
+    ] = LeaderElectionSettings.lease_duration,
+    renew_deadline: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_RENEW_DEADLINE", help="Seconds the leader may fail to renew before it steps down."
+        ),
+    ] = LeaderElectionSettings.renew_deadline,
+    retry_period: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_RETRY_PERIOD", help="Seconds between tries to acquire or renew the Lease."
+        ),
+    ] = LeaderElectionSettings.retry_period,
+    log_level: Annotated[
+        str,
+        typer.Option(envvar="ARCSM_LOG_LEVEL", help="debug, info, warning or error.", rich_help_panel=OUTPUT),
+    ] = "info",
+    log_format: Annotated[
+        str,
+        typer.Option(
+            envvar="ARCSM_LOG_FORMAT",
+            help="auto (JSON lines unless stderr is a terminal), json or text.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = "auto",
 ) -> None:
-    """Run the controller: watch the scale sets, decide, journal and act, until SIGTERM or SIGINT."""
-    if log_level not in LEVELS:
-        raise typer.BadParameter(f"must be one of {', '.join(LEVELS)}", param_hint="--log-level")
+    """Run the controller: watch the scale sets, decide, journal and act, until SIGTERM or SIGINT.
+
+    Every option can be set by the environment variable shown beside it; a flag wins over its variable.
+    """
     if qps <= 0 or burst < 1:
         typer.echo("arcsm run: --qps must be positive and --burst at least 1", err=True)
         raise typer.Exit(2)
     try:
+        choice(log_level, tuple(LEVELS), "--log-level")
+        choice(log_format, FORMATS, "--log-format")
+        address = None if http is None else HttpSettings(*parse_address(http))
+        if resync_period < 0:
+            raise BadOption(f"--resync-period must not be negative (0: never), not {resync_period}")
         settings = ControllerSettings(
             journal_path=journal,
             kubeconfig=kubeconfig,
-            watch=WatchSettings(namespaces=tuple(namespace or ())),
+            journal=JournalSettings(
+                retention=RetentionSettings(
+                    max_age=days(journal_retain_days, "--journal-retain-days"),
+                    max_records=count(journal_retain_records, "--journal-retain-records"),
+                    max_bytes=size(journal_retain_bytes, "--journal-retain-bytes"),
+                ),
+                history_retention=HistoryRetention(
+                    max_age=days(history_retain_days, "--history-retain-days"),
+                    max_records=count(history_retain_records, "--history-retain-records"),
+                ),
+            ),
+            watch=WatchSettings(namespaces=names(namespace), resync=resync_period or None),
+            queue=QueueSettings(
+                workers=at_least_one(workers, "--workers"),
+                per_kind=per_kind(
+                    {
+                        "AutoscalingRunnerSet": ars_concurrency,
+                        "EphemeralRunnerSet": ers_concurrency,
+                        "EphemeralRunner": runner_concurrency,
+                        "AutoscalingListener": listener_concurrency,
+                    }
+                ),
+            ),
             executor=ExecutorSettings(qps=qps, burst=burst),
             machines=MachineSettings(
-                controller_namespace=controller_namespace, listener_image=listener_image
+                controller_namespace=controller_namespace,
+                listener_image=listener_image,
+                listener_entrypoint=listener_entrypoint,
+                exclude_label_prefixes=names(exclude_label_propagation_prefix),
+                image_pull_secrets=names(listener_image_pull_secret),
+                listener_log_level=choice(
+                    listener_log_level, listenerconfig.LOG_LEVELS, "--listener-log-level"
+                ),
+                listener_log_format=choice(
+                    listener_log_format, listenerconfig.LOG_FORMATS, "--listener-log-format"
+                ),
+                listener_metrics_addr=listener_metrics_addr,
+                listener_metrics_endpoint=listener_metrics_endpoint,
+            ),
+            http=address,
+            leader_election=_leader_election(
+                kubeconfig is None if leader_elect is None else leader_elect,
+                namespace=controller_namespace,
+                lease_name=lease_name,
+                lease_duration=lease_duration,
+                renew_deadline=renew_deadline,
+                retry_period=retry_period,
             ),
         )
     except ValueError as exc:
@@ -109,7 +433,7 @@ def run(
     if kubeconfig is not None and not kubeconfig.is_file():
         typer.echo(f"arcsm run: cannot use the kubeconfig {kubeconfig}: no such file", err=True)
         raise typer.Exit(1)
-    configure_logging(log_level)
+    configure_logging(log_level, log_format)
     try:
         code = asyncio.run(running.run(settings))
     except (actions_errors.InvalidConfiguration, JournalError, OSError, RuntimeError) as exc:
@@ -117,3 +441,24 @@ def run(
         typer.echo(f"arcsm run: {exc}", err=True)
         code = 1
     raise typer.Exit(code)
+
+
+def _leader_election(
+    enabled: bool,
+    *,
+    namespace: str,
+    lease_name: str,
+    lease_duration: float,
+    renew_deadline: float,
+    retry_period: float,
+) -> LeaderElectionSettings | None:
+    if not enabled:
+        return None
+    return LeaderElectionSettings(
+        identity=default_identity(),
+        namespace=namespace,
+        lease_name=lease_name,
+        lease_duration=lease_duration,
+        renew_deadline=renew_deadline,
+        retry_period=retry_period,
+    )

@@ -4,11 +4,16 @@
         │                                                     │
         └──► Reconciler: queue → snapshot → decide → record → executor → record results
 
-Start: open the journal (its projection is rebuilt), resume the fold at its last record, connect to the
-cluster (a kubeconfig, else the pod's service account), start the watchers, perform the outbox, and
-decide once the watchers have listed everything. Stop (SIGTERM, SIGINT, or ``stop`` set by the caller):
-take no new keys, finish the reconciles in flight, stop the watchers, close the Actions clients, and close
-the journal, which writes what was appended; then return 0.
+Start: open the journal (its projection is rebuilt), journal the machine settings if they changed
+(``settingsrecords``), connect to the cluster (a kubeconfig, else the pod's service account), serve the
+HTTP API if asked (``httpapi``), start the watchers, and decide in terms (``terms``): without leader
+election one term, from now to the stop; with it (``settings.leader_election``, ``leading``) only while
+this replica holds the Lease, the watchers journaling all along. Each term resumes a fold at the journal's
+last record, performs the outbox, and decides once the watchers have listed everything; every write
+checks the Lease first (``LeaderOnly``). Stop (SIGTERM, SIGINT, or ``stop`` set by the caller): take no
+new keys, finish the reconciles in flight (abandon them after ``drain_timeout``), release the Lease, stop
+the watchers and the API, close the Actions clients, and close the journal, which writes what was
+appended; then return 0.
 """
 
 from __future__ import annotations
@@ -22,10 +27,12 @@ from collections.abc import AsyncIterator, Callable
 from kubernetes_asyncio import client
 
 from actions import kubepatching
-from controller import folding
+from controller import folding, httpapi, settingsrecords, terms
 from controller.actionsclients import ActionsClients
-from controller.executing import Executor
-from controller.reconciling import Reconciler
+from controller.executing import Executor as KubeExecutor
+from controller.leading import Elector, LeaderOnly
+from controller.reconciling import Executor, Reconciler
+from controller.roles import Role
 from controller.settings import ControllerSettings
 from controller.timing import Timers
 from statemachines.effects import ObjectRef
@@ -36,8 +43,16 @@ from watchers import Watchers
 log = logging.getLogger("arcsm.controller")
 
 
-async def run(settings: ControllerSettings, *, stop: asyncio.Event | None = None) -> int:
+async def run(
+    settings: ControllerSettings,
+    *,
+    stop: asyncio.Event | None = None,
+    on_http: Callable[[str], None] | None = None,
+) -> int:
     """Run the controller until SIGTERM or SIGINT (or until ``stop`` is set, when given); return 0.
+
+    With ``settings.http`` the HTTP API is served in this process (``httpapi``) from before the watchers
+    start until the loop has stopped; ``on_http`` is called with its URL once it answers.
 
     Raises ``store.errors.JournalError`` when the journal cannot be opened, ``actions.errors.
     InvalidConfiguration`` when the cluster cannot be reached with the configuration given, and
@@ -47,7 +62,9 @@ async def run(settings: ControllerSettings, *, stop: asyncio.Event | None = None
     async with _stop_signal(stop) as stopping:
         journal = await Journal.open(settings.journal_path, settings=settings.journal)
         try:
-            await _serve(settings, journal, configuration, stopping)
+            # Before anything is decided, so every decision of this run reads the settings it ran with.
+            await settingsrecords.journal_if_changed(journal, journal, settings.machines)
+            await _serve(settings, journal, configuration, stopping, on_http)
         finally:
             await journal.close()
     log.info("stopped")
@@ -59,40 +76,51 @@ async def _serve(
     journal: Journal,
     configuration: client.Configuration,
     stopping: asyncio.Event,
+    on_http: Callable[[str], None] | None = None,
 ) -> None:
-    clock = SystemClock()
-    fold = await folding.resume(journal, use_predicates=settings.reconcile.predicates)
-    log.info("journal %s open at seq %d", settings.journal_path, fold.seq, extra={"seq": fold.seq})
+    log.info("journal %s open at seq %d", settings.journal_path, journal.last_seq)
     async with client.ApiClient(configuration) as api:
         clients = ActionsClients()
         try:
-            reconciler = Reconciler(
-                journal=journal,
-                executor=Executor(api=api, clients=clients, settings=settings.executor),
-                fold=fold,
-                timers=Timers(journal=journal, clock=clock),
-                machines=settings.machines,
-                queue=settings.queue,
-                reconcile=settings.reconcile,
-                watched=_watched(settings),
-            )
+            elector = None
+            executor: Executor = KubeExecutor(api=api, clients=clients, settings=settings.executor)
+            if settings.leader_election is not None:
+                elector = Elector(api, settings.leader_election)
+                executor = LeaderOnly(executor, elector)
+
+            async def new_reconciler() -> Reconciler:
+                fold = await folding.resume(journal, use_predicates=settings.reconcile.predicates)
+                return Reconciler(
+                    journal=journal,
+                    executor=executor,
+                    fold=fold,
+                    timers=Timers(journal=journal, clock=SystemClock()),
+                    machines=settings.machines,
+                    queue=settings.queue,
+                    reconcile=settings.reconcile,
+                    watched=_watched(settings),
+                )
+
+            role = Role()
             watchers = Watchers(api=api, journal=journal, known=journal.projection, settings=settings.watch)
-            watchers.start()
-            stopper = asyncio.create_task(_stop_when(stopping, reconciler), name="stop on signal")
-            try:
-                await reconciler.run(synced=watchers.wait_synced)
-            finally:
-                stopper.cancel()
-                await asyncio.gather(stopper, return_exceptions=True)
-                await watchers.stop()
+            served = httpapi.serving(
+                settings.http, journal=journal, role=role, watchers=watchers, on_url=on_http
+            )
+            async with served:
+                watchers.start()
+                try:
+                    await terms.run_terms(
+                        new_reconciler=new_reconciler,
+                        synced=watchers.wait_synced,
+                        role=role,
+                        elector=elector,
+                        stopping=stopping,
+                        drain_timeout=settings.reconcile.drain_timeout,
+                    )
+                finally:
+                    await watchers.stop()
         finally:
             await clients.aclose()
-
-
-async def _stop_when(stopping: asyncio.Event, reconciler: Reconciler) -> None:
-    await stopping.wait()
-    log.info("stopping: finishing the reconciles in flight")
-    reconciler.stop()
 
 
 def _watched(settings: ControllerSettings) -> Callable[[ObjectRef], bool]:

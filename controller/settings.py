@@ -8,6 +8,7 @@ loop adds ``QueueSettings`` and ``ReconcileSettings``; ``arcsm run`` builds the 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,17 +21,26 @@ from watchers.settings import WatchSettings
 @dataclass(frozen=True)
 class QueueSettings:
     """The work queue: how many keys reconcile at once, the per-key backoff after a failed reconcile and
-    the rate at which reconciles start across all keys (``rate`` per second, bursts of ``burst``)."""
+    the rate at which reconciles start across all keys (``rate`` per second, bursts of ``burst``).
+
+    ``workers`` bounds the reconciles in flight across all kinds; ``per_kind`` bounds those of one kind
+    (upstream ARC's max concurrent reconciles per controller). A kind it does not name is bounded by
+    ``workers`` only. A key of a kind at its bound waits in the queue without holding a worker, so
+    other kinds keep going."""
 
     workers: int = 8
     backoff_initial: float = 0.005
     backoff_max: float = 300.0
     rate: float = 50.0
     burst: int = 100
+    per_kind: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.workers < 1:
             raise ValueError(f"workers must be at least 1, not {self.workers}")
+        for kind, bound in self.per_kind.items():
+            if bound < 1:
+                raise ValueError(f"the concurrent reconciles of {kind} must be at least 1, not {bound}")
         if not 0 < self.backoff_initial <= self.backoff_max:
             raise ValueError(
                 f"backoff: need 0 < initial <= maximum, got {self.backoff_initial} and {self.backoff_max}"
@@ -52,13 +62,55 @@ class ReconcileSettings:
     predicates: bool = True
     # How long a key waits for the watch events of its own writes before it is decided again.
     settle_timeout: float = 1.0
+    # On SIGTERM, how long the reconciles in flight may take to finish before they are abandoned (their
+    # effects without a result stay in the outbox); below a pod's default 30 s termination grace period.
+    drain_timeout: float = 20.0
 
     def __post_init__(self) -> None:
-        if self.effect_timeout <= 0 or self.settle_timeout < 0:
+        if self.effect_timeout <= 0 or self.settle_timeout < 0 or self.drain_timeout < 0:
             raise ValueError(
-                f"need effect_timeout > 0 and settle_timeout >= 0, got {self.effect_timeout} and "
-                f"{self.settle_timeout}"
+                f"need effect_timeout > 0, settle_timeout >= 0 and drain_timeout >= 0, got "
+                f"{self.effect_timeout}, {self.settle_timeout} and {self.drain_timeout}"
             )
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    """Where the controller serves its HTTP API (phase history, journal, health, metrics): ``host`` and
+    ``port`` (0 picks a free one; the address is logged)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.port <= 65535:
+            raise ValueError(f"the HTTP port must be from 0 to 65535, not {self.port}")
+
+
+@dataclass(frozen=True)
+class LeaderElectionSettings:
+    """Leader election on a coordination.k8s.io/v1 Lease (``controller.leading``), with client-go's
+    timings: a holder renews every ``retry_period`` seconds and steps down when no renewal succeeded for
+    ``renew_deadline``; another candidate takes the lease once it saw it unchanged for ``lease_duration``.
+    ``identity`` names this replica in ``holderIdentity`` (the pod name plus a random suffix)."""
+
+    identity: str
+    namespace: str = "arc-systems"
+    lease_name: str = "arcsm-controller"
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not self.identity or not self.lease_name or not self.namespace:
+            raise ValueError("leader election needs an identity, a lease name and a namespace")
+        if not 0 < self.retry_period < self.renew_deadline < self.lease_duration:
+            raise ValueError(
+                "leader election needs 0 < retry period < renew deadline < lease duration, got "
+                f"{self.retry_period}, {self.renew_deadline} and {self.lease_duration}"
+            )
+        if self.lease_duration < 1:
+            raise ValueError(f"the lease duration must be at least 1 s, not {self.lease_duration}")
 
 
 @dataclass(frozen=True)
@@ -73,6 +125,10 @@ class ControllerSettings:
     # The Kubernetes client rate limit (qps, burst) is the executor's: its requests are the writes.
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     machines: MachineSettings = field(default_factory=MachineSettings)
+    # None: no HTTP API (``arcsm run --http HOST:PORT`` turns it on).
+    http: HttpSettings | None = None
+    # None: this replica leads at once (one replica); else it decides only while it holds the Lease.
+    leader_election: LeaderElectionSettings | None = None
 
     def __post_init__(self) -> None:
         # Listeners and their objects live in the controller namespace: watch it too when the watch is

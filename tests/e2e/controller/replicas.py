@@ -1,0 +1,178 @@
+"""Replicas of the controller for the leader election e2e tests: ``arcsm run --leader-elect`` subprocesses.
+
+Inputs: the ``World`` (its kubeconfig), a directory, a name (the pod name: ``HOSTNAME``, so the Lease's
+holder reads ``<name>_<suffix>``) and the election timings. Outputs: ``Replica`` starts the process on
+its own journal with the HTTP API on a free port (read from its log), answers its role (``/readyz``)
+and the phase history it serves, and stops it by SIGKILL or SIGTERM. ``lease`` reads the Lease the
+replicas compete for; ``registrations_without_runner`` finds runners the fake Actions service still has
+registered with no EphemeralRunner left for them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from kubernetes_asyncio import client
+
+from sim.world import World
+from tests.e2e.controller import harness
+from tests.helpers import eventually
+
+ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+LEASE = "arcsm-controller"
+SERVING = re.compile(r"serving the HTTP API on (\S+)")
+
+
+@dataclass(frozen=True)
+class Timings:
+    lease_duration: float
+    renew_deadline: float
+    retry_period: float
+
+    def flags(self) -> list[str]:
+        return [
+            "--lease-duration",
+            str(self.lease_duration),
+            "--renew-deadline",
+            str(self.renew_deadline),
+            "--retry-period",
+            str(self.retry_period),
+        ]
+
+
+@dataclass
+class Replica:
+    world: World
+    directory: Path
+    name: str
+    timings: Timings
+    proc: asyncio.subprocess.Process | None = None
+    url: str = ""
+    log: list[str] = field(default_factory=list)
+    _reader: asyncio.Task[None] | None = None
+
+    @property
+    def journal(self) -> Path:
+        return self.directory / f"{self.name}.db"
+
+    async def start(self) -> None:
+        assert self.proc is None or self.proc.returncode is not None, f"{self.name} is running"
+        kubeconfig = self.world.write_kubeconfig(self.directory / "kubeconfig")
+        self.url = ""
+        self.proc = await asyncio.create_subprocess_exec(
+            ARCSM,
+            "run",
+            "--journal",
+            str(self.journal),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--namespace",
+            harness.NS,
+            "--controller-namespace",
+            harness.CONTROLLER_NS,
+            "--http",
+            "127.0.0.1:0",
+            "--leader-elect",
+            *self.timings.flags(),
+            stdout=asyncio.subprocess.DEVNULL,
+            stderr=asyncio.subprocess.PIPE,
+            env={**os.environ, "HOSTNAME": self.name},
+        )
+        self._reader = asyncio.create_task(self._read_log(self.proc))
+        await eventually(lambda: self.url, timeout=20, what=f"{self.name} serving its HTTP API")
+
+    async def _read_log(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stderr is not None
+        async for raw in proc.stderr:
+            line = raw.decode(errors="replace").rstrip()
+            self.log.append(line)
+            try:
+                message = str(json.loads(line).get("msg", ""))
+            except ValueError:
+                message = line
+            if (found := SERVING.search(message)) is not None:
+                self.url = found.group(1)
+
+    async def readiness(self) -> dict[str, Any]:
+        async with httpx.AsyncClient(base_url=self.url, timeout=5) as http:
+            answer = await http.get("/readyz")
+        body: dict[str, Any] = answer.json()
+        return body
+
+    async def role(self) -> str:
+        return str((await self.readiness())["role"])
+
+    async def phases(self, name: str = "arc") -> list[dict[str, Any]]:
+        """The scale set's phase history as this replica serves it, every page."""
+        items: list[dict[str, Any]] = []
+        after: int | None = 0
+        async with httpx.AsyncClient(base_url=self.url, timeout=10) as http:
+            while after is not None:
+                answer = await http.get(
+                    f"/api/v1/namespaces/{harness.NS}/autoscalingrunnersets/{name}/phases",
+                    params={"after": after, "limit": 50},
+                )
+                if answer.status_code == 404:
+                    return []
+                answer.raise_for_status()
+                items.extend(answer.json()["items"])
+                after = answer.json()["next"]
+        return items
+
+    async def kill(self) -> None:
+        """SIGKILL: nothing is flushed, the Lease is not released."""
+        assert self.proc is not None
+        if self.proc.returncode is None:
+            self.proc.kill()
+        await self._ended()
+
+    async def terminate(self, timeout: float = 30) -> int:
+        """SIGTERM, as Kubernetes stops a pod; the exit status (SIGKILL after ``timeout``: the grace
+        period)."""
+        assert self.proc is not None
+        if self.proc.returncode is None:
+            self.proc.terminate()
+            try:
+                await asyncio.wait_for(self.proc.wait(), timeout=timeout)
+            except TimeoutError:
+                self.proc.kill()
+        await self._ended()
+        return self.proc.returncode if self.proc.returncode is not None else -1
+
+    async def _ended(self) -> None:
+        assert self.proc is not None
+        await asyncio.wait_for(self.proc.wait(), timeout=10)
+        if self._reader is not None:
+            await asyncio.wait_for(self._reader, timeout=10)
+
+    def failure(self) -> str:
+        """The last lines of the replica's log, for an assertion message."""
+        return "\n".join(self.log[-30:])
+
+
+async def lease(kube: client.ApiClient) -> Any:
+    return await client.CoordinationV1Api(kube).read_namespaced_lease(LEASE, harness.CONTROLLER_NS)
+
+
+async def holder(kube: client.ApiClient) -> str:
+    try:
+        return str((await lease(kube)).spec.holder_identity or "")
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return ""
+        raise
+
+
+async def registrations_without_runner(world: World, kube: client.ApiClient) -> list[str]:
+    """Runner names the fake Actions service has registered for which no EphemeralRunner exists."""
+    runners = {r["metadata"]["name"] for r in await harness.items(kube, "EphemeralRunner")}
+    return sorted(a.name for a in world.github.state.agents.values() if a.name not in runners)

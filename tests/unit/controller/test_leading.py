@@ -1,0 +1,170 @@
+"""Leader election (``controller.leading``) against the emulated API server's coordination.k8s.io/v1 Leases.
+
+Two electors on one Lease: one wins, the holder renews, a candidate takes an unrenewed Lease only after
+its own clock saw it unchanged for the lease duration, a holder whose renewals fail steps down (and its
+executor refuses writes), and a released Lease is taken at once. The expiry tests drive each elector's
+monotonic clock by hand; the step-down test runs ``hold`` with short real timings against injected
+faults.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client
+
+from controller.leading import NOT_LEADER, Elector, LeaderOnly
+from controller.settings import LeaderElectionSettings
+from sim.faults import Fault
+from sim.world import World
+from statemachines import effects as fx
+from statemachines.effects import Effect, ObjectRef
+
+NS, LEASE = "arc-systems", "arcsm-controller"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.executed: list[Effect] = []
+
+    async def execute(self, effect: Effect) -> Mapping[str, Any]:
+        self.executed.append(effect)
+        return {"ok": True}
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[World]:
+    async with World(seed=3) as w:
+        yield w
+
+
+@pytest.fixture
+async def api(world: World) -> AsyncIterator[client.ApiClient]:
+    async with client.ApiClient(world.configuration()) as api:
+        yield api
+
+
+def settings(identity: str, **timings: float) -> LeaderElectionSettings:
+    return LeaderElectionSettings(identity=identity, namespace=NS, lease_name=LEASE, **timings)
+
+
+async def spec(api: client.ApiClient) -> Any:
+    return (await client.CoordinationV1Api(api).read_namespaced_lease(LEASE, NS)).spec
+
+
+async def test_two_candidates_one_wins_and_the_holder_renews(api: client.ApiClient) -> None:
+    a, b = Elector(api, settings("a"), clock=Clock()), Elector(api, settings("b"), clock=Clock())
+    won = await asyncio.gather(a.try_acquire_or_renew(), b.try_acquire_or_renew())
+    assert sorted(won) == [False, True]
+    leader, other = (a, b) if won[0] else (b, a)
+    assert leader.leading and not other.leading
+    first = await spec(api)
+    assert first.holder_identity == leader.identity and first.lease_transitions == 0
+    assert first.lease_duration_seconds == 15
+
+    assert await leader.try_acquire_or_renew()
+    renewed = await spec(api)
+    assert renewed.holder_identity == leader.identity
+    assert renewed.acquire_time == first.acquire_time and renewed.lease_transitions == 0
+    assert renewed.renew_time >= first.renew_time
+    assert not await other.try_acquire_or_renew(), "a renewed lease is not taken"
+    assert other.holder == leader.identity
+
+
+async def test_a_candidate_takes_the_lease_only_after_it_went_unrenewed_for_the_duration(
+    api: client.ApiClient,
+) -> None:
+    old_clock, new_clock = Clock(), Clock()
+    old = Elector(api, settings("old"), clock=old_clock)
+    new = Elector(api, settings("new"), clock=new_clock)
+    assert await old.try_acquire_or_renew()
+    assert not await new.try_acquire_or_renew()  # first sight of the record starts its own count
+
+    new_clock.now += 14.9
+    assert not await new.try_acquire_or_renew(), "taken before the lease duration passed"
+    old_clock.now += 11  # the old leader did not renew within its renew deadline
+    assert not old.leading
+    new_clock.now += 0.2
+    assert await new.try_acquire_or_renew()
+    taken = await spec(api)
+    assert taken.holder_identity == "new" and taken.lease_transitions == 1
+    assert not await old.try_acquire_or_renew(), "the old leader sees a live holder and stays out"
+
+
+async def test_a_renewal_of_the_record_restarts_the_candidates_count(api: client.ApiClient) -> None:
+    holder_clock, candidate_clock = Clock(), Clock()
+    holder = Elector(api, settings("holder"), clock=holder_clock)
+    candidate = Elector(api, settings("candidate"), clock=candidate_clock)
+    assert await holder.try_acquire_or_renew()
+    assert not await candidate.try_acquire_or_renew()
+    candidate_clock.now += 10
+    holder_clock.now += 2
+    assert await holder.try_acquire_or_renew()
+    candidate_clock.now += 10  # 20 s since its first sight; the renewal it sees now restarts the count
+    assert not await candidate.try_acquire_or_renew()
+    candidate_clock.now += 14.9
+    assert not await candidate.try_acquire_or_renew()
+    candidate_clock.now += 0.2
+    assert await candidate.try_acquire_or_renew()
+
+
+async def test_a_leader_that_cannot_renew_steps_down_and_writes_nothing(
+    world: World, api: client.ApiClient
+) -> None:
+    elector = Elector(api, settings("a", lease_duration=2, renew_deadline=0.6, retry_period=0.1))
+    inner = Recorder()
+    executor = LeaderOnly(inner, elector)
+    effect = fx.DeleteObject(target=ObjectRef("EphemeralRunner", "default", "r1"))
+    assert await elector.try_acquire_or_renew()
+    assert (await executor.execute(effect))["ok"] is True
+
+    fault = world.inject(Fault(verb="update", path="/leases/", code=500, times=None))
+    async with asyncio.timeout(10):
+        await elector.hold()  # returns once no renewal succeeded within the renew deadline
+    assert fault.hits >= 2, "renewals were retried before stepping down"
+    assert not elector.leading
+    refused = await executor.execute(effect)
+    assert refused["ok"] is False and refused["error"] == NOT_LEADER
+    assert inner.executed == [effect]
+
+
+async def test_a_released_lease_is_taken_at_once(api: client.ApiClient) -> None:
+    a, b = Elector(api, settings("a"), clock=Clock()), Elector(api, settings("b"), clock=Clock())
+    assert await a.try_acquire_or_renew()
+    assert not await b.try_acquire_or_renew()
+    assert await a.release()
+    assert not a.leading
+    released = await spec(api)
+    assert released.holder_identity is None or released.holder_identity == ""
+    assert released.lease_duration_seconds == 1
+    assert await b.try_acquire_or_renew(), "no wait for the lease duration after a release"
+    taken = await spec(api)
+    assert taken.holder_identity == "b" and taken.lease_transitions == 1
+    assert not await a.release(), "only the holder releases"
+
+
+async def test_acquire_waits_for_the_lease_or_the_stop(api: client.ApiClient) -> None:
+    holder = Elector(api, settings("holder"), clock=Clock())
+    assert await holder.try_acquire_or_renew()
+    waiting = Elector(api, settings("waiting", lease_duration=2, renew_deadline=1, retry_period=0.05))
+    stopping = asyncio.Event()
+    acquiring = asyncio.create_task(waiting.acquire(stopping))
+    assert await holder.release()
+    async with asyncio.timeout(10):
+        assert await acquiring
+    assert waiting.leading
+
+    stopped = asyncio.Event()
+    stopped.set()
+    assert not await Elector(api, settings("late")).acquire(stopped)
