@@ -1,5 +1,5 @@
-"""One test per invariant of spec §4 that concerns the AutoscalingRunnerSet machine (I1.x, I2.x, I5.x, I6.x,
-I12.x), over pure decisions in hand-built worlds.
+"""One test per invariant of spec §4 that concerns the AutoscalingRunnerSet machine (I1.x, I2.x, I3.6, I4.4,
+I5.x, I6.x, I8.1, I12.x), over pure decisions in hand-built worlds.
 
 I5.4 (runners with a job are not removed while parked) is the EphemeralRunnerSet's: the ARS's share of
 it, never deleting the runner set, is I5.2 and 4.5-C.
@@ -138,6 +138,14 @@ def test_i1_6_labels_reach_the_runner_set_without_a_revision_bump() -> None:
     assert world.revisions == (1, 1)
 
 
+def test_i8_1_a_settled_scale_set_decides_nothing(toured: World) -> None:
+    assert running_world().step().is_noop
+    settled = copy.deepcopy(toured)
+    for _ in range(5):
+        decision = settled.step()
+        assert decision.is_noop and not decision.effects
+
+
 # -- C2 ------------------------------------------------------------------------------------------------------
 
 
@@ -191,6 +199,54 @@ def test_i2_3_listener_rebuild_and_drain_writes_keep_observed_generation() -> No
     for snapshot, decision in listener_deletes(world):
         for write in status_writes(decision):
             assert write["observedGeneration"] == ars.observed_generation(snapshot)
+
+
+# -- C3/C4: revisions ---------------------------------------------------------------------------------------
+
+
+def equivalent_templates() -> tuple[dict[str, Any], dict[str, Any]]:
+    """One runner template in two spellings with the same semantic content (§4.12)."""
+    first = runner_template(volumes=[], nodeSelector={})
+    first["spec"]["containers"][0].update(
+        env=[], resources={"limits": {"cpu": "1000m", "memory": "1Gi"}, "requests": {}}
+    )
+    second = runner_template()
+    second["spec"]["containers"][0].update(resources={"limits": {"cpu": "1", "memory": "1024Mi"}})
+    return first, second
+
+
+def test_i3_6_a_semantically_unchanged_template_never_bumps_the_revision() -> None:
+    first, second = equivalent_templates()
+    world = running_world(template=first)
+    for i in range(6):
+        # Each edit moves the generation (the ARS goes Pending, then Running) and the runner set's counters
+        # move between passes; the runner spec compared is the same each time.
+        world.edit(ARS_REF, {"spec": {"template": second if i % 2 == 0 else first}})
+        world.set_status(ERS_REF, currentReplicas=i % 2, runningEphemeralRunners=i % 2)
+        world.settle()
+        for _ in range(5):
+            world.step()
+        assert world.phase == "Running"
+    generation, observed = world.generations
+    assert generation == observed > 2
+    assert world.revisions == (1, 1)
+    assert not [e for e in world.effects_of(MergePatch) if e.target == ERS_REF and "spec" in e.patch]
+
+
+def test_i4_4_the_ars_never_tears_down_while_the_revision_is_ahead_of_the_applied_one() -> None:
+    world = running_world()
+    world.edit(ERS_REF, {"spec": {"actionableRevision": 2}})
+    world.set_status(ERS_REF, phase="Outdated", appliedActionableRevision=1)
+    for i in range(10):
+        world.set_status(ERS_REF, runningEphemeralRunners=i % 2, currentReplicas=i % 2)
+        world.step()
+    assert world.phase == "Running" and world.listener is not None
+    assert not [t for t in world.transitions() if t.to == "Outdated"]
+    assert not world.effects_of(DeleteObject)
+    # Once the revision is applied and the runner set is still Outdated, the teardown does happen.
+    world.set_status(ERS_REF, appliedActionableRevision=2)
+    world.settle()
+    assert world.phase == "Outdated" and world.listener is None
 
 
 # -- C7: parked ----------------------------------------------------------------------------------------------

@@ -1,12 +1,16 @@
-"""Building a decision: one effect per key, patches of the same object folded into one (§4.8 I8.2), and
-effect results read back with their time (``outcomes``)."""
+"""Building a decision: one effect per key, patches of the same object folded into one (§4.8 I8.2), the
+patch effect sent as a JSON merge patch (I8.3), and effect results read back with their time
+(``outcomes``)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any, cast
 
 import pytest
+from kubernetes_asyncio import client
 
+from controller.kubewriting import Kube
 from statemachines import effects, outcomes, pods
 from statemachines.drafts import Draft, deep_merge
 from statemachines.snapshots import Snapshot
@@ -30,6 +34,48 @@ def test_i8_2_patches_of_one_target_fold_into_one() -> None:
             REF, {"status": {"runnerId": 1, "ready": False, "reason": None}}, subresource="status"
         ),
     )
+
+
+class RecordingApi:
+    """Stands in for ``kubernetes_asyncio.client.ApiClient``: records each request, answers ``{}``."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str, dict[str, str], Any]] = []
+
+    async def call_api(self, path: str, method: str, **kwargs: Any) -> dict[str, Any]:
+        self.requests.append((method, path, dict(kwargs["header_params"]), kwargs["body"]))
+        return {}
+
+
+@pytest.mark.parametrize(
+    ("target", "subresource", "path"),
+    [
+        pytest.param(
+            REF,
+            "status",
+            "/apis/actions.github.com/v1alpha1/namespaces/default/ephemeralrunners/r/status",
+            id="custom-status",
+        ),
+        pytest.param(POD, "", "/api/v1/namespaces/default/pods/r", id="core-kind"),
+    ],
+)
+async def test_i8_3_patches_are_merge_patches_sent_as_merge_patch_json(
+    target: effects.ObjectRef, subresource: str, path: str
+) -> None:
+    """The machines have one patch effect, ``MergePatch``; the executor's writer sends it as
+    ``application/merge-patch+json`` whatever the kind (a dict body on a core kind would otherwise go
+    out as a strategic merge patch)."""
+    patch_effects = [
+        cls for cls in vars(effects).values() if isinstance(cls, type) and "patch" in cls.__name__.lower()
+    ]
+    assert patch_effects == [effects.MergePatch]
+    api = RecordingApi()
+    kube = Kube(cast(client.ApiClient, api), qps=100, burst=10, timeout=5)
+    effect = effects.MergePatch(target, {"metadata": {"labels": {"x": None}}}, subresource=subresource)
+    await kube.merge_patch(effect.target, effect.patch, subresource=effect.subresource)
+    [(method, sent_to, headers, body)] = api.requests
+    assert (method, sent_to, body) == ("PATCH", path, {"metadata": {"labels": {"x": None}}})
+    assert headers["Content-Type"] == "application/merge-patch+json"
 
 
 def test_the_earliest_requeue_wins_and_duplicates_are_dropped() -> None:

@@ -140,7 +140,7 @@ def test_step_2_adds_the_finalizer_and_returns() -> None:
     assert not decision.transitions
 
 
-def test_a_settled_set_decides_nothing() -> None:
+def test_i8_1_a_settled_runner_set_decides_nothing() -> None:
     """I8.1: a pass that changes nothing writes nothing."""
     w = world((idle("a", 1, patch_id=4),), replicas=1, patch_id=4)
     w.obj["status"].update(currentReplicas=1, runningEphemeralRunners=1)
@@ -219,8 +219,9 @@ def test_scenario_4_3_a_with_a_proxy_rewrites_the_secret_before_the_status() -> 
     assert kinds == ["WriteProxySecret", "MergePatch"]
 
 
-def test_scenario_4_3_b_a_failed_removal_keeps_the_applied_revision() -> None:
-    """I3.4: the runner whose RemoveRunner failed is redone and only then is the revision applied."""
+def test_i3_4_a_failed_removal_keeps_the_applied_revision_and_the_next_pass_redoes_it() -> None:
+    """I3.4 (and scenario 4.3-B on the machine): the runner whose RemoveRunner failed is redone and only
+    then is the revision applied."""
     w = world((idle("r11", 11), idle("r12", 12, created=1)), rev=2, app=1)
     w.failing.add(12)
     r1 = w.step()
@@ -425,6 +426,37 @@ def test_scenario_4_5_a_the_outdated_branch_releases_all_but_busy_runners() -> N
     assert w.live == ["c"]  # I5.4: the runner with a job stays
     assert w.status["phase"] == "Outdated"
     assert w.obj["spec"]["actionableRevision"] == w.status["appliedActionableRevision"] == 1
+
+
+def test_i5_4_while_parked_runners_with_a_job_stay_and_all_others_go() -> None:
+    """I5.4: pinned at zero in Outdated, no pass deletes a runner that has a job, and a Running one is
+    not even asked to be removed; every other child (idle, unregistered, finished, failed, outdated of
+    either kind) goes. A Pending runner is asked to be removed whatever its job (§2.2 cleanup step 5):
+    the service's JobStillRunning keeps it."""
+    busy = (
+        make_runner("busy-running", phase="Running", runner_id=1, job=True),
+        make_runner("busy-pending", phase="Pending", runner_id=2, job=True, created=1),
+    )
+    others = (
+        idle("idle", 3, created=2),
+        make_runner("unregistered", phase="Pending", created=3),
+        make_runner("finished", phase="Succeeded", runner_id=4, created=4),
+        make_runner("failed", phase="Failed", runner_id=5, created=5),
+        make_runner("outdated", phase="Outdated", runner_id=6, revision=1, created=6),
+        make_runner("stale", phase="Outdated", runner_id=7, revision=0, created=7),
+    )
+    w = world((*busy, *others), rev=1, replicas=0, patch_id=0)
+    w.obj["status"].update(phase="Outdated")
+    w.busy.add(2)
+    for _ in range(10):
+        decision = w.step()
+        assert not {"busy-running", "busy-pending"} & set(names(deletes(decision))), decision
+        assert "busy-running" not in names(releases(decision)), decision
+        assert not creates(decision)
+        w.settle()
+    assert sorted(w.runners) == w.live == ["busy-pending", "busy-running"]
+    assert w.status["phase"] == "Outdated"
+    assert 1 not in w.remove_calls and 3 in w.remove_calls
 
 
 def test_scenario_4_5_b_a_late_listener_patch_creates_nothing_while_parked() -> None:

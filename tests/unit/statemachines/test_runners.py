@@ -120,8 +120,8 @@ def test_groups_are_oldest_first_whatever_the_input_order() -> None:
     assert runners.classify(children, 0) == by_state
 
 
-def test_scenario_4_4_e_terminated_is_a_new_list() -> None:
-    """I4.5: the groups are unchanged after terminated() and after mutating its result."""
+def test_i4_5_terminated_is_a_new_list_and_the_groups_are_unchanged() -> None:
+    """I4.5 and scenario 4.4-E: the groups are unchanged after terminated() and after mutating its result."""
     children = [
         make_runner("s1", phase="Succeeded"),
         make_runner("s2", phase="Succeeded"),
@@ -137,6 +137,7 @@ def test_scenario_4_4_e_terminated_is_a_new_list() -> None:
     result[0] = make_runner("replaced")
     assert (by_state.finished, by_state.failed, by_state.outdated, by_state.stale_outdated) == before
     assert names(by_state.finished) == ["s1", "s2"] and names(by_state.failed) == ["f1"]
+    assert names(by_state.outdated) == ["o1"] and names(by_state.stale_outdated) == ["so"]
     assert by_state.terminated() is not by_state.terminated()
 
 
