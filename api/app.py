@@ -7,7 +7,8 @@
     GET /healthz, /readyz, /metrics, /openapi.json, and the timeline page (``api.pages``)
 
 Routes live in ``routes`` (history, journal, scale sets) and ``probes`` (health, metrics); this module
-wires them to the journal and starts the task that counts records for the metrics.
+wires them to the journal and starts the tasks that follow it: the metrics' counters and the phase
+history index (``phaseindex``).
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ from fastapi import FastAPI
 
 from api import errors, pages, probes, routes
 from api.health import JournalReadiness
+from api.journalfeed import Streams
 from api.metrics import Metrics
+from api.phaseindex import KEEP, PhaseIndex
+from api.phases import items_of
 from api.ports import ControllerStats, JournalView, Readiness
-from api.records import Streams
 from api.state import ApiState
 
 VERSION = "v1"
@@ -34,11 +37,13 @@ def create_app(
     readiness: Readiness | None = None,
     stats: ControllerStats | None = None,
     title: str = "arcsm",
+    phase_items_kept: int = KEEP,
 ) -> FastAPI:
     """The API over ``journal`` (a ``store.journal.Journal`` open in this event loop).
 
     ``readiness`` answers ``/readyz`` (default: the journal's own state, role ``none``); ``stats`` adds
-    the controller's reconcile and queue metrics to ``/metrics`` (default: none). The app never writes
+    the controller's reconcile and queue metrics to ``/metrics`` (default: none); ``phase_items_kept``
+    bounds the phase history held in memory (``phaseindex``; older pages are scanned). The app never writes
     the journal. ``app.state.api.streams.close()`` ends the open event streams; ``api.serving`` does it
     before the server stops.
     """
@@ -47,17 +52,22 @@ def create_app(
         readiness=readiness or JournalReadiness(journal),
         metrics=Metrics(journal, stats),
         streams=Streams(),
+        phases=PhaseIndex(items_of, keep=phase_items_kept),
     )
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        counting = asyncio.create_task(state.metrics.follow(), name="api metrics")
+        following = [
+            asyncio.create_task(state.metrics.follow(), name="api metrics"),
+            asyncio.create_task(state.phases.follow(journal), name="api phase history"),
+        ]
         try:
             yield
         finally:
             state.streams.close()
-            counting.cancel()
-            await asyncio.gather(counting, return_exceptions=True)
+            for task in following:
+                task.cancel()
+            await asyncio.gather(*following, return_exceptions=True)
 
     app = FastAPI(
         title=title,

@@ -132,5 +132,7 @@ class _Scraped(Collector):
             "arcsm_decisions", "Reconciles that recorded a decision.", value=stats.decisions
         )
         yield GaugeMetricFamily(
-            "arcsm_work_queue_depth", "Keys ready to be reconciled.", value=stats.queue_depth
+            "arcsm_work_queue_depth",
+            "Keys queued to be reconciled, those held back by their kind's concurrency bound included.",
+            value=stats.queue_depth,
         )

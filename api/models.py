@@ -38,7 +38,8 @@ class PhaseItem(BaseModel):
         default="decided",
         description="decided: this replica's machine took the transition (seq is its decision record); "
         "observed: a phase change this replica saw in an observed object while another replica decided "
-        "(seq is the observed record; trigger and reason come from the Ready condition).",
+        "(seq is the observed record; trigger and reason come from the Ready condition, the trigger in the "
+        "same snake_case as decided ones).",
     )
 
 

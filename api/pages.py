@@ -3,7 +3,8 @@
 The page is plain HTML, CSS and JavaScript shipped inside the package (``api/static``) and read with
 ``importlib.resources``, so it works from a wheel or a source checkout alike, with no build step and
 nothing fetched from a CDN. The script reads the JSON phase history (``/api/v1/phases``) and refreshes
-when the journal stream (``/api/v1/journal/stream``) says something changed.
+when the journal stream (``/api/v1/journal/stream``, filtered to decision records and observed records of
+the four ARC kinds) says a phase may have changed, one fetch at a time.
 """
 
 from __future__ import annotations

@@ -3,52 +3,61 @@
 A ``decision`` record carries ``transitions`` (from, to, trigger, reason, revisions, subject); each one
 becomes a ``PhaseItem`` stamped with the record's seq and time, ``source`` "decided". Where this replica
 did not decide (another replica led), the phase changes of the objects it observed fill the gap, ``source``
-"observed", without repeating a decided transition when its write comes back (``continuity``).
+"observed", without repeating a decided transition when its write comes back (``phasehistory``).
 
 A record may carry several transitions (a pass may write Pending and go on), so a page ends at a record
 boundary: ``next`` is the seq of the last record read, and a page holds at most ``limit`` items unless a
-single record alone holds more. A page reads the decision and observed records of the filter from the
-journal's start (an observed change needs the phase before it), a chunk at a time, and returns the items
-after ``after``.
+single record alone holds more.
+
+The app answers from its ``phaseindex.PhaseIndex`` (``served_page``, ``served_last``); ``page`` and
+``last`` scan the journal instead, for what the index does not hold and for ``arcsm history``, which reads
+a journal file offline: they read the decision and observed records of the filter from the journal's start
+(an observed change needs the phase before it), a chunk at a time, and return the items after ``after``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import collections
 import enum
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from api import continuity
+from api import phasehistory
 from api.models import PhaseItem, PhasePage
-from api.ports import RecordReader
+from api.phaseindex import PhaseIndex
+from api.ports import JournalView, RecordReader
+from statemachines import kinds
 from store.records import Record, RecordType
 
 SCAN = 500  # records read per query while filling a page
+CATCH_UP = 5.0  # seconds a request waits for the index to fold what was committed before it scans instead
 HISTORY = frozenset({RecordType.DECISION, RecordType.OBSERVED})
 
 
 class Kind(enum.StrEnum):
-    AUTOSCALING_RUNNER_SET = "AutoscalingRunnerSet"
-    EPHEMERAL_RUNNER_SET = "EphemeralRunnerSet"
-    EPHEMERAL_RUNNER = "EphemeralRunner"
-    AUTOSCALING_LISTENER = "AutoscalingListener"
+    """The four ARC kinds (``statemachines.kinds``), as the API's kind filter takes them."""
+
+    AUTOSCALING_RUNNER_SET = kinds.AUTOSCALING_RUNNER_SET.kind
+    EPHEMERAL_RUNNER_SET = kinds.EPHEMERAL_RUNNER_SET.kind
+    EPHEMERAL_RUNNER = kinds.EPHEMERAL_RUNNER.kind
+    AUTOSCALING_LISTENER = kinds.AUTOSCALING_LISTENER.kind
 
 
 class Plural(enum.StrEnum):
-    """The resource names of the four kinds, as in their CRDs and in URLs."""
+    """The resource names of the four kinds, as in their CRDs and in URLs (``statemachines.kinds``)."""
 
-    AUTOSCALINGRUNNERSETS = "autoscalingrunnersets"
-    EPHEMERALRUNNERSETS = "ephemeralrunnersets"
-    EPHEMERALRUNNERS = "ephemeralrunners"
-    AUTOSCALINGLISTENERS = "autoscalinglisteners"
+    AUTOSCALINGRUNNERSETS = kinds.AUTOSCALING_RUNNER_SET.plural
+    EPHEMERALRUNNERSETS = kinds.EPHEMERAL_RUNNER_SET.plural
+    EPHEMERALRUNNERS = kinds.EPHEMERAL_RUNNER.plural
+    AUTOSCALINGLISTENERS = kinds.AUTOSCALING_LISTENER.plural
 
     @property
     def kind(self) -> Kind:
         return _KIND_OF[self]
 
 
-_KIND_OF = {plural: kind for plural, kind in zip(Plural, Kind, strict=True)}
+_KIND_OF = {Plural(arc.plural): Kind(arc.kind) for arc in kinds.ALL}
 
 
 def kind_named(text: str) -> Kind | None:
@@ -92,7 +101,7 @@ def _item(record: Record, transition: Mapping[str, Any]) -> PhaseItem:
             for k, v in (revisions.items() if isinstance(revisions, Mapping) else ())
             if isinstance(v, int) and not isinstance(v, bool)
         },
-        source=continuity.DECIDED,
+        source=phasehistory.DECIDED,
     )
 
 
@@ -106,7 +115,7 @@ async def page(
     name: str | None = None,
 ) -> PhasePage:
     """Up to ``limit`` transitions recorded after seq ``after`` (oldest first) matching the filters."""
-    history = continuity.History(items_of)
+    history = phasehistory.History(items_of)
     items: list[PhaseItem] = []
     cursor = 0
     while True:
@@ -131,7 +140,7 @@ async def page(
 
 async def last(reader: RecordReader, *, kind: str, namespace: str, name: str, count: int) -> list[PhaseItem]:
     """The last ``count`` transitions of one object, oldest first (reads the object's records)."""
-    history = continuity.History(items_of)
+    history = phasehistory.History(items_of)
     kept: collections.deque[PhaseItem] = collections.deque(maxlen=count)
     cursor = 0
     while True:
@@ -147,6 +156,51 @@ async def last(reader: RecordReader, *, kind: str, namespace: str, name: str, co
 async def known(reader: RecordReader, *, kind: str, namespace: str, name: str) -> bool:
     """Whether the journal holds any record about the object (observed, decided or acted on)."""
     return bool(await reader.read(after=0, limit=1, kind=kind, namespace=namespace, name=name))
+
+
+async def ready_index(index: PhaseIndex | None, journal: JournalView) -> PhaseIndex | None:
+    """``index`` once it folded every record committed now; None when there is none or it cannot follow."""
+    if index is None:
+        return None
+    try:
+        async with asyncio.timeout(CATCH_UP):
+            return index if await index.caught_up(journal.last_seq) else None
+    except TimeoutError:
+        return None
+
+
+async def served_page(
+    index: PhaseIndex | None,
+    journal: JournalView,
+    *,
+    after: int,
+    limit: int,
+    kind: str | None = None,
+    namespace: str | None = None,
+    name: str | None = None,
+) -> PhasePage:
+    """``page`` answered from the index when it holds everything after ``after``, else by a scan."""
+    ready = await ready_index(index, journal)
+    found = (
+        None
+        if ready is None
+        else ready.page(after=after, limit=limit, kind=kind, namespace=namespace, name=name)
+    )
+    if found is not None:
+        return found
+    return await page(journal, after=after, limit=limit, kind=kind, namespace=namespace, name=name)
+
+
+async def served_last(
+    index: PhaseIndex | None, journal: JournalView, *, kind: str, namespace: str, name: str, count: int
+) -> list[PhaseItem]:
+    """``last`` answered from the index (the newest items it holds), else by a scan."""
+    ready = await ready_index(index, journal)
+    if ready is not None:
+        found = ready.last(kind=kind, namespace=namespace, name=name, count=count)
+        if len(found) >= count or ready.horizon == 0:  # or older ones may have been dropped
+            return found
+    return await last(journal, kind=kind, namespace=namespace, name=name, count=count)
 
 
 def _flatten(groups: Iterable[list[PhaseItem]]) -> Iterable[PhaseItem]:

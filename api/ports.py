@@ -1,8 +1,10 @@
 """What the HTTP API reads, as small Protocols: a test passes a fake, the controller passes itself.
 
-* ``JournalView`` — the journal: ``read`` (filtered, in seq order), ``tail`` (follow new records),
-  ``last_seq``, ``submit`` (used only with no records, as a probe that the writer still accepts appends)
-  and its ``projection``. ``store.journal.Journal`` is one.
+* ``JournalView`` — the journal: ``store.ports.JournalReader`` (``read`` filtered in seq order, ``tail``
+  to follow new records) plus ``last_seq``, ``submit`` (used only with no records, as a probe that the
+  writer still accepts appends) and its ``projection``. ``store.journal.Journal`` is one.
+* ``RecordReader`` — ``store.ports.RecordReader``, re-exported: what a history page reads (a journal, or
+  ``store.readonly.ReadOnlyJournal`` beside the controller that holds it).
 * ``Objects`` — the projection: the latest object per key, the owner index, which kinds are listed.
 * ``Readiness`` — what ``/readyz`` reports; the controller knows whether its watches are synced and
   whether it leads.
@@ -13,11 +15,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from store.records import Record, RecordType
+from store.ports import JournalReader, RecordReader
+from store.records import Record
+
+__all__ = [
+    "ControllerStats",
+    "JournalView",
+    "Objects",
+    "Readiness",
+    "ReadinessReport",
+    "RecordReader",
+]
 
 
 class Objects(Protocol):
@@ -30,31 +42,12 @@ class Objects(Protocol):
     def is_synced(self, kind: str) -> bool: ...
 
 
-class RecordReader(Protocol):
-    async def read(
-        self,
-        *,
-        after: int = 0,
-        limit: int | None = None,
-        kind: str | None = None,
-        namespace: str | None = None,
-        name: str | None = None,
-        types: Collection[RecordType] | None = None,
-    ) -> list[Record]:
-        """Records with seq > ``after`` matching every filter given, in seq order."""
-        ...
-
-
-class JournalView(RecordReader, Protocol):
+class JournalView(JournalReader, Protocol):
     @property
     def last_seq(self) -> int: ...
 
     @property
     def projection(self) -> Objects: ...
-
-    def tail(self, *, after: int = 0) -> AsyncIterator[Record]:
-        """Every record with seq > ``after``, then each new one as it commits, until the journal closes."""
-        ...
 
     def submit(self, records: Sequence[Record]) -> asyncio.Future[list[Record]]:
         """Queue an append; raises ``JournalError`` at once when the journal takes no more appends."""
@@ -93,7 +86,8 @@ class ControllerStats(Protocol):
 
     @property
     def queue_depth(self) -> int:
-        """Keys ready to be reconciled now."""
+        """Keys queued to be reconciled: those a worker may take now and those held back by their kind's
+        concurrency bound (neither the keys in flight nor those delayed by a backoff)."""
         ...
 
     @property

@@ -11,7 +11,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response
 from fastapi.responses import StreamingResponse
 
-from api import errors, etags, phases, records, scalesets
+from api import errors, etags, journalfeed, phases, scalesets
 from api.models import JournalPage, PhasePage, ScaleSetView
 from api.phases import Kind, Plural
 from api.state import ApiState, of
@@ -33,6 +33,10 @@ IfNoneMatch = Annotated[
 Namespace = Annotated[str, Path(description="The object's namespace.")]
 Name = Annotated[str, Path(description="The object's name.")]
 KindFilter = Annotated[str | None, Query(description="Only records about objects of this kind.")]
+KindsFilter = Annotated[
+    list[str] | None,
+    Query(alias="kind", description="Only records about objects of these kinds (repeat for more)."),
+]
 NamespaceFilter = Annotated[str | None, Query(description="Only records about objects in this namespace.")]
 NameFilter = Annotated[str | None, Query(description="Only records about objects of this name.")]
 TypeFilter = Annotated[
@@ -63,8 +67,8 @@ async def object_phases(
             status_code=404,
             detail=f"the journal holds nothing about {kind} {namespace}/{name}; check the namespace and name",
         )
-    found = await phases.page(
-        state.journal, after=after, limit=limit, kind=kind, namespace=namespace, name=name
+    found = await phases.served_page(
+        state.phases, state.journal, after=after, limit=limit, kind=kind, namespace=namespace, name=name
     )
     return etags.respond(found, if_none_match)
 
@@ -83,7 +87,9 @@ async def all_phases(
     after: After = 0,
     limit: Limit = 100,
 ) -> Response:
-    found = await phases.page(state.journal, after=after, limit=limit, kind=kind, namespace=namespace)
+    found = await phases.served_page(
+        state.phases, state.journal, after=after, limit=limit, kind=kind, namespace=namespace
+    )
     return etags.respond(found, if_none_match)
 
 
@@ -100,7 +106,7 @@ async def journal_records(
     after: After = 0,
     limit: Limit = 100,
 ) -> Response:
-    found = await records.page(
+    found = await journalfeed.page(
         state.journal, after=after, limit=limit, kind=kind, namespace=namespace, name=name, types=types
     )
     return etags.respond(found, if_none_match)
@@ -121,7 +127,7 @@ async def journal_records(
 )
 async def journal_stream(
     state: State,
-    kind: KindFilter = None,
+    kinds: KindsFilter = None,
     namespace: NamespaceFilter = None,
     name: NameFilter = None,
     types: TypeFilter = None,
@@ -134,8 +140,8 @@ async def journal_stream(
 ) -> StreamingResponse:
     # A reconnecting EventSource repeats the URL's ?after= and adds the last id it saw: the later wins.
     start = max(after or 0, _seq(last_event_id))
-    events = records.stream(
-        state.journal, state.streams, after=start, kind=kind, namespace=namespace, name=name, types=types
+    events = journalfeed.stream(
+        state.journal, state.streams, after=start, kinds=kinds, namespace=namespace, name=name, types=types
     )
     return StreamingResponse(
         events,
@@ -160,7 +166,7 @@ def _seq(text: str | None) -> int:
 async def scale_set(
     state: State, namespace: Namespace, name: Name, if_none_match: IfNoneMatch = None
 ) -> Response:
-    found = await scalesets.view(state.journal, namespace, name)
+    found = await scalesets.view(state.journal, namespace, name, index=state.phases)
     if found is None:
         raise HTTPException(
             status_code=404,

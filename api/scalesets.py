@@ -7,7 +7,12 @@
   Pending as the runner set's scaling does;
 * its AutoscalingListener (in the controller namespace, naming the scale set in its spec): the
   listener machine's last recorded state and the listener pod's phase;
-* its last phase transitions from the journal.
+* its last phase transitions (from the app's phase index, ``phaseindex``).
+
+``seq`` is the seq of the last observed record about an object the view shows (the scale set, its runner
+set and runners, its listener and the listener's pod) or of the last transition it lists, so the view's
+ETag changes when what it shows does, not on every append. Without a phase index that follows the
+journal (an app not started), it is the journal's last seq.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 from api import phases
 from api.models import ListenerState, Revisions, RunnerSetState, ScaleSetView
+from api.phaseindex import PhaseIndex
 from api.ports import JournalView, Objects
 from statemachines.phases import ErPhase
 
@@ -71,8 +77,11 @@ def listener_of(objects: Objects, namespace: str, name: str) -> Mapping[str, Any
     return None
 
 
-async def view(journal: JournalView, namespace: str, name: str) -> ScaleSetView | None:
+async def view(
+    journal: JournalView, namespace: str, name: str, *, index: PhaseIndex | None = None
+) -> ScaleSetView | None:
     """The scale set ``namespace/name`` now, or None when the projection does not hold it."""
+    ready = await phases.ready_index(index, journal)
     objects, seq = journal.projection, journal.last_seq
     ars = objects.get(phases.Kind.AUTOSCALING_RUNNER_SET, namespace, name)
     if ars is None:
@@ -81,6 +90,21 @@ async def view(journal: JournalView, namespace: str, name: str) -> ScaleSetView 
     sets = runner_sets(objects, ars)
     ers = sets[0] if sets else None
     conditions = status.get("conditions")
+    transitions = await phases.served_last(
+        ready,
+        journal,
+        kind=phases.Kind.AUTOSCALING_RUNNER_SET,
+        namespace=namespace,
+        name=name,
+        count=RECENT,
+    )
+    listener, listener_seq = await _listener(journal, ready, objects, namespace, name)
+    if ready is not None:
+        shown = [(phases.Kind.AUTOSCALING_RUNNER_SET.value, namespace, name), *_shown(objects, sets)]
+        if listener is not None:
+            shown += [(phases.Kind.AUTOSCALING_LISTENER.value, listener.namespace, listener.name)]
+            shown += [("Pod", listener.namespace, listener.name)]
+        seq = max([ready.observed_seq(shown), listener_seq, *(t.seq for t in transitions)])
     return ScaleSetView(
         kind=phases.Kind.AUTOSCALING_RUNNER_SET,
         namespace=namespace,
@@ -102,12 +126,30 @@ async def view(journal: JournalView, namespace: str, name: str) -> ScaleSetView 
         ),
         runner_set=None if ers is None else _runner_set(ers),
         runners=runners_by_phase(objects, ars),
-        listener=await _listener(journal, objects, namespace, name),
-        transitions=await phases.last(
-            journal, kind=phases.Kind.AUTOSCALING_RUNNER_SET, namespace=namespace, name=name, count=RECENT
-        ),
+        listener=listener,
+        transitions=transitions,
         seq=seq,
     )
+
+
+def _shown(objects: Objects, sets: list[Mapping[str, Any]]) -> list[tuple[str, str, str]]:
+    """The keys of the runner sets and their runners, whose observed versions the view reads."""
+    keys: list[tuple[str, str, str]] = []
+    for ers in sets:
+        meta = _section(ers, "metadata")
+        keys.append(
+            (
+                phases.Kind.EPHEMERAL_RUNNER_SET.value,
+                str(meta.get("namespace") or ""),
+                str(meta.get("name") or ""),
+            )
+        )
+        keys.extend(
+            child
+            for child in objects.children(str(meta.get("uid") or ""))
+            if child[0] == phases.Kind.EPHEMERAL_RUNNER
+        )
+    return keys
 
 
 def _runner_set(ers: Mapping[str, Any]) -> RunnerSetState:
@@ -119,20 +161,27 @@ def _runner_set(ers: Mapping[str, Any]) -> RunnerSetState:
 
 
 async def _listener(
-    journal: JournalView, objects: Objects, namespace: str, name: str
-) -> ListenerState | None:
+    journal: JournalView, index: PhaseIndex | None, objects: Objects, namespace: str, name: str
+) -> tuple[ListenerState | None, int]:
+    """The listener's state, and the seq of the transition that state comes from (0 for none)."""
     al = listener_of(objects, namespace, name)
     if al is None:
-        return None
+        return None, 0
     meta = _section(al, "metadata")
     al_namespace, al_name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-    recent = await phases.last(
-        journal, kind=phases.Kind.AUTOSCALING_LISTENER, namespace=al_namespace, name=al_name, count=1
+    recent = await phases.served_last(
+        index,
+        journal,
+        kind=phases.Kind.AUTOSCALING_LISTENER,
+        namespace=al_namespace,
+        name=al_name,
+        count=1,
     )
     pod = objects.get("Pod", al_namespace, al_name)
-    return ListenerState(
+    state = ListenerState(
         name=al_name,
         namespace=al_namespace,
         state=recent[-1].to if recent else None,
         pod_phase=None if pod is None else _str(_section(pod, "status").get("phase")),
     )
+    return state, recent[-1].seq if recent else 0

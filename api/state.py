@@ -6,9 +6,10 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
+from api.journalfeed import Streams
 from api.metrics import Metrics
+from api.phaseindex import PhaseIndex
 from api.ports import JournalView, Readiness
-from api.records import Streams
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,7 @@ class ApiState:
     readiness: Readiness
     metrics: Metrics
     streams: Streams
+    phases: PhaseIndex
 
 
 def of(request: Request) -> ApiState:

@@ -1,9 +1,11 @@
 """``arcsm history NAMESPACE/NAME``: an object's phase history, read offline from a journal.
 
 It prints what ``GET /api/v1/namespaces/{namespace}/{plural}/{name}/phases`` answers, one transition a
-line (seq, time, from → to, trigger: reason, and the revisions the guard read), or with ``--json`` the
-items as that endpoint serves them, one JSON object a line. It reads through a read-only connection, so
-it works while a controller holds the journal, as ``arcsm journal export`` does.
+line (seq, time, from → to, trigger: reason, the revisions the guard read, and ``[observed]`` for a phase
+change this replica only observed while another one decided), or with ``--json`` the items as that
+endpoint serves them, one JSON object a line. It reads through a read-only connection
+(``store.readonly``), so it works while a controller holds the journal, as ``arcsm journal export`` does;
+it scans the journal (``phases.page``), as there is no running app whose index it could ask.
 """
 
 from __future__ import annotations
@@ -15,10 +17,10 @@ from typing import Annotated
 
 import typer
 
-from api import phases
+from api import phasehistory, phases
 from api.models import PhaseItem
-from api.readonly import ReadOnlyJournal
 from store.errors import JournalCorrupt, JournalError
+from store.readonly import ReadOnlyJournal
 
 PAGE = 1_000
 
@@ -43,6 +45,8 @@ def line(item: PhaseItem) -> str:
     text = f"seq {item.seq}  {item.at}  {item.from_ or '(none)'} → {item.to}  {item.trigger}: {item.reason}"
     if item.revisions:
         text += "  (" + ", ".join(f"{key} {value}" for key, value in item.revisions.items()) + ")"
+    if item.source == phasehistory.OBSERVED:
+        text += "  [observed]"
     return text
 
 

@@ -10,8 +10,9 @@ that takes over starts from its own journal and loses no history.
   ``acquireTime`` and ``leaseTransitions`` + 1. A 409 means another candidate won the race.
 * ``acquire`` tries every ``retry_period`` (jittered) until it wins; ``hold`` renews every
   ``retry_period`` and returns once no renewal succeeded for ``renew_deadline``.
-* ``leading`` is this replica's own check, made before every write (``LeaderOnly``): true while the last
-  successful acquire or renew started less than ``renew_deadline`` ago. As ``renew_deadline`` <
+* ``leading`` is this replica's own check, made before every write (``LeaderOnly``, which raises
+  ``NotLeading`` instead of writing): true while the last successful acquire or renew started less than
+  ``renew_deadline`` ago. As ``renew_deadline`` <
   ``lease_duration``, a leader stops writing before any other candidate may take the Lease.
 * ``release`` on a clean stop: the holder PUTs an empty ``holderIdentity`` (``leaseDurationSeconds`` 1),
   so the next candidate takes over on its next try instead of waiting for the Lease to expire.
@@ -35,13 +36,11 @@ import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from controller.reconciling import Executor
+from controller.reconciling import Executor, NotLeading
 from controller.settings import LeaderElectionSettings
 from statemachines.effects import Effect
 
 log = logging.getLogger("arcsm.controller")
-
-NOT_LEADER = "NotLeader"
 
 
 def default_identity() -> str:
@@ -277,8 +276,12 @@ async def _wait(event: asyncio.Event, seconds: float) -> None:
 
 
 class LeaderOnly:
-    """The executor of a replica that may lose its Lease: every effect is refused (a failed result, no
-    write) unless the elector says this replica still leads, so a leader that cannot renew writes nothing."""
+    """The executor of a replica that may lose its Lease: every effect is refused unless the elector says
+    this replica still leads, so a leader that cannot renew writes nothing.
+
+    A refusal raises ``NotLeading`` rather than returning a failed result: the machines must not read a
+    failure that never happened (no condition, no Warning event, no backoff), and the effect, left without
+    a result, stays in the outbox for the next term to perform."""
 
     def __init__(self, executor: Executor, elector: Elector) -> None:
         self._executor = executor
@@ -286,9 +289,7 @@ class LeaderOnly:
 
     async def execute(self, effect: Effect) -> Mapping[str, Any]:
         if not self._elector.leading:
-            return {
-                "ok": False,
-                "error": NOT_LEADER,
-                "message": "this replica no longer holds the lease; the leader performs the work",
-            }
+            raise NotLeading(
+                f"{self._elector.identity} no longer holds the lease; the leader performs {effect.key}"
+            )
         return await self._executor.execute(effect)

@@ -18,6 +18,8 @@
 * Decisions start only after the watchers journaled their first lists and the fold read them; the outbox
   (effects of an earlier run without a result) is performed first.
 * ``stop`` stops taking keys, lets the reconciles in flight finish, and returns.
+* An executor that raises ``NotLeading`` (this replica lost its Lease) leaves the effect without a result,
+  in the outbox, and stops the reconciler: the term is over, and the next one performs the effect.
 """
 
 from __future__ import annotations
@@ -77,10 +79,18 @@ class Journal(Protocol):
     ) -> list[Record]: ...
 
 
+class NotLeading(Exception):
+    """Raised by an executor that may not write because this replica no longer leads (``LeaderOnly``).
+
+    It is not the effect's result: the effect stays in the outbox without one, the term ends, and the next
+    term (of this replica or another) performs it, as after a crash."""
+
+
 class Executor(Protocol):
     async def execute(self, effect: Effect) -> Mapping[str, Any]:
         """Perform ``effect``; return its result body (``{"ok": true, ...}`` or ``{"ok": false, "error":
-        CLASS, "message": TEXT}``). API and Actions errors are results, never exceptions."""
+        CLASS, "message": TEXT}``). API and Actions errors are results, never exceptions; only
+        ``NotLeading`` is raised (nothing was attempted)."""
         ...
 
 
@@ -197,7 +207,10 @@ class Reconciler:
             log.info(
                 "performing %s left without a result (seq %s)", effect.key, record.seq, extra=_extra(record)
             )
-            seq, _ = await self._perform(record, effect)
+            try:
+                seq, _ = await self._perform(record, effect)
+            except NotLeading:
+                return 0  # the term is over; the next one performs the outbox again
             last = max(last, seq)
         await self.fold.reached(last)
         return len(pending)
@@ -208,6 +221,8 @@ class Reconciler:
         while (key := await self.queue.get()) is not None:
             try:
                 outcome = await self.reconcile(key)
+            except NotLeading:
+                outcome = Outcome.SETTLED  # the term is over (``stop`` was called); the outbox keeps it
             except Exception:
                 log.exception("reconcile of %s failed", key, extra=logkeys.about(key))
                 outcome = Outcome.FAILED
@@ -269,17 +284,29 @@ class Reconciler:
 
     async def _perform(self, record: Record, effect: Effect) -> tuple[int, Mapping[str, Any] | None]:
         """Perform one journaled effect: a timer is armed (its result comes when it fires); anything else
-        is executed and its result appended. Returns the seq of the result (0 for a timer) and the result."""
+        is executed and its result appended. Returns the seq of the result (0 for a timer) and the result.
+
+        When the executor refuses because this replica no longer leads, no result is appended (the effect
+        stays in the outbox), the reconciler stops taking keys, and ``NotLeading`` propagates."""
         if isinstance(effect, fx.RequeueAfter):
             self.timers.arm(record, effect)
             return 0, None
-        result = await self._execute(effect)
+        try:
+            result = await self._execute(effect)
+        except NotLeading:
+            log.info(
+                "not leading: %s stays in the outbox (seq %s)", effect.key, record.seq, extra=_extra(record)
+            )
+            self.stop()
+            raise
         return await self._answer(record, result, key=effect.key), result
 
     async def _execute(self, effect: Effect) -> Mapping[str, Any]:
         try:
             async with asyncio.timeout(self.settings.effect_timeout):
                 return await self.executor.execute(effect)
+        except NotLeading:
+            raise
         except TimeoutError:
             return {
                 "ok": False,

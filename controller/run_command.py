@@ -72,9 +72,10 @@ from store.errors import JournalError
 from store.settings import HistoryRetention, JournalSettings, RetentionSettings
 from watchers.settings import WatchSettings
 
-__all__ = ["LEVELS", "configure_logging", "run"]
+__all__ = ["run"]
 
 CLUSTER, LOOP, JOURNAL, LISTENERS, OUTPUT = "Cluster", "Reconciles", "Journal", "Listeners", "Logs and HTTP"
+LEADER = "Leader election"
 MACHINES, JOURNALS, WATCHES = MachineSettings(), JournalSettings(), WatchSettings()
 
 
@@ -213,7 +214,8 @@ def run(
         typer.Option(
             envvar="ARCSM_JOURNAL_RETAIN_RECORDS",
             metavar="N",
-            help="Keep the newest N observed events, timers and snapshots (0: no count bound).",
+            help="Prune observed events, timers and snapshots older than the newest N records of any "
+            "type (the cutoff is the last seq minus N; 0: no count bound).",
             rich_help_panel=JOURNAL,
         ),
     ] = JOURNALS.retention.max_records or 0,
@@ -327,26 +329,37 @@ def run(
             envvar="ARCSM_LEADER_ELECT",
             help="Decide only while holding the Lease (replicas stand by, journaling). "
             "Default: on in-cluster, off with --kubeconfig.",
+            rich_help_panel=LEADER,
         ),
     ] = None,
     lease_name: Annotated[
         str,
-        typer.Option(envvar="ARCSM_LEASE_NAME", help="The Lease, in the controller namespace."),
+        typer.Option(
+            envvar="ARCSM_LEASE_NAME", help="The Lease, in the controller namespace.", rich_help_panel=LEADER
+        ),
     ] = LeaderElectionSettings.lease_name,
     lease_duration: Annotated[
         float,
-        typer.Option(envvar="ARCSM_LEASE_DURATION", help="Seconds a standby waits on an unrenewed Lease."),
+        typer.Option(
+            envvar="ARCSM_LEASE_DURATION",
+            help="Seconds a standby waits on an unrenewed Lease.",
+            rich_help_panel=LEADER,
+        ),
     ] = LeaderElectionSettings.lease_duration,
     renew_deadline: Annotated[
         float,
         typer.Option(
-            envvar="ARCSM_RENEW_DEADLINE", help="Seconds the leader may fail to renew before it steps down."
+            envvar="ARCSM_RENEW_DEADLINE",
+            help="Seconds the leader may fail to renew before it steps down.",
+            rich_help_panel=LEADER,
         ),
     ] = LeaderElectionSettings.renew_deadline,
     retry_period: Annotated[
         float,
         typer.Option(
-            envvar="ARCSM_RETRY_PERIOD", help="Seconds between tries to acquire or renew the Lease."
+            envvar="ARCSM_RETRY_PERIOD",
+            help="Seconds between tries to acquire or renew the Lease.",
+            rich_help_panel=LEADER,
         ),
     ] = LeaderElectionSettings.retry_period,
     log_level: Annotated[

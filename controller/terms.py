@@ -9,13 +9,16 @@ which the watchers kept current while it stood by), so the outbox is performed a
 once, as at a start. The machines decide from observed state, so a replica that takes over needs none of
 the old leader's decisions: its creates are idempotent and its deletes tolerate NotFound.
 
-A term ends in one of three ways:
+A term ends in one of four ways:
 
 * ``stopping`` (SIGTERM): take no new keys, let the reconciles in flight finish for up to
   ``drain_timeout`` seconds (renewing the Lease meanwhile), abandon what is left (their effects stay in the
   outbox, as after a crash), then release the Lease so a standby takes over at once.
 * the renewal missed its deadline: abandon the reconciles in flight at once (``LeaderOnly`` already
   refuses their writes) and stand by again.
+* an effect was refused (``NotLeading``: the Lease lapsed before the renewal task noticed): the
+  reconciler leaves the effect in the outbox and stops itself; the term ends and the replica stands by.
+  No failed result is journaled, so no machine reads a failure that never happened.
 * a task of the loop failed: release the Lease and raise, so the process stops as it does without one.
 """
 
@@ -71,7 +74,9 @@ async def _term(
     renewing = {renew} if renew is not None else set()
     try:
         await asyncio.wait({run, stop, *renewing}, return_when=asyncio.FIRST_COMPLETED)
-        if not run.done() and renew is not None and renew.done():
+        if run.done() and not stopping.is_set() and not run.cancelled() and run.exception() is None:
+            log.warning("not leading any more: the term ended with effects left in the outbox")
+        elif not run.done() and renew is not None and renew.done():
             log.warning("lost the lease: abandoning the reconciles in flight")
         elif not run.done():
             log.info("stopping: finishing the reconciles in flight (at most %s s)", drain_timeout)

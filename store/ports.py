@@ -1,8 +1,8 @@
 """The journal as its users see it: small ports to type against, so a test can pass a fake.
 
 Watchers need only ``JournalAppender``; the controller also reads the ``ObjectIndex`` (the projection)
-and the ``JournalReader``; the HTTP API only reads. ``journal.Journal`` implements all three (checked by
-mypy at the bottom of ``journal.py``).
+and the ``JournalReader`` (a ``RecordReader`` that also follows the tail); the HTTP API only reads.
+``journal.Journal`` implements all of them (checked by mypy at the bottom of ``journal.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ class JournalAppender(Protocol):
         ...
 
 
-class JournalReader(Protocol):
+class RecordReader(Protocol):
+    """Reading records by filter (``journal.Journal``, and ``readonly.ReadOnlyJournal`` beside a writer)."""
+
     async def read(
         self,
         *,
@@ -35,6 +37,8 @@ class JournalReader(Protocol):
         """Durable records with seq > ``after`` matching every filter given, in seq order."""
         ...
 
+
+class JournalReader(RecordReader, Protocol):
     def tail(self, *, after: int = 0) -> AsyncIterator[Record]:
         """Every record with seq > ``after``, then each new one as it commits."""
         ...

@@ -2,8 +2,12 @@
 //
 // Data flow: GET api/v1/phases pages through every phase transition after the last seq this page holds
 // (following "next" until it is null). The journal stream (api/v1/journal/stream, server-sent events) is
-// only a "something changed" signal: each event schedules one more fetch. While the stream is down the
-// page polls instead. Nothing here writes; strings from the server only ever reach the DOM as text.
+// only a "something changed" signal, and asks only for what can change phases: decision records and
+// observed records of the four ARC kinds (of the chosen kind and namespace, if any). Events are coalesced:
+// at most one fetch runs, and any number of events while it runs make one more. While the stream is down
+// the page polls instead. Items another replica decided (source "observed": this replica only saw the
+// phase change) are hatched in the bar and marked in the list. Nothing here writes; strings from the
+// server only ever reach the DOM as text.
 "use strict";
 
 (() => {
@@ -68,6 +72,7 @@
     const revisions = formatRevisions(item.revisions);
     if (revisions) lines.push(`revisions: ${revisions}`);
     lines.push(`at ${item.at} (seq ${item.seq})`);
+    if (item.source === "observed") lines.push("observed: decided by another replica");
     return lines.join("\n");
   }
 
@@ -158,12 +163,23 @@
     state.poller = null;
   }
 
+  function streamUrl() {
+    const { kind, namespace } = filters();
+    const query = new URLSearchParams({ after: String(state.lastSeq) });
+    query.append("type", "decision");
+    query.append("type", "observed");
+    for (const k of kind ? [kind] : KINDS) query.append("kind", k);
+    if (namespace) query.set("namespace", namespace);
+    return `api/v1/journal/stream?${query}`;
+  }
+
   function connectStream() {
     if (typeof EventSource === "undefined") {
       startPolling();
       return;
     }
-    const stream = new EventSource(`api/v1/journal/stream?after=${state.lastSeq}`);
+    if (state.stream) state.stream.close();
+    const stream = new EventSource(streamUrl());
     state.stream = stream;
     stream.onopen = () => {
       stopPolling();
@@ -173,11 +189,14 @@
     stream.onmessage = scheduleRefresh;
     stream.addEventListener("record", scheduleRefresh);
     stream.onerror = () => {
+      if (state.stream !== stream) return; // replaced after a change of filters
       startPolling();
       if (stream.readyState === EventSource.CLOSED) {
         // The browser gave up (the endpoint is missing or refused): poll, and try the stream later.
         state.stream = null;
-        setTimeout(connectStream, STREAM_RETRY_MS);
+        setTimeout(() => {
+          if (!state.stream) connectStream();
+        }, STREAM_RETRY_MS);
       }
     };
   }
@@ -196,12 +215,15 @@
 
   function renderLegend() {
     const legend = $("legend");
+    const observed = element("li", { title: "a phase change this replica observed; another replica decided it" });
+    observed.append(element("span", { class: "swatch phase-none observed" }), "observed");
     legend.replaceChildren(
       ...KNOWN_PHASES.map((phase) => {
         const li = element("li");
         li.append(element("span", { class: `swatch ${phaseClass(phase)}` }), phase);
         return li;
       }),
+      observed,
     );
   }
 
@@ -232,10 +254,15 @@
       const segment = element(
         "div",
         {
-          class: `segment ${phaseClass(item.to)}`,
+          class: `segment ${phaseClass(item.to)}${item.source === "observed" ? " observed" : ""}`,
           style: `flex: ${byTime ? Math.max(to - from, 1) : 1} 0 0`,
           title: describe(item) + extra,
-          dataset: { phase: item.to || "", trigger: item.trigger || "", seq: String(item.seq) },
+          dataset: {
+            phase: item.to || "",
+            trigger: item.trigger || "",
+            seq: String(item.seq),
+            source: item.source || "decided",
+          },
         },
         item.to || "(none)",
       );
@@ -255,10 +282,13 @@
     details.append(element("summary", {}, `${count} transition${count === 1 ? "" : "s"}`));
     const table = element("table", { class: "transitions" });
     const head = element("tr");
-    for (const title of ["at", "from", "to", "trigger", "reason", "revisions"]) head.append(element("th", {}, title));
+    for (const title of ["at", "from", "to", "trigger", "reason", "revisions", "source"]) {
+      head.append(element("th", {}, title));
+    }
     table.append(head);
     for (const item of object.transitions) {
-      const row = element("tr", { dataset: { seq: String(item.seq), phase: item.to || "" } });
+      const source = item.source || "decided";
+      const row = element("tr", { dataset: { seq: String(item.seq), phase: item.to || "", source } });
       if (item.from && item.from === item.to) row.classList.add("reaffirmed");
       row.append(
         element("td", { title: item.at }, formatTime(Date.parse(item.at))),
@@ -267,6 +297,7 @@
         element("td", {}, item.trigger || ""),
         element("td", { class: "reason" }, item.reason || ""),
         element("td", {}, formatRevisions(item.revisions)),
+        element("td", { class: `source source-${source === "observed" ? "observed" : "decided"}` }, source),
       );
       table.append(row);
     }
@@ -346,7 +377,9 @@
     state.lastSeq = 0;
     writeFiltersToUrl();
     render();
-    refresh();
+    refresh().then(() => {
+      if (state.stream) connectStream(); // the stream's filters follow the page's
+    });
   }
 
   document.addEventListener("DOMContentLoaded", () => {

@@ -25,7 +25,7 @@ from store.records import Record, RecordType
 JOURNALS = Path(__file__).resolve().parents[2] / "journals"
 # The seed's story (Pending, Running, Outdated, Pending, Running for default/arc), as the test that
 # tells it records it.
-SEED_STORY = "rejected-runners-park-the-scale-set-and-an-image-fix-recovers-it.jsonl.gz"
+SEED_STORY = "4-6-b-rejected-runners-park-the-scale-set-and-an-image-fix-recovers-it.jsonl.gz"
 ARS = "/api/v1/namespaces/default/autoscalingrunnersets/arc"
 
 

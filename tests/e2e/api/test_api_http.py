@@ -8,7 +8,9 @@ metrics, and the error answers (404 for an unknown object, 422 for a bad paramet
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sqlite3
 from collections.abc import AsyncIterator
 from datetime import datetime
 from pathlib import Path
@@ -17,8 +19,9 @@ from typing import Any
 import httpx
 import pytest
 
+from store import rows
 from store.journal import Journal
-from store.records import Record, RecordType, observed
+from store.records import Record, RecordType
 from tests.e2e.api.apiworld import ARS, decision, recorded_journal, served
 from tests.helpers import eventually
 
@@ -200,27 +203,64 @@ async def test_the_journal_serves_raw_records_with_filters_and_pages(
     assert set(first) == {"seq", "at", "type", "kind", "namespace", "name", "uid", "resourceVersion", "body"}
 
 
-async def test_no_secret_material_is_ever_served(journal: Journal, client: httpx.AsyncClient) -> None:
+def write_unredacted(path: Path, records: list[Record]) -> list[int]:
+    """Rows written as an older arcsm that did not redact might have: plain sqlite, the bodies as they
+    are (secret data included), each row with a valid checksum so the journal reads it."""
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        (last,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM records").fetchone()
+        seqs = []
+        for seq, record in enumerate(records, start=last + 1):
+            at, text = "2026-01-01T00:00:00.000000Z", json.dumps(record.body)
+            fields = (seq, at, str(record.type), record.kind, record.namespace, record.name, record.uid)
+            crc = rows.checksum(*fields, record.resource_version, text)
+            db.execute(
+                f"INSERT INTO records ({rows.COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*fields, record.resource_version, text, crc),
+            )
+            seqs.append(seq)
+    return seqs
+
+
+async def test_no_secret_material_is_ever_served_even_from_a_journal_that_holds_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    await (await Journal.open(path)).close()
     secret = {
         "metadata": {"name": "github-config", "namespace": "default", "uid": "s1", "resourceVersion": "9"},
         "data": {"github_token": "Z2hwX3Rva2Vu"},
         "stringData": {"github_token": "ghp_verysecret"},
     }
-    result = Record(
-        type=RecordType.EFFECT_RESULT,
-        kind="EphemeralRunner",
-        namespace="default",
-        name="r1",
-        body={"ok": True, "key": "jit:Secret/default/r1", "jitToken": "jit-verysecret", "runnerId": 7},
-    )
-    (seen, _) = await journal.append([observed("ADDED", "Secret", secret), result])
-    served_records = (await client.get("/api/v1/journal", params={"after": (seen.seq or 0) - 1})).json()[
-        "items"
+    unredacted = [
+        Record(
+            type=RecordType.OBSERVED,
+            kind="Secret",
+            namespace="default",
+            name="github-config",
+            uid="s1",
+            resource_version="9",
+            body={"event": "ADDED", "object": secret},
+        ),
+        Record(
+            type=RecordType.EFFECT_RESULT,
+            kind="EphemeralRunner",
+            namespace="default",
+            name="r1",
+            body={"ok": True, "key": "jit:Secret/default/r1", "jitToken": "jit-verysecret", "runnerId": 7},
+        ),
     ]
-    async with client.stream(
-        "GET", "/api/v1/journal/stream", params={"after": (seen.seq or 0) - 1}
-    ) as stream:
-        streamed = [record async for _, record in _events(stream, count=2)]
+    first, _ = write_unredacted(path, unredacted)
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        stored = "".join(body for (body,) in db.execute("SELECT body FROM records"))
+    assert "verysecret" in stored and "Z2hwX3Rva2Vu" in stored, "the journal file holds the secrets"
+
+    journal = await Journal.open(path)
+    try:
+        async with served(journal) as (_, client):
+            answer = await client.get("/api/v1/journal", params={"after": first - 1})
+            served_records = answer.json()["items"]
+            async with client.stream("GET", "/api/v1/journal/stream", params={"after": first - 1}) as stream:
+                streamed = [record async for _, record in _events(stream, count=2)]
+    finally:
+        await journal.close()
     for records in (served_records, streamed):
         text = json.dumps(records)
         assert "verysecret" not in text and "Z2hwX3Rva2Vu" not in text
@@ -393,3 +433,48 @@ async def test_readiness_is_503_until_synced_and_after_the_journal_closes(tmp_pa
             assert (await http.get("/healthz")).status_code == 200
     finally:
         await journal.close()
+
+
+async def test_the_scale_set_view_is_unchanged_by_records_about_other_objects(
+    journal: Journal, client: httpx.AsyncClient
+) -> None:
+    first = await client.get(ARS)
+    etag, seq = first.headers["etag"], first.json()["seq"]
+    assert seq < journal.last_seq, "the view's seq is its own objects' last record, not the journal's"
+    await journal.append(
+        [
+            decision("other", ("", "Pending", "generation_advanced")),
+            Record(
+                type=RecordType.EFFECT_RESULT, kind="Pod", namespace="default", name="x", body={"ok": True}
+            ),
+        ]
+    )
+    again = await client.get(ARS, headers={"If-None-Match": etag})
+    assert again.status_code == 304, "records about other objects do not change the scale set's ETag"
+    await journal.append([decision("arc", ("Running", "Outdated", "runners_rejected_spec"))])
+    changed = await client.get(ARS, headers={"If-None-Match": etag})
+    assert changed.status_code == 200 and changed.json()["seq"] == journal.last_seq
+    assert changed.json()["transitions"][-1]["to"] == "Outdated"
+
+
+async def test_the_stream_takes_several_kinds_and_types(journal: Journal, client: httpx.AsyncClient) -> None:
+    start = journal.last_seq
+    runner_set = decision("set", ("", "Pending", "generation_advanced"), kind="EphemeralRunnerSet")
+    await journal.append(
+        [
+            decision("a", ("", "Pending", "generation_advanced")),
+            Record(type=RecordType.EFFECT_RESULT, kind="AutoscalingRunnerSet", namespace="default", name="a"),
+            decision("r", ("", "Pending", "runner_created"), kind="EphemeralRunner"),
+            runner_set,
+        ]
+    )
+    params = [
+        ("after", str(start)),
+        ("type", "decision"),
+        ("type", "observed"),
+        ("kind", "AutoscalingRunnerSet"),
+        ("kind", "EphemeralRunnerSet"),
+    ]
+    async with client.stream("GET", "/api/v1/journal/stream", params=params) as stream:
+        found = [(record["kind"], record["name"]) async for _, record in _events(stream, count=2)]
+    assert found == [("AutoscalingRunnerSet", "a"), ("EphemeralRunnerSet", "set")]

@@ -13,7 +13,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner, Result
 
+from api.models import PhaseItem
 from controller.cli import app
+from controller.history_command import line
 from tests.e2e.api.apiworld import ARS, recorded_journal, served
 
 SEED_STORY = [
@@ -70,3 +72,22 @@ async def test_history_says_what_is_wrong_in_one_line(tmp_path: Path) -> None:
         result = await asyncio.to_thread(invoke, *args)
         assert result.exit_code == code, (args, result.output)
         assert message in result.output and len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_a_phase_change_only_observed_is_marked() -> None:
+    item = PhaseItem(
+        seq=7,
+        at="2026-01-01T00:00:00Z",
+        kind="AutoscalingRunnerSet",
+        namespace="default",
+        name="arc",
+        uid="u1",
+        from_="Running",
+        to="Outdated",
+        trigger="runners_rejected_spec",
+        reason="rejected",
+        revisions={},
+        source="observed",
+    )
+    assert line(item).endswith("Running → Outdated  runners_rejected_spec: rejected  [observed]")
+    assert "[observed]" not in line(item.model_copy(update={"source": "decided"}))

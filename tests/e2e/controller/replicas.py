@@ -4,7 +4,8 @@ Inputs: the ``World`` (its kubeconfig), a directory, a name (the pod name: ``HOS
 holder reads ``<name>_<suffix>``) and the election timings. Outputs: ``Replica`` starts the process on
 its own journal with the HTTP API on a free port (read from its log), answers its role (``/readyz``)
 and the phase history it serves, and stops it by SIGKILL or SIGTERM. ``lease`` reads the Lease the
-replicas compete for; ``registrations_without_runner`` finds runners the fake Actions service still has
+replicas compete for, and ``LeaseVersions`` records every version of it the API server stores;
+``registrations_without_runner`` finds runners the fake Actions service still has
 registered with no EphemeralRunner left for them.
 """
 
@@ -14,8 +15,6 @@ import asyncio
 import json
 import os
 import re
-import shutil
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,6 @@ from sim.world import World
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
-ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
 LEASE = "arcsm-controller"
 SERVING = re.compile(r"serving the HTTP API on (\S+)")
 
@@ -69,20 +67,9 @@ class Replica:
         kubeconfig = self.world.write_kubeconfig(self.directory / "kubeconfig")
         self.url = ""
         self.proc = await asyncio.create_subprocess_exec(
-            ARCSM,
-            "run",
-            "--journal",
-            str(self.journal),
-            "--kubeconfig",
-            str(kubeconfig),
-            "--namespace",
-            harness.NS,
-            "--controller-namespace",
-            harness.CONTROLLER_NS,
-            "--http",
-            "127.0.0.1:0",
-            "--leader-elect",
-            *self.timings.flags(),
+            *harness.run_command(
+                self.journal, kubeconfig, "--http", "127.0.0.1:0", "--leader-elect", *self.timings.flags()
+            ),
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
             env={**os.environ, "HOSTNAME": self.name},
@@ -157,6 +144,49 @@ class Replica:
     def failure(self) -> str:
         """The last lines of the replica's log, for an assertion message."""
         return "\n".join(self.log[-30:])
+
+
+@dataclass(frozen=True)
+class LeaseVersion:
+    """One version of the Lease as the API server stored it."""
+
+    resource_version: int
+    holder: str
+    duration: int
+    transitions: int
+    acquire_time: str
+    renew_time: str
+
+
+class LeaseVersions:
+    """Every version of the Lease the emulated API server stores, in order, from the moment it is made
+    (a listener on the world's store: it sees each write, however quickly the next one follows)."""
+
+    def __init__(self, world: World) -> None:
+        self.versions: list[LeaseVersion] = []
+        world.store.add_listener(self._on_event)
+
+    def _on_event(self, event: Any) -> None:
+        if (
+            event.key != ("coordination.k8s.io", "leases", harness.CONTROLLER_NS, LEASE)
+            or event.type == "DELETED"
+        ):
+            return
+        spec = event.obj.get("spec") or {}
+        self.versions.append(
+            LeaseVersion(
+                resource_version=event.rv,
+                holder=str(spec.get("holderIdentity") or ""),
+                duration=int(spec.get("leaseDurationSeconds") or 0),
+                transitions=int(spec.get("leaseTransitions") or 0),
+                acquire_time=str(spec.get("acquireTime") or ""),
+                renew_time=str(spec.get("renewTime") or ""),
+            )
+        )
+
+    def since(self, count: int) -> list[LeaseVersion]:
+        """The versions stored after the first ``count``."""
+        return self.versions[count:]
 
 
 async def lease(kube: client.ApiClient) -> Any:

@@ -11,17 +11,27 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
 
-from controller.leading import NOT_LEADER, Elector, LeaderOnly
-from controller.settings import LeaderElectionSettings
+from controller import folding
+from controller.leading import Elector, LeaderOnly
+from controller.reconciling import NotLeading, Reconciler
+from controller.settings import LeaderElectionSettings, QueueSettings, ReconcileSettings
+from controller.timing import Timers
 from sim.faults import Fault
 from sim.world import World
 from statemachines import effects as fx
 from statemachines.effects import Effect, ObjectRef
+from statemachines.snapshots import Settings as MachineSettings
+from store.clocks import SystemClock
+from store.journal import Journal
+from store.records import Record, RecordType
+from store.settings import JournalSettings
+from tests.helpers import eventually
 
 NS, LEASE = "arc-systems", "arcsm-controller"
 
@@ -134,8 +144,8 @@ async def test_a_leader_that_cannot_renew_steps_down_and_writes_nothing(
         await elector.hold()  # returns once no renewal succeeded within the renew deadline
     assert fault.hits >= 2, "renewals were retried before stepping down"
     assert not elector.leading
-    refused = await executor.execute(effect)
-    assert refused["ok"] is False and refused["error"] == NOT_LEADER
+    with pytest.raises(NotLeading):
+        await executor.execute(effect)
     assert inner.executed == [effect]
 
 
@@ -168,3 +178,59 @@ async def test_acquire_waits_for_the_lease_or_the_stop(api: client.ApiClient) ->
     stopped = asyncio.Event()
     stopped.set()
     assert not await Elector(api, settings("late")).acquire(stopped)
+
+
+async def test_a_refused_effect_stays_in_the_outbox_and_the_next_term_performs_it(
+    api: client.ApiClient, tmp_path: Path
+) -> None:
+    elector = Elector(api, settings("a"), clock=Clock())
+    inner = Recorder()
+    effect = fx.DeleteObject(target=ObjectRef("EphemeralRunner", "default", "r1"))
+    async with await Journal.open(
+        tmp_path / "journal.db", settings=JournalSettings(durable=False)
+    ) as journal:
+        (recorded,) = await journal.append(
+            [
+                Record(
+                    type=RecordType.EFFECT,
+                    kind="EphemeralRunner",
+                    namespace="default",
+                    name="r1",
+                    body=fx.to_json(effect),
+                )
+            ]
+        )
+
+        async def synced() -> None:
+            return None
+
+        async def term() -> None:
+            reconciler = Reconciler(
+                journal=journal,
+                executor=LeaderOnly(inner, elector),
+                fold=await folding.resume(journal),
+                timers=Timers(journal=journal, clock=SystemClock()),
+                machines=MachineSettings(),
+                queue=QueueSettings(),
+                reconcile=ReconcileSettings(),
+            )
+            await reconciler.run(synced=synced)
+
+        async def results() -> list[Record]:
+            return await journal.read(types={RecordType.EFFECT_RESULT})
+
+        # Not leading: the reconciler refuses the outbox's effect and ends the term on its own.
+        async with asyncio.timeout(10):
+            await term()
+        assert inner.executed == []
+        assert await results() == [], "a refusal is no result: nothing a machine would read as a failure"
+
+        assert await elector.try_acquire_or_renew()
+        running = asyncio.create_task(term())
+        try:
+            (answer,) = await eventually(results, what="the effect performed by the next term")
+        finally:
+            running.cancel()
+            await asyncio.gather(running, return_exceptions=True)
+    assert inner.executed == [effect]
+    assert answer.body["effectSeq"] == recorded.seq and answer.body["ok"] is True

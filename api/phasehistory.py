@@ -2,33 +2,54 @@
 
 A replica journals every observed version of every object, but decision records only for the time it
 led. For the rest (the old leader's term, seen by a standby), the observed objects still tell the story:
-``status.phase``, and the ``Ready`` condition whose reason is the transition's CamelCase trigger and whose
-message its reason. ``History`` folds decision and observed records, in seq order, into phase items:
+``status.phase``, and the ``Ready`` condition whose reason is the transition's trigger in CamelCase and
+whose message its reason. ``History`` folds decision and observed records, in seq order, into phase items:
 
 * a decision record gives its transitions, ``source`` "decided" (``phases.items_of``), and each
   transition's target is remembered as pending for its subject until the write is observed;
-* an observed version whose ``status.phase`` differs from the object's previous observed phase is a phase
+* an observed version of one of the four ARC kinds (``KINDS``; a Pod's or any other object's phase is not
+  a machine's) whose ``status.phase`` differs from the object's previous observed phase is a phase
   change: when a pending decided transition led to that phase, it is this replica's own write coming back
   (no item; the pending entries up to it are done); otherwise it is an item with ``source`` "observed"
-  (and the pending entries are dropped: what happened is not what this replica decided).
+  (and the pending entries are dropped: what happened is not what this replica decided). Its trigger is
+  the Ready reason turned back into the snake_case of the machines' tables (``snake_case``), so decided
+  and observed items of one list read alike.
+
+AutoscalingListeners have no ``status.phase`` (the listener machine's state lives only in its decisions),
+so a listener's history has no observed items: the gaps of another replica's term stay gaps there.
 
 An object deleted, or recreated under a new uid, starts over. A history reads from the journal's first
-record, so a page after seq N folds the records up to N too (``page``), and emits only those after it.
+record, so a page after seq N folds the records up to N too (``phases.page``), and emits only those after
+it; ``phaseindex`` keeps one history per app, fed as records commit.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from api.models import PhaseItem
+from statemachines import kinds
 from store.records import Record, RecordType
 
 DECIDED = "decided"
 OBSERVED = "observed"
 
 Key = tuple[str, str, str]
+ItemsOf = Callable[[Record], list[PhaseItem]]
+
+# The kinds whose phases are the machines': only their observed phase changes are history.
+KINDS = frozenset(kinds.BY_KIND)
+
+_WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+def snake_case(reason: str) -> str:
+    """``RunnersRejectedSpec`` → ``runners_rejected_spec``: the inverse of ``phaseevents.camel_case``, so a
+    Ready reason reads as the table trigger it came from (a snake_case word stays as it is)."""
+    return _WORD_START.sub("_", reason.strip()).lower()
 
 
 @dataclass
@@ -41,7 +62,7 @@ class _Seen:
 class History:
     """``items_of_decision``: a decision record's transitions as items (``phases.items_of``)."""
 
-    def __init__(self, items_of_decision: Callable[[Record], list[PhaseItem]]) -> None:
+    def __init__(self, items_of_decision: ItemsOf) -> None:
         self._items_of_decision = items_of_decision
         self._objects: dict[Key, _Seen] = {}
 
@@ -70,6 +91,8 @@ class History:
         return seen
 
     def _observe(self, record: Record) -> list[PhaseItem]:
+        if record.kind not in KINDS:
+            return []
         key = (record.kind, record.namespace, record.name)
         if record.body.get("event") == "DELETED":
             self._objects.pop(key, None)
@@ -98,7 +121,8 @@ def _observed_item(
         (c for c in status.get("conditions") or () if isinstance(c, Mapping) and c.get("type") == "Ready"),
         None,
     )
-    # Without a Ready condition (EphemeralRunners), the status's own reason and message.
+    # Without a Ready condition (an object written by a controller that sets none, or before its first
+    # pass), the status's own reason and message, as EphemeralRunners carry for a failure.
     said = ready if ready is not None else status
     trigger, reason = said.get("reason"), said.get("message")
     return PhaseItem(
@@ -110,7 +134,7 @@ def _observed_item(
         uid=record.uid,
         from_=previous,
         to=phase,
-        trigger=str(trigger or ""),
+        trigger=snake_case(str(trigger or "")),
         reason=str(reason or ""),
         revisions=_revisions(record.kind, obj, status),
         source=OBSERVED,

@@ -1,4 +1,4 @@
-"""Raw journal records as the API serves them, and the stream that follows new ones.
+"""Raw journal records as the API serves them (``/api/v1/journal``), and the stream that follows new ones.
 
 The journal keeps nothing secret (``store.redacting`` runs inside every append); a served body passes
 through the same redaction once more, so a record journaled by an older arcsm cannot leak either.
@@ -73,13 +73,13 @@ class Streams:
 def matches(
     record: Record,
     *,
-    kind: str | None,
+    kinds: Collection[str] | None,
     namespace: str | None,
     name: str | None,
     types: Collection[RecordType] | None,
 ) -> bool:
     return (
-        (kind is None or record.kind == kind)
+        (not kinds or record.kind in kinds)
         and (namespace is None or record.namespace == namespace)
         and (name is None or record.name == name)
         and (types is None or record.type in types)
@@ -96,18 +96,22 @@ async def stream(
     streams: Streams,
     *,
     after: int,
-    kind: str | None,
+    kinds: Collection[str] | None,
     namespace: str | None,
     name: str | None,
     types: Collection[RecordType] | None,
 ) -> AsyncIterator[bytes]:
-    """The server-sent events of every matching record after ``after``, then of each new one."""
+    """The server-sent events of every matching record after ``after``, then of each new one.
+
+    ``kinds`` and ``types`` take several values (any of them matches), so a client that only needs to
+    know when phases may have changed (the timeline page) asks for the decision and observed records of
+    the four ARC kinds and is not woken by every Pod, Secret or effect result."""
     queue: asyncio.Queue[Record | None] = asyncio.Queue(maxsize=BUFFER)
 
     async def follow() -> None:
         try:
             async for record in journal.tail(after=after):
-                if matches(record, kind=kind, namespace=namespace, name=name, types=types):
+                if matches(record, kinds=kinds, namespace=namespace, name=name, types=types):
                     await queue.put(record)
         except Exception as exc:  # a damaged record, a failing read: end the stream, say why in the log
             log.warning("journal stream ended: %s", exc)

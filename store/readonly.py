@@ -1,5 +1,9 @@
 """A journal file read beside the controller that holds it: a read-only connection, as
-``arcsm journal export`` uses, that answers the API's ``RecordReader`` (``arcsm history`` reads with it).
+``arcsm journal export`` uses, that answers ``ports.RecordReader`` (``arcsm history`` reads with it, and
+anything else that follows a journal another process writes can).
+
+It never writes, so it needs no lock and may be open while a controller appends; each ``read`` sees the
+records committed when it starts.
 """
 
 from __future__ import annotations
@@ -7,10 +11,11 @@ from __future__ import annotations
 import pathlib
 from collections.abc import Collection
 from types import TracebackType
+from typing import TYPE_CHECKING
 
 import aiosqlite
 
-from store import reading, schema
+from store import ports, reading, schema
 from store.errors import JournalFormatError
 from store.records import Record, RecordType
 
@@ -58,3 +63,9 @@ class ReadOnlyJournal:
             after=after, limit=limit, kind=kind, namespace=namespace, name=name, types=types
         )
         return await reading.select(self._db, sql, args)
+
+
+if TYPE_CHECKING:  # a read-only journal is a store.ports.RecordReader
+
+    def _port(journal: ReadOnlyJournal) -> ports.RecordReader:
+        return journal

@@ -1,0 +1,167 @@
+"""The phase history of one app, kept in memory and fed as records commit.
+
+``PhaseIndex.follow`` tails the journal from its first record (as ``metrics`` follows it) and folds every
+record into one ``phasehistory.History``; the items it yields are kept in seq order, and per object. A
+page, an object's last transitions and the scale set view are answered from memory, so a request costs
+the items it returns, not a scan of the journal.
+
+* Fresh: a request first waits until the index has folded every record committed when it arrived
+  (``caught_up``), so an answer never lags the journal it is read beside.
+* Bounded: at most ``keep`` items are held (the newest; 50,000 by default, some tens of MB). Dropping the
+  oldest moves the ``horizon``: a page that starts before it is answered by a scan of the journal
+  (``phases.page``) instead, as are all requests when the index cannot follow (it stopped on an error, or
+  the app serves without one). Retention may since have pruned the records of items the index still
+  holds; the index keeps serving them (history is worth more than the seqs it came from).
+* The scale set view's validator: the seq of the last observed record about each object the view shows
+  (``observed_seq``, kept only for the four ARC kinds and Pods while they exist), so its ETag changes when
+  something it shows does, not on every append.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import bisect
+import collections
+import logging
+from collections.abc import Iterable
+
+from api import phasehistory
+from api.models import PhaseItem, PhasePage
+from api.ports import JournalView
+from store.records import Record, RecordType
+
+log = logging.getLogger("arcsm.api")
+
+KEEP = 50_000  # items held in memory
+OBSERVED_KINDS = phasehistory.KINDS | {"Pod"}
+
+Key = tuple[str, str, str]
+
+
+class PhaseIndex:
+    def __init__(self, items_of_decision: phasehistory.ItemsOf, *, keep: int = KEEP) -> None:
+        self.keep = keep
+        self.seq = 0  # the last record folded
+        self.horizon = 0  # items with seq > horizon are all held
+        self.following = False
+        self._history = phasehistory.History(items_of_decision)
+        self._items: list[PhaseItem] = []
+        self._by_object: dict[Key, collections.deque[PhaseItem]] = {}
+        self._observed: dict[Key, int] = {}
+        self._folded = asyncio.Condition()
+
+    # -- feeding ---------------------------------------------------------------------------------------------
+
+    def feed(self, record: Record) -> None:
+        """Fold one record (records come in seq order)."""
+        found = self._history.feed(record)
+        for item in found:
+            self._items.append(item)
+            self._by_object.setdefault((item.kind, item.namespace, item.name), collections.deque()).append(
+                item
+            )
+        if record.type is RecordType.OBSERVED and record.kind in OBSERVED_KINDS:
+            key = (record.kind, record.namespace, record.name)
+            if record.body.get("event") == "DELETED":
+                self._observed.pop(key, None)
+            else:
+                self._observed[key] = record.seq or 0
+        self.seq = record.seq or self.seq
+        if len(self._items) > self.keep + self.keep // 4:  # trim in batches: amortised O(1) per item
+            self._drop(len(self._items) - self.keep)
+
+    def _drop(self, count: int) -> None:
+        dropped, self._items = self._items[:count], self._items[count:]
+        for item in dropped:
+            key = (item.kind, item.namespace, item.name)
+            held = self._by_object.get(key)
+            if held:
+                held.popleft()
+                if not held:
+                    del self._by_object[key]
+        self.horizon = max(self.horizon, dropped[-1].seq)
+
+    async def follow(self, journal: JournalView) -> None:
+        """Fold every record of ``journal`` from its first, then each new one, until cancelled; on an error
+        the index stops answering (requests scan instead) and says why in the log."""
+        self.following = True
+        try:
+            async for record in journal.tail(after=self.seq):
+                self.feed(record)
+                async with self._folded:
+                    self._folded.notify_all()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # never take the API down with the index: requests scan instead
+            log.error("the phase history index stopped following the journal: %s", exc)
+        finally:
+            self.following = False
+            async with self._folded:
+                self._folded.notify_all()
+
+    async def caught_up(self, seq: int) -> bool:
+        """Wait until every record up to ``seq`` is folded; False when the index does not follow."""
+        async with self._folded:
+            await self._folded.wait_for(lambda: self.seq >= seq or not self.following)
+        return self.seq >= seq
+
+    # -- answering -------------------------------------------------------------------------------------------
+
+    def page(
+        self,
+        *,
+        after: int,
+        limit: int,
+        kind: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+    ) -> PhasePage | None:
+        """As ``phases.page`` answers, from memory; None when items after ``after`` may have been dropped."""
+        if after < self.horizon:
+            return None
+        if kind is not None and namespace is not None and name is not None:
+            candidates: Iterable[PhaseItem] = _after(
+                list(self._by_object.get((kind, namespace, name), ())), after
+            )
+        else:
+            candidates = _after(self._items, after)
+        items: list[PhaseItem] = []
+        group: list[PhaseItem] = []  # the items of one record: a page never splits them
+        for item in candidates:
+            if not _matches(item, kind, namespace, name):
+                continue
+            if group and item.seq != group[0].seq:
+                if items and len(items) + len(group) > limit:
+                    return PhasePage(items=items, next=items[-1].seq)
+                items.extend(group)
+                group = []
+                if len(items) >= limit:
+                    return PhasePage(items=items, next=items[-1].seq)
+            group.append(item)
+        if group and items and len(items) + len(group) > limit:
+            return PhasePage(items=items, next=items[-1].seq)
+        items.extend(group)
+        # As the scan: a full page names a next one, which may be empty; a page short of the limit is last.
+        return PhasePage(items=items, next=items[-1].seq if items and len(items) >= limit else None)
+
+    def last(self, *, kind: str, namespace: str, name: str, count: int) -> list[PhaseItem]:
+        """The newest ``count`` items of one object held, oldest first."""
+        held = self._by_object.get((kind, namespace, name), ())
+        return list(held)[-count:] if count > 0 else []
+
+    def observed_seq(self, keys: Iterable[Key]) -> int:
+        """The seq of the last observed record about any of ``keys`` (0 for none)."""
+        return max((self._observed.get(key, 0) for key in keys), default=0)
+
+
+def _after(items: list[PhaseItem], after: int) -> Iterable[PhaseItem]:
+    start = bisect.bisect_right(items, after, key=lambda item: item.seq)
+    return (items[i] for i in range(start, len(items)))
+
+
+def _matches(item: PhaseItem, kind: str | None, namespace: str | None, name: str | None) -> bool:
+    return (
+        (kind is None or item.kind == kind)
+        and (namespace is None or item.namespace == namespace)
+        and (name is None or item.name == name)
+    )

@@ -1,0 +1,285 @@
+"""Phase history across replicas (``api.phasehistory`` through ``api.phases``): decided transitions, phase
+changes observed while another replica decided (of the four ARC kinds only, their triggers in snake_case),
+no duplicate when a replica observes its own write, paging from the middle of the journal; and the app's
+in-memory index (``api.phaseindex``), which answers as the scan does and hands back to it past its
+horizon. The reader is an in-memory list of records filtered as the journal filters them."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+import pytest
+
+from api import phases
+from api.phaseindex import PhaseIndex
+from store.records import Record, RecordType, Seq
+
+ARS = "AutoscalingRunnerSet"
+
+
+class ListReader:
+    def __init__(self, records: list[Record]) -> None:
+        self.records = records
+
+    async def read(
+        self,
+        *,
+        after: int = 0,
+        limit: int | None = None,
+        kind: str | None = None,
+        namespace: str | None = None,
+        name: str | None = None,
+        types: Collection[RecordType] | None = None,
+    ) -> list[Record]:
+        found = [
+            r
+            for r in self.records
+            if (r.seq or 0) > after
+            and (kind is None or r.kind == kind)
+            and (namespace is None or r.namespace == namespace)
+            and (name is None or r.name == name)
+            and (types is None or r.type in types)
+        ]
+        return found[:limit] if limit is not None else found
+
+
+def observed(
+    seq: int,
+    phase: str | None,
+    *,
+    uid: str = "u1",
+    event: str = "MODIFIED",
+    kind: str = ARS,
+    name: str = "arc",
+    **ready: str,
+) -> Record:
+    status: dict[str, Any] = {"observedGeneration": 1}
+    if phase is not None:
+        status["phase"] = phase
+    if ready:
+        status["conditions"] = [{"type": "Ready", "status": "True", **ready}]
+    obj = {"metadata": {"name": name, "namespace": "default", "uid": uid, "generation": 2}, "status": status}
+    return Record(
+        type=RecordType.OBSERVED,
+        kind=kind,
+        namespace="default",
+        name=name,
+        uid=uid,
+        body={"event": event, "object": obj},
+        seq=Seq(seq),
+        at="2026-01-01T00:00:00Z",
+    )
+
+
+def decided(seq: int, *steps: tuple[str | None, str], uid: str = "u1") -> Record:
+    subject = {"kind": ARS, "namespace": "default", "name": "arc"}
+    transitions = [
+        {"from": f, "to": t, "trigger": "t", "reason": "r", "revisions": {}, "subject": subject}
+        for f, t in steps
+    ]
+    return Record(
+        type=RecordType.DECISION,
+        kind=ARS,
+        namespace="default",
+        name="arc",
+        uid=uid,
+        body={"transitions": transitions},
+        seq=Seq(seq),
+        at="2026-01-01T00:00:00Z",
+    )
+
+
+def story(items: list[Any]) -> list[tuple[int, str | None, str, str]]:
+    return [(i.seq, i.from_, i.to, i.source) for i in items]
+
+
+async def test_phase_changes_observed_while_another_replica_decided_are_served_as_observed() -> None:
+    reader = ListReader(
+        [
+            observed(1, None),
+            observed(2, "Pending", reason="GenerationAdvanced", message="the spec changed"),
+            observed(3, "Pending"),  # no phase change: nothing
+            observed(4, "Running", reason="Settled", message="the runner set runs"),
+            decided(5, ("Running", "Outdated")),
+            observed(6, "Outdated", reason="RunnersRejectedSpec", message="rejected"),  # its own write
+        ]
+    )
+    page = await phases.page(reader, after=0, limit=100, kind=ARS, namespace="default", name="arc")
+    assert story(page.items) == [
+        (2, None, "Pending", "observed"),
+        (4, "Pending", "Running", "observed"),
+        (5, "Running", "Outdated", "decided"),
+    ]
+    first = page.items[0]
+    # The Ready reason is the trigger in CamelCase: served in the tables' snake_case, as decided ones are.
+    assert (first.trigger, first.reason) == ("generation_advanced", "the spec changed")
+    assert page.items[2].trigger == "t"
+    assert first.revisions == {"generation": 2, "observedGeneration": 1}
+    assert first.model_dump(by_alias=True)["source"] == "observed"
+
+
+async def test_a_decision_that_went_on_is_matched_by_the_phase_it_wrote() -> None:
+    reader = ListReader(
+        [
+            observed(1, None),
+            decided(2, (None, "Pending"), ("Pending", "Running"), ("Running", "Running")),
+            observed(3, "Running"),  # one write of the pass's last phase
+            observed(4, "Outdated"),  # another replica's write
+        ]
+    )
+    items = (await phases.page(reader, after=0, limit=100)).items
+    assert story(items) == [
+        (2, None, "Pending", "decided"),
+        (2, "Pending", "Running", "decided"),
+        (2, "Running", "Running", "decided"),
+        (4, "Running", "Outdated", "observed"),
+    ]
+
+
+async def test_a_decision_whose_write_never_came_does_not_hide_a_later_change() -> None:
+    reader = ListReader(
+        [
+            observed(1, "Running"),
+            decided(2, ("Running", "Outdated")),  # its write was refused (this replica lost the lease)
+            observed(3, "Pending"),  # the new leader's writes
+            observed(4, "Outdated"),
+        ]
+    )
+    items = (await phases.page(reader, after=0, limit=100)).items
+    assert story(items) == [
+        (1, None, "Running", "observed"),
+        (2, "Running", "Outdated", "decided"),
+        (3, "Running", "Pending", "observed"),
+        (4, "Pending", "Outdated", "observed"),
+    ]
+
+
+async def test_a_recreated_object_starts_over_and_a_page_from_the_middle_knows_the_phase_before() -> None:
+    reader = ListReader(
+        [
+            observed(1, "Pending"),
+            observed(2, "Running"),
+            observed(3, "Running", event="DELETED"),
+            observed(4, "Running", uid="u2"),
+            observed(5, "Outdated", uid="u2"),
+        ]
+    )
+    everything = (await phases.page(reader, after=0, limit=100)).items
+    assert story(everything) == [
+        (1, None, "Pending", "observed"),
+        (2, "Pending", "Running", "observed"),
+        (4, None, "Running", "observed"),
+        (5, "Running", "Outdated", "observed"),
+    ]
+    first = await phases.page(reader, after=0, limit=2)
+    assert story(first.items) == story(everything[:2]) and first.next == 2
+    rest = await phases.page(reader, after=first.next, limit=2)
+    assert story(rest.items) == story(everything[2:])
+    assert [i.uid for i in rest.items] == ["u2", "u2"]
+    recent = await phases.last(reader, kind=ARS, namespace="default", name="arc", count=1)
+    assert story(recent) == [(5, "Running", "Outdated", "observed")]
+
+
+async def test_only_the_four_arc_kinds_have_observed_phase_changes() -> None:
+    reader = ListReader(
+        [
+            observed(1, "Pending", kind="Pod", name="arc-runner"),
+            observed(2, "Running", kind="Pod", name="arc-runner"),
+            observed(3, "Succeeded", kind="Pod", name="arc-runner"),
+            observed(4, "Pending", kind="EphemeralRunner", name="arc-runner", reason="RunnerCreated"),
+            observed(5, "Running", kind="EphemeralRunner", name="arc-runner"),
+        ]
+    )
+    items = (await phases.page(reader, after=0, limit=100)).items  # no kind filter: the timeline's default
+    assert [(i.seq, i.kind, i.to, i.trigger) for i in items] == [
+        (4, "EphemeralRunner", "Pending", "runner_created"),
+        (5, "EphemeralRunner", "Running", ""),
+    ]
+    index = indexed(reader.records)
+    assert index.page(after=0, limit=100) == await phases.page(reader, after=0, limit=100)
+
+
+@pytest.mark.parametrize(
+    ("reason", "trigger"),
+    [
+        ("RunnersRejectedSpec", "runners_rejected_spec"),
+        ("runners_rejected_spec", "runners_rejected_spec"),
+        ("JitConfigFailed", "jit_config_failed"),
+        ("Running", "running"),
+    ],
+)
+def test_an_observed_reason_is_served_as_the_trigger_it_came_from(reason: str, trigger: str) -> None:
+    item = indexed([observed(1, "Running", reason=reason)]).last(
+        kind=ARS, namespace="default", name="arc", count=1
+    )
+    assert [i.trigger for i in item] == [trigger]
+
+
+def indexed(records: list[Record], *, keep: int = 1_000) -> PhaseIndex:
+    index = PhaseIndex(phases.items_of, keep=keep)
+    for record in records:
+        index.feed(record)
+    return index
+
+
+def mixed_story() -> list[Record]:
+    return [
+        observed(1, "Pending"),
+        decided(2, ("Pending", "Running"), ("Running", "Running")),
+        observed(3, "Running"),
+        observed(4, "Pending", kind="EphemeralRunnerSet", name="arc-set"),
+        observed(5, "Outdated"),
+        decided(6, ("Outdated", "Pending"), ("Pending", "Pending"), ("Pending", "Running")),
+        observed(7, "Running", kind="EphemeralRunnerSet", name="arc-set"),
+        observed(8, "Running", kind="Pod", name="arc-set"),
+    ]
+
+
+@pytest.mark.parametrize("limit", [1, 2, 3, 4, 100])
+@pytest.mark.parametrize("kind", [None, ARS, "EphemeralRunnerSet"])
+async def test_the_index_pages_as_the_scan_does(limit: int, kind: str | None) -> None:
+    reader, index = ListReader(mixed_story()), indexed(mixed_story())
+
+    async def every(page: object) -> list[tuple[int, str | None, str, str]]:
+        found: list[Any] = []
+        after: int | None = 0
+        while after is not None:
+            got = await page(after) if callable(page) else None  # type: ignore[misc]
+            assert len(got.items) <= limit or len({i.seq for i in got.items}) == 1, (
+                "a page may exceed only by one record"
+            )
+            found.extend(got.items)
+            after = got.next
+        return story(found)
+
+    async def scanned(after: int) -> Any:
+        return await phases.page(reader, after=after, limit=limit, kind=kind)
+
+    async def held(after: int) -> Any:
+        return index.page(after=after, limit=limit, kind=kind)
+
+    assert await every(held) == await every(scanned)
+    assert await every(held), "the story has transitions of the kind"
+
+
+def test_the_index_holds_the_newest_items_and_hands_older_pages_to_the_scan() -> None:
+    # 9 items; once past 5 (after the decision at seq 6), all but the newest 4 are dropped in one batch.
+    index = indexed(mixed_story(), keep=4)
+    assert index.horizon == 4
+    assert index.page(after=0, limit=100) is None, "items after seq 0 were dropped: the caller scans"
+    newest = index.page(after=index.horizon, limit=100)
+    assert newest is not None and newest.items and all(i.seq > index.horizon for i in newest.items)
+    assert [i.seq for i in index.last(kind=ARS, namespace="default", name="arc", count=10)] == [5, 6, 6, 6]
+
+
+def test_the_index_knows_the_last_observed_record_of_each_object_while_it_exists() -> None:
+    records = [
+        *mixed_story(),
+        observed(9, "Running", kind="EphemeralRunnerSet", name="arc-set", event="DELETED"),
+    ]
+    index = indexed(records)
+    assert index.observed_seq([(ARS, "default", "arc")]) == 5
+    assert index.observed_seq([("Pod", "default", "arc-set"), (ARS, "default", "arc")]) == 8
+    assert index.observed_seq([("EphemeralRunnerSet", "default", "arc-set")]) == 0
+    assert index.observed_seq([]) == 0
