@@ -27,7 +27,7 @@ from kubernetes_asyncio import client
 
 from api.serving import parse_address
 from controller import demostory, running
-from controller.run_command import LEVELS, configure_logging
+from controller.logformat import LEVELS, configure_logging
 from controller.settings import ControllerSettings, HttpSettings, QueueSettings
 from sim.github.fake import GitHubFake, GitHubSettings
 from sim.world import World

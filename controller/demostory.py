@@ -5,33 +5,36 @@ The seed's story (arc-controller-spec §4.5, §4.6): a scale set whose runner im
 instead of rebuilding anything; fixing the image recovers it through Pending to Running; then jobs are
 queued so runners come, run them and go.
 
-Every step waits on what the controller was seen to do — its journal (read through a read-only
-connection, as ``arcsm journal export`` does), the cluster, or the fake service — with a deadline. A step
-that does not happen in time raises ``StepTimedOut`` naming it; a check that fails raises
-``StoryFailed``. Nothing here sleeps to fake progress: the short pauses between two looks at the state
-are the polling interval of those waits.
+Every step waits on what the controller was seen to do — its journal (read through
+``store.readonly.ReadOnlyJournal``, as ``arcsm history`` does), the cluster, or the fake service — with a
+deadline (``controller.waiting``). A step that does not happen in time raises ``StepTimedOut`` naming it;
+a check that fails raises ``StoryFailed``. Nothing here sleeps to fake progress: the short pauses between
+two looks at the state are the polling interval of those waits. The story writes to the cluster through
+the executor's adapter (``controller.kubewriting.Kube``), so its merge patches are sent as the
+controller's are.
 """
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-import aiosqlite
 from kubernetes_asyncio import client
-from kubernetes_asyncio.client.exceptions import ApiException
 
+from controller import waiting
+from controller.errors import KubeError
+from controller.kubewriting import Kube
 from sim.github.records import JobState
 from sim.world import World
-from store import reading, schema
+from statemachines import kinds
+from statemachines.effects import ObjectRef
 from store.errors import JournalError
+from store.readonly import ReadOnlyJournal
 from store.records import Record, RecordType
 
-GROUP, VERSION = "actions.github.com", "v1alpha1"
 NAMESPACE = "default"
 CONTROLLER_NAMESPACE = "arc-systems"
 NAME = "arc"
@@ -42,22 +45,14 @@ MINIMUM_VERSION = "2.330.0"
 OLD_IMAGE = "ghcr.io/actions/actions-runner:2.329.0"
 NEW_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
 JOBS = 3
-PLURALS = {
-    "AutoscalingRunnerSet": "autoscalingrunnersets",
-    "EphemeralRunnerSet": "ephemeralrunnersets",
-    "EphemeralRunner": "ephemeralrunners",
-    "AutoscalingListener": "autoscalinglisteners",
-}
-ARS, ERS, ER, AL = "AutoscalingRunnerSet", "EphemeralRunnerSet", "EphemeralRunner", "AutoscalingListener"
+ARS, ERS, ER, AL = kinds.ARS, kinds.ERS, kinds.ER, kinds.AL
 POLL = 0.05
+# The story's own requests: a handful per look at the state, on loopback.
+QPS, BURST, REQUEST_TIMEOUT = 1000.0, 100, 30.0
 
 T = TypeVar("T")
 
-
-class StepTimedOut(Exception):
-    def __init__(self, step: str, timeout: float) -> None:
-        super().__init__(f"the step {step!r} did not happen within {timeout:g} s")
-        self.step = step
+StepTimedOut = waiting.TimedOut
 
 
 class StoryFailed(Exception):
@@ -66,15 +61,7 @@ class StoryFailed(Exception):
 
 async def until(predicate: Callable[[], Awaitable[T | None]], *, step: str, timeout: float) -> T:
     """Look at the state until ``predicate`` returns something truthy; ``StepTimedOut`` after ``timeout``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while True:
-        value = await predicate()
-        if value:
-            return value
-        if loop.time() >= deadline:
-            raise StepTimedOut(step, timeout)
-        await asyncio.sleep(POLL)
+    return await waiting.until(predicate, what=f"the step {step!r}", timeout=timeout, interval=POLL)
 
 
 @dataclass
@@ -97,20 +84,17 @@ class JournalWatch:
     seq: int = 0
     transitions: list[Transition] = field(default_factory=list)
     runners_added: list[tuple[int, str]] = field(default_factory=list)  # (seq, name) of each new runner
-    _db: aiosqlite.Connection | None = None
+    _reader: ReadOnlyJournal | None = None
 
     async def refresh(self) -> None:
-        if self._db is None:
+        if self._reader is None:
             if not self.path.exists():
                 return
-            self._db = await schema.connect(self.path, read_only=True)
-        sql, args = reading.query(
-            after=self.seq,
-            namespace=NAMESPACE,
-            types={RecordType.DECISION, RecordType.OBSERVED},
-        )
+            self._reader = await ReadOnlyJournal.open(self.path)
         try:
-            records = await reading.select(self._db, sql, args)
+            records = await self._reader.read(
+                after=self.seq, namespace=NAMESPACE, types={RecordType.DECISION, RecordType.OBSERVED}
+            )
         except JournalError:
             # The controller creates the tables when it opens the journal; until then there is nothing.
             if self.seq == 0:
@@ -146,9 +130,9 @@ class JournalWatch:
         return [phase for phase, _ in itertools.groupby(t.dest for t in self.scale_set_transitions())]
 
     async def close(self) -> None:
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+        if self._reader is not None:
+            await self._reader.close()
+            self._reader = None
 
 
 @dataclass
@@ -158,31 +142,30 @@ class Story:
     journal: JournalWatch
     say: Callable[[str], None]
     timeout: float = 60.0
+    objects: Kube = field(init=False)
 
-    # -- reading the cluster ------------------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        self.objects = Kube(self.kube, qps=QPS, burst=BURST, timeout=REQUEST_TIMEOUT)
+
+    # -- reading and writing the cluster ------------------------------------------------------------------
 
     async def get(self, kind: str, name: str = NAME) -> dict[str, Any] | None:
         try:
-            found: dict[str, Any] = await client.CustomObjectsApi(self.kube).get_namespaced_custom_object(
-                GROUP, VERSION, NAMESPACE, PLURALS[kind], name
-            )
-        except ApiException as exc:
-            if exc.status == 404:
+            return await self.objects.get(kind, NAMESPACE, name)
+        except KubeError as exc:
+            if exc.code == 404:
                 return None
             raise
-        return found
 
     async def items(self, kind: str, namespace: str = NAMESPACE) -> list[dict[str, Any]]:
+        arc = kinds.BY_KIND[kind]
         listed = await client.CustomObjectsApi(self.kube).list_namespaced_custom_object(
-            GROUP, VERSION, namespace, PLURALS[kind]
+            arc.group, arc.version, namespace, arc.plural
         )
         return list(listed["items"])
 
     async def patch(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
-        patched: dict[str, Any] = await client.CustomObjectsApi(self.kube).patch_namespaced_custom_object(  # type: ignore[call-arg]
-            GROUP, VERSION, NAMESPACE, PLURALS[kind], NAME, body, _content_type="application/merge-patch+json"
-        )
-        return patched
+        return await self.objects.merge_patch(ObjectRef(kind, NAMESPACE, NAME), body)
 
     async def transition(self, dest: str, *, after: int, kind: str = ARS) -> Transition | None:
         await self.journal.refresh()
@@ -228,15 +211,10 @@ class Story:
         self.say(f"phase history of {NAMESPACE}/{NAME}: {' → '.join(history)}")
 
     async def create_scale_set(self) -> None:
-        secret: Any = {
-            "metadata": {"name": SECRET, "namespace": NAMESPACE},
-            "stringData": {"github_token": DEMO_PAT},
-        }
-        await client.CoreV1Api(self.kube).create_namespaced_secret(NAMESPACE, secret)
+        secret = {"metadata": {"name": SECRET}, "stringData": {"github_token": DEMO_PAT}}
+        await self.objects.create("Secret", NAMESPACE, secret)
         body = {
-            "apiVersion": f"{GROUP}/{VERSION}",
-            "kind": ARS,
-            "metadata": {"name": NAME, "namespace": NAMESPACE},
+            "metadata": {"name": NAME},
             "spec": {
                 "githubConfigUrl": self.world.github_url + "/demo-org",
                 "githubConfigSecret": SECRET,
@@ -250,9 +228,7 @@ class Story:
                 },
             },
         }
-        await client.CustomObjectsApi(self.kube).create_namespaced_custom_object(
-            GROUP, VERSION, NAMESPACE, PLURALS[ARS], body
-        )
+        await self.objects.create(ARS, NAMESPACE, body)
         self.say(
             f"created Secret {NAMESPACE}/{SECRET} and AutoscalingRunnerSet {NAMESPACE}/{NAME} "
             f"(minRunners 1, image {OLD_IMAGE}; the service refuses runners older than {MINIMUM_VERSION})"

@@ -1,8 +1,9 @@
 """The executor's Kubernetes requests, with kubernetes_asyncio, for any kind, behind one token bucket.
 
 Effects name objects by API kind (``ObjectRef("Pod", ns, name)``); ``KINDS`` maps each kind arcsm writes
-or reads to its group, version and plural, and every request goes to the generic REST path built from
-it (``/api/v1/namespaces/{ns}/pods/{name}``, ``/apis/{group}/{version}/namespaces/{ns}/{plural}/{name}``),
+or reads to its group, version and plural (the four custom resources' rows come from
+``statemachines.kinds``), and every request goes to the generic REST path built from it
+(``/api/v1/namespaces/{ns}/pods/{name}``, ``/apis/{group}/{version}/namespaces/{ns}/{plural}/{name}``),
 so one adapter serves the four custom resources and the core and RBAC kinds alike.
 
 * Merge patches are sent as ``application/merge-patch+json`` whatever the kind (kubernetes_asyncio would
@@ -31,11 +32,11 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from controller.errors import KubeError
+from statemachines import kinds
 from statemachines.effects import ObjectRef
 
 JSON: Final = "application/json"
 MERGE_PATCH: Final = "application/merge-patch+json"
-ARC_GROUP: Final = "actions.github.com"
 RBAC_GROUP: Final = "rbac.authorization.k8s.io"
 UNAVAILABLE: Final = "ServiceUnavailable"
 UNKNOWN_KIND: Final = "UnknownKind"
@@ -71,10 +72,7 @@ class KindInfo:
 
 
 KINDS: Final[Mapping[str, KindInfo]] = {
-    "AutoscalingRunnerSet": KindInfo(ARC_GROUP, "v1alpha1", "autoscalingrunnersets"),
-    "EphemeralRunnerSet": KindInfo(ARC_GROUP, "v1alpha1", "ephemeralrunnersets"),
-    "EphemeralRunner": KindInfo(ARC_GROUP, "v1alpha1", "ephemeralrunners"),
-    "AutoscalingListener": KindInfo(ARC_GROUP, "v1alpha1", "autoscalinglisteners"),
+    **{arc.kind: KindInfo(arc.group, arc.version, arc.plural) for arc in kinds.ALL},
     "Pod": KindInfo("", "v1", "pods"),
     "Secret": KindInfo("", "v1", "secrets"),
     "ConfigMap": KindInfo("", "v1", "configmaps"),

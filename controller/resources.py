@@ -17,8 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
-GROUP = "actions.github.com"
-VERSION = "v1alpha1"
+from statemachines import kinds
+
+GROUP = kinds.GROUP
+VERSION = kinds.VERSION
 
 
 @dataclass(frozen=True)
@@ -88,15 +90,26 @@ class PrinterColumn:
 
 @dataclass(frozen=True)
 class Kind:
-    """One custom resource kind: names, spec and status fields, and ``kubectl get`` columns."""
+    """One custom resource kind: names (from ``statemachines.kinds``), spec and status fields, and
+    ``kubectl get`` columns."""
 
-    kind: str
-    plural: str
-    singular: str
+    names: kinds.ArcKind
     description: str
     spec: tuple[Field, ...]
     status: tuple[Field, ...]
     printer_columns: tuple[PrinterColumn, ...] = ()
+
+    @property
+    def kind(self) -> str:
+        return self.names.kind
+
+    @property
+    def plural(self) -> str:
+        return self.names.plural
+
+    @property
+    def singular(self) -> str:
+        return self.names.singular
 
     @property
     def list_kind(self) -> str:
@@ -233,9 +246,7 @@ EPHEMERAL_RUNNER_SPEC: tuple[Field, ...] = (
 )
 
 AUTOSCALING_RUNNER_SET = Kind(
-    kind="AutoscalingRunnerSet",
-    plural="autoscalingrunnersets",
-    singular="autoscalingrunnerset",
+    names=kinds.AUTOSCALING_RUNNER_SET,
     description="AutoscalingRunnerSet is a runner scale set: the user-facing object.",
     spec=(
         Field("githubConfigUrl", STRING, description="Enterprise, organization or repository URL."),
@@ -285,9 +296,7 @@ AUTOSCALING_RUNNER_SET = Kind(
 )
 
 EPHEMERAL_RUNNER_SET = Kind(
-    kind="EphemeralRunnerSet",
-    plural="ephemeralrunnersets",
-    singular="ephemeralrunnerset",
+    names=kinds.EPHEMERAL_RUNNER_SET,
     description="EphemeralRunnerSet keeps the desired number of EphemeralRunners of one scale set.",
     spec=(
         Field("replicas", INT, description="The desired number of runners."),
@@ -323,9 +332,7 @@ EPHEMERAL_RUNNER_SET = Kind(
 )
 
 EPHEMERAL_RUNNER = Kind(
-    kind="EphemeralRunner",
-    plural="ephemeralrunners",
-    singular="ephemeralrunner",
+    names=kinds.EPHEMERAL_RUNNER,
     description="EphemeralRunner is one just-in-time runner and its pod.",
     spec=EPHEMERAL_RUNNER_SPEC,
     status=(
@@ -360,9 +367,7 @@ EPHEMERAL_RUNNER = Kind(
 )
 
 AUTOSCALING_LISTENER = Kind(
-    kind="AutoscalingListener",
-    plural="autoscalinglisteners",
-    singular="autoscalinglistener",
+    names=kinds.AUTOSCALING_LISTENER,
     description="AutoscalingListener runs the listener pod of one scale set.",
     spec=(
         Field("githubConfigUrl", STRING),

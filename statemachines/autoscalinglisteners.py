@@ -48,7 +48,7 @@ from statemachines import (
     naming,
     outcomes,
     pods,
-    readiness,
+    readycondition,
     semantics,
     tables,
 )
@@ -252,7 +252,7 @@ def _conditions(p: _Pass) -> None:
     problem = p.problem
     if problem is None and state is ListenerState.BACKOFF:
         problem = ("ListenerBackOff", backoff_message(p.record or failure_record(p.s)))
-    ready = readiness.ready(
+    ready = readycondition.ready(
         p.s,
         state.value,
         working=ListenerState.RUNNING.value,
@@ -260,9 +260,9 @@ def _conditions(p: _Pass) -> None:
         message=READY_MESSAGES[state],
         problem=problem,
     )
-    if p.problem is not None and (event := readiness.warning(p.s, ready)) is not None:
+    if p.problem is not None and (event := readycondition.warning(p.s, ready)) is not None:
         p.draft.add(event)
-    patch = readiness.status_patch(p.s, [ready])
+    patch = readycondition.status_patch(p.s, [ready])
     if patch:
         p.draft.add(effects.MergePatch(p.s.subject, {"status": patch}, subresource="status"))
 
@@ -416,7 +416,7 @@ def _config_secret(p: _Pass) -> bool:
         if out is not None and not out.ok:
             detail = f": {out.message}" if out.message else ""
             message = f"Building the listener's config Secret failed ({out.error}){detail}"
-            p.problem = ("ListenerConfigFailed", readiness.one_line(message))
+            p.problem = ("ListenerConfigFailed", readycondition.one_line(message))
         p.draft.add(effect)
         p.requeue(REQUEUE_SOON)
         return p.end("config secret created")
@@ -487,7 +487,10 @@ def _create_pod(p: _Pass, wanted: dict[str, Any]) -> bool:
         rejected = out.failed_with(outcomes.Failure.INVALID) or out.failed_with(outcomes.Failure.FORBIDDEN)
         reason = "ListenerPodRejected" if rejected else "ListenerPodCreateFailed"
         detail = f": {out.message}" if out.message else ""
-        p.problem = (reason, readiness.one_line(f"Creating the listener pod failed ({out.error}){detail}"))
+        p.problem = (
+            reason,
+            readycondition.one_line(f"Creating the listener pod failed ({out.error}){detail}"),
+        )
     failed = 0.0 if out is None or out.ok else out.remaining(RETRY_SECONDS, p.s.now)
     if failed > 0:
         p.requeue(failed)

@@ -16,13 +16,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from statemachines import naming, patches, semantics
+from statemachines import kinds, naming, patches, semantics
 from statemachines.effects import ObjectRef
 from statemachines.snapshots import JsonObject, Settings
 
-KIND_ARS = "AutoscalingRunnerSet"
-KIND_ERS = "EphemeralRunnerSet"
-KIND_LISTENER = "AutoscalingListener"
+KIND_ARS = kinds.ARS
+KIND_ERS = kinds.ERS
+KIND_LISTENER = kinds.AL
 
 PART_OF = "gha-runner-scale-set"
 COMPONENT_RUNNER_SET = "runner-set"

@@ -51,7 +51,7 @@ from statemachines import (
     outcomes,
     patches,
     pods,
-    readiness,
+    readycondition,
     runnerpods,
     runners,
     tables,
@@ -292,9 +292,9 @@ def _conditions(p: _Pass) -> None:
     phase = ErPhase.of(status.get("phase"))
     message = READY_MESSAGES[phase]
     if phase is ErPhase.FAILED and status.get("message"):
-        message = readiness.one_line(f"{message}: {status.get('message')}")
+        message = readycondition.one_line(f"{message}: {status.get('message')}")
     taken = p.draft.transitions[-1] if p.draft.transitions else None
-    ready = readiness.ready(
+    ready = readycondition.ready(
         p.s,
         phase.value,
         working=ErPhase.RUNNING.value,
@@ -309,10 +309,10 @@ def _conditions(p: _Pass) -> None:
         wanted.append(registered)
         reported += [registered] if p.jit_problem is not None else []
     for condition in reported:
-        event = readiness.warning(p.s, condition)
+        event = readycondition.warning(p.s, condition)
         if event is not None:
             p.draft.add(event)
-    p.patch_status(readiness.status_patch(p.s, wanted))
+    p.patch_status(readycondition.status_patch(p.s, wanted))
 
 
 def _registered(p: _Pass, name: str) -> Condition:
@@ -443,7 +443,7 @@ def _jit_secret(p: _Pass) -> bool:
         detail = f": {out.message}" if out.message else ""
         p.jit_problem = (
             "JitConfigFailed",
-            readiness.one_line(f"Generating the JIT config failed ({out.error}){detail}"),
+            readycondition.one_line(f"Generating the JIT config failed ({out.error}){detail}"),
         )
     return _retry(p, jit, out, "generating the runner's JIT config")
 
@@ -581,7 +581,10 @@ def _create_pod(p: _Pass) -> bool:
     if out is not None and not out.ok and not out.failed_with(Failure.ALREADY_EXISTS):
         reason = "PodQuotaExceeded" if is_quota(out) else "PodCreateFailed"
         detail = f": {out.message}" if out.message else ""
-        p.pod_problem = (reason, readiness.one_line(f"Creating the runner pod failed ({out.error}){detail}"))
+        p.pod_problem = (
+            reason,
+            readycondition.one_line(f"Creating the runner pod failed ({out.error}){detail}"),
+        )
     return _retry(p, create, out, "creating the runner pod")
 
 

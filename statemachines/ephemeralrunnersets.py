@@ -34,7 +34,7 @@ How work that upstream does with reads in the middle of a reconcile is expressed
 * Runner names are deterministic (``runners.runner_names``).
 
 Conditions (``status.conditions``), computed once at the end of a pass that reaches step 3 or later and
-written in the same status patch as the phase: ``Ready`` (True while Running; see ``readiness``) and
+written in the same status patch as the phase: ``Ready`` (True while Running; see ``readycondition``) and
 ``RevisionApplied`` (True once ``appliedActionableRevision`` has caught up with ``actionableRevision``,
 False with reason ``RevisionPending`` while the old revision's runners are being cleaned up). A pass
 that ends in deletion, the finalizer or a proxy Secret update states none.
@@ -47,7 +47,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from statemachines import effects, naming, outcomes, readiness, runners, tables
+from statemachines import effects, naming, outcomes, readycondition, runners, tables
 from statemachines.conditions import Condition
 from statemachines.decisions import Decision, Transition
 from statemachines.effects import Effect, ObjectRef
@@ -433,7 +433,7 @@ def _metadata_patch(s: Snapshot, finalizers: list[Any]) -> Effect:
 
 def _conditions(s: Snapshot, phase: ErsPhase, taken: Transition | None, applied: int) -> list[Condition]:
     """The conditions of a pass that ends in ``phase`` with ``applied`` as the applied revision."""
-    ready = readiness.ready(
+    ready = readycondition.ready(
         s, phase.value, working=ErsPhase.RUNNING.value, transition=taken, message=READY_MESSAGES[phase]
     )
     spec = spec_revision(s)
@@ -461,7 +461,7 @@ def _status_patch(
     """
     observed = s.status
     changed = {k: v for k, v in desired.items() if k not in observed or observed[k] != v}
-    changed |= readiness.status_patch(s, wanted)
+    changed |= readycondition.status_patch(s, wanted)
     if not changed:
         return None
     if "currentReplicas" not in observed:

@@ -1,11 +1,18 @@
-"""Shared test helpers: waiting on conditions with a deadline (never on sleeps)."""
+"""Shared test helpers: waiting on conditions with a deadline (never on sleeps), and where the ``arcsm``
+command the tests run is."""
 
 from __future__ import annotations
 
-import asyncio
-import inspect
+import shutil
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from controller import waiting
+
+# The installed command; beside the interpreter when the virtualenv's bin is not on PATH.
+ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
 
 
 async def eventually(
@@ -15,25 +22,14 @@ async def eventually(
     interval: float = 0.01,
     what: str = "condition",
 ) -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail with ``what`` after ``timeout`` seconds.
+    """Poll ``predicate`` (plain or async) until it returns something truthy; fail with ``what`` after
+    ``timeout`` seconds.
 
-    Exceptions raised by the predicate count as "not yet" until the deadline, then are re-raised.
+    An ``AssertionError`` raised by the predicate counts as "not yet" until the deadline, then is re-raised.
     """
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    last_exc: BaseException | None = None
-    while True:
-        try:
-            value = predicate()
-            if inspect.isawaitable(value):
-                value = await value
-            if value:
-                return value
-            last_exc = None
-        except AssertionError as exc:
-            last_exc = exc
-        if loop.time() >= deadline:
-            if last_exc is not None:
-                raise last_exc
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        await asyncio.sleep(interval)
+    try:
+        return await waiting.until(
+            predicate, what=what, timeout=timeout, interval=interval, retry_on=(AssertionError,)
+        )
+    except waiting.TimedOut:
+        raise AssertionError(f"timed out after {timeout}s waiting for {what}") from None

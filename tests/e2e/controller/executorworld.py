@@ -11,13 +11,13 @@ from kubernetes_asyncio import client
 from actions.client import ActionsClient
 from controller.kubewriting import object_path
 from sim.world import World
-from statemachines import naming
+from statemachines import kinds, naming
 from statemachines.effects import ActionsScope, ObjectRef
 
 NS = "arc-runners"
 CONFIG_SECRET = "github-config"
 PAT = "ghp_executorE2eToken000000000000000001"
-GROUP, VERSION = "actions.github.com", "v1alpha1"
+GROUP, VERSION = kinds.GROUP, kinds.VERSION
 RUNNER_VERSION = "2.330.0"
 
 
@@ -97,7 +97,7 @@ async def create_runner(
         },
     }
     created: dict[str, Any] = await client.CustomObjectsApi(api).create_namespaced_custom_object(
-        GROUP, VERSION, NS, "ephemeralrunners", body
+        GROUP, VERSION, NS, kinds.EPHEMERAL_RUNNER.plural, body
     )
     return created
 

@@ -25,26 +25,23 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from controller import running
 from controller.settings import ControllerSettings, QueueSettings
 from sim.world import World
+from statemachines import kinds
 from statemachines.snapshots import Settings as MachineSettings
 from store import reading, schema
 from store.records import Record, RecordType
 from store.settings import JournalSettings
 from tests.e2e.controller import recording
-from tests.helpers import eventually
+from tests.helpers import ARCSM, eventually
 from watchers.settings import WatchSettings
 
-GROUP, VERSION = "actions.github.com", "v1alpha1"
+GROUP, VERSION = kinds.GROUP, kinds.VERSION
+PLURALS = kinds.PLURALS
+MERGE_PATCH = "application/merge-patch+json"
 NS = "default"
 CONTROLLER_NS = "arc-systems"
 PAT = "ghp_controllerE2eToken00000000000000001"
 SECRET = "github-config"
 RUNNER_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
-PLURALS = {
-    "AutoscalingRunnerSet": "autoscalingrunnersets",
-    "EphemeralRunnerSet": "ephemeralrunnersets",
-    "EphemeralRunner": "ephemeralrunners",
-    "AutoscalingListener": "autoscalinglisteners",
-}
 
 
 @contextlib.asynccontextmanager
@@ -93,6 +90,23 @@ def scale_set_body(world: World, name: str = "arc", **spec: Any) -> dict[str, An
     }
 
 
+def run_command(journal: Path, kubeconfig: Path, *flags: str) -> list[str]:
+    """``arcsm run`` on ``journal`` against the cluster of ``kubeconfig``, watching the test namespaces."""
+    return [
+        ARCSM,
+        "run",
+        "--journal",
+        str(journal),
+        "--kubeconfig",
+        str(kubeconfig),
+        "--namespace",
+        NS,
+        "--controller-namespace",
+        CONTROLLER_NS,
+        *flags,
+    ]
+
+
 async def create(api: client.ApiClient, body: dict[str, Any]) -> dict[str, Any]:
     namespace = body["metadata"]["namespace"]
     created: dict[str, Any] = await client.CustomObjectsApi(api).create_namespaced_custom_object(
@@ -111,6 +125,40 @@ async def get(api: client.ApiClient, kind: str, name: str, namespace: str = NS) 
             return None
         raise
     return found
+
+
+async def required(
+    api: client.ApiClient, kind: str, name: str = "arc", namespace: str = NS
+) -> dict[str, Any]:
+    found = await get(api, kind, name, namespace)
+    assert found is not None, f"{kind} {name} is missing"
+    return found
+
+
+async def merge_patch(
+    api: client.ApiClient,
+    kind: str,
+    name: str,
+    patch: dict[str, Any],
+    namespace: str = NS,
+    *,
+    status: bool = False,
+) -> dict[str, Any]:
+    """A merge patch of the object (``status``: of its status subresource), as a user or tool sends it."""
+    custom = client.CustomObjectsApi(api)
+    send = custom.patch_namespaced_custom_object_status if status else custom.patch_namespaced_custom_object
+    patched: dict[str, Any] = await send(  # type: ignore[call-arg]
+        GROUP, VERSION, namespace, PLURALS[kind], name, patch, _content_type=MERGE_PATCH
+    )
+    return patched
+
+
+def revisions(ers: dict[str, Any]) -> tuple[int, int]:
+    """The runner set's (spec.actionableRevision, status.appliedActionableRevision)."""
+    return (
+        int((ers.get("spec") or {}).get("actionableRevision") or 0),
+        int((ers.get("status") or {}).get("appliedActionableRevision") or 0),
+    )
 
 
 async def items(api: client.ApiClient, kind: str, namespace: str = NS) -> list[dict[str, Any]]:

@@ -37,61 +37,34 @@ from sim.world import World
 from statemachines.autoscalinglisteners import ANNOTATION_STATE as LISTENER_STATE
 from statemachines.decisions import Decision
 from statemachines.effects import DeleteObject
+from statemachines.kinds import AL as AL
+from statemachines.kinds import ARS, ER, ERS
 from statemachines.naming import ANNOTATION_ACTIONABLE_REVISION
 from statemachines.phases import ListenerState
 from statemachines.snapshots import Snapshot
 from store.records import Record, RecordType
 from tests.e2e.controller import harness
-from tests.e2e.controller.harness import CONTROLLER_NS
+from tests.e2e.controller.harness import CONTROLLER_NS, MERGE_PATCH, required, revisions
+from tests.e2e.controller.scenario_steps import ars_transitions as ars_transitions
+from tests.e2e.controller.scenario_steps import last_seq as last_seq
+from tests.e2e.controller.scenario_steps import listeners
+from tests.e2e.controller.scenario_steps import uid as uid
 from tests.helpers import eventually
 
 TIMEOUT = 30.0
-ARS, ERS, ER, AL = "AutoscalingRunnerSet", "EphemeralRunnerSet", "EphemeralRunner", "AutoscalingListener"
 # The fake refuses runners older than MINIMUM: a runner built from OLD_IMAGE registers and exits 7.
 MINIMUM = "2.330.0"
 OLD_IMAGE = "ghcr.io/actions/actions-runner:2.329.0"
 IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
 NEXT_IMAGE = "ghcr.io/actions/actions-runner:2.331.0"
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-MERGE_PATCH = "application/merge-patch+json"
 
 
 # -- the cluster ---------------------------------------------------------------------------------------------
 
 
-async def merge_patch(
-    kube: client.ApiClient, kind: str, body: dict[str, Any], name: str = "arc", *, status: bool = False
-) -> None:
-    """A merge patch of the object (``status``: of its status subresource), as a user or tool sends it."""
-    api = client.CustomObjectsApi(kube)
-    patch = api.patch_namespaced_custom_object_status if status else api.patch_namespaced_custom_object
-    await patch(  # type: ignore[call-arg]
-        harness.GROUP,
-        harness.VERSION,
-        harness.NS,
-        harness.PLURALS[kind],
-        name,
-        body,
-        _content_type=MERGE_PATCH,
-    )
-
-
-async def required(kube: client.ApiClient, kind: str, name: str = "arc") -> dict[str, Any]:
-    found = await harness.get(kube, kind, name)
-    assert found is not None, f"{kind} {name} is missing"
-    return found
-
-
 def status_of(obj: dict[str, Any] | None) -> dict[str, Any]:
     return dict((obj or {}).get("status") or {})
-
-
-def revisions(ers: dict[str, Any]) -> tuple[int, int]:
-    """The runner set's (spec.actionableRevision, status.appliedActionableRevision)."""
-    return (
-        int((ers.get("spec") or {}).get("actionableRevision") or 0),
-        int(status_of(ers).get("appliedActionableRevision") or 0),
-    )
 
 
 def runner_revision(runner: dict[str, Any]) -> str | None:
@@ -103,14 +76,6 @@ def runner_revision(runner: dict[str, Any]) -> str | None:
 
 def has_job(runner: dict[str, Any]) -> bool:
     return bool(status_of(runner).get("jobId"))
-
-
-def uid(obj: dict[str, Any]) -> str:
-    return str(obj["metadata"]["uid"])
-
-
-async def listeners(kube: client.ApiClient) -> list[dict[str, Any]]:
-    return await harness.items(kube, AL, CONTROLLER_NS)
 
 
 async def create_scale_set(world: World, kube: client.ApiClient, image: str = IMAGE, **spec: Any) -> None:
@@ -132,7 +97,7 @@ async def wait_started(kube: client.ApiClient) -> None:
 async def change_image(kube: client.ApiClient, image: str) -> None:
     """The user's edit: the runner image of the ARS template (the generation moves)."""
     template = {"spec": {"containers": [{"name": "runner", "image": image}]}}
-    await merge_patch(kube, ARS, {"spec": {"template": template}})
+    await harness.merge_patch(kube, ARS, "arc", {"spec": {"template": template}})
 
 
 async def publish_image(kube: client.ApiClient, image: str) -> int:
@@ -144,7 +109,7 @@ async def publish_image(kube: client.ApiClient, image: str) -> int:
     containers = [{**c, "image": image} if c.get("name") == "runner" else c for c in pod_spec["containers"]]
     published = max(revision, applied) + 1
     spec = {"actionableRevision": published, "ephemeralRunnerSpec": {"spec": {"containers": containers}}}
-    await merge_patch(kube, ERS, {"spec": spec})
+    await harness.merge_patch(kube, ERS, "arc", {"spec": spec})
     return published
 
 
@@ -232,10 +197,6 @@ async def observed(journal: Path, kind: str, name: str | None = None) -> list[Re
     ]
 
 
-async def last_seq(journal: Path) -> int:
-    return max((r.seq or 0 for r in await harness.journaled(journal)), default=0)
-
-
 async def effects_on(
     journal: Path, kind: str, name: str, namespace: str = harness.NS
 ) -> list[dict[str, Any]]:
@@ -254,15 +215,6 @@ async def failed_results(journal: Path, key_part: str) -> list[Record]:
         r
         for r in await harness.journaled(journal, {RecordType.EFFECT_RESULT})
         if r.body.get("ok") is False and key_part in str(r.body.get("key", ""))
-    ]
-
-
-async def ars_transitions(journal: Path) -> list[dict[str, Any]]:
-    return [
-        t
-        for r in await harness.journaled(journal, {RecordType.DECISION})
-        if r.kind == ARS and r.name == "arc"
-        for t in r.body["transitions"]
     ]
 
 

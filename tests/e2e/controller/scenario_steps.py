@@ -20,39 +20,21 @@ from typing import Any
 from kubernetes_asyncio import client
 
 from sim.world import World
+from statemachines.kinds import AL, ARS, ER, ERS
 from store.records import Record, RecordType
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, Controller
+from tests.e2e.controller.harness import required as required
+from tests.e2e.controller.harness import revisions as revisions
 from tests.helpers import eventually
 
 TIMEOUT = 30.0
-ARS, ERS, ER, AL = "AutoscalingRunnerSet", "EphemeralRunnerSet", "EphemeralRunner", "AutoscalingListener"
 # The fake refuses runners older than MINIMUM: a runner built from REJECTED_IMAGE registers and exits 7.
 MINIMUM = "2.330.0"
 REJECTED_IMAGE = "ghcr.io/actions/actions-runner:2.329.0"
 
 
 # -- the cluster ---------------------------------------------------------------------------------------------
-
-
-async def merge_patch(
-    kube: client.ApiClient, kind: str, body: dict[str, Any], name: str = "arc", namespace: str = harness.NS
-) -> None:
-    await client.CustomObjectsApi(kube).patch_namespaced_custom_object(  # type: ignore[call-arg]
-        harness.GROUP,
-        harness.VERSION,
-        namespace,
-        harness.PLURALS[kind],
-        name,
-        body,
-        _content_type="application/merge-patch+json",
-    )
-
-
-async def required(kube: client.ApiClient, kind: str, name: str = "arc") -> dict[str, Any]:
-    found = await harness.get(kube, kind, name)
-    assert found is not None, f"{kind} {name} is missing"
-    return found
 
 
 async def listeners(kube: client.ApiClient) -> list[dict[str, Any]]:
@@ -66,14 +48,6 @@ def generations(ars: dict[str, Any]) -> tuple[int, int]:
     )
 
 
-def revisions(ers: dict[str, Any]) -> tuple[int, int]:
-    """The runner set's (spec.actionableRevision, status.appliedActionableRevision)."""
-    return (
-        int((ers.get("spec") or {}).get("actionableRevision") or 0),
-        int((ers.get("status") or {}).get("appliedActionableRevision") or 0),
-    )
-
-
 def uid(obj: dict[str, Any]) -> str:
     return str(obj["metadata"]["uid"])
 
@@ -82,7 +56,8 @@ def uid(obj: dict[str, Any]) -> str:
 
 
 async def last_seq(journal: Path) -> int:
-    return max((r.seq or 0) for r in await harness.journaled(journal))
+    """The seq of the journal's last record (0 for an empty journal)."""
+    return max((r.seq or 0 for r in await harness.journaled(journal)), default=0)
 
 
 async def observed(journal: Path, kind: str, after: int = 0) -> list[Record]:
@@ -208,16 +183,8 @@ async def wait_parked(kube: client.ApiClient, journal: Path, after: int = 0) -> 
     async def parked() -> bool:
         if not any(t["to"] == "Outdated" for t in await ars_transitions(journal, after)):
             return False
-        ers = await harness.get(kube, ERS, "arc")
         idle = [r for r in await harness.items(kube, ER) if not (r.get("status") or {}).get("jobId")]
-        return (
-            await harness.phase(kube) == "Outdated"
-            and ers is not None
-            and ers["spec"].get("replicas") == 0
-            and ers["spec"].get("patchID") == 0
-            and not await listeners(kube)
-            and not idle
-        )
+        return await pinned_without_listener(kube) and not idle
 
     await eventually(
         parked,
@@ -226,12 +193,24 @@ async def wait_parked(kube: client.ApiClient, journal: Path, after: int = 0) -> 
     )
 
 
+async def pinned_without_listener(kube: client.ApiClient) -> bool:
+    """The ARS is Outdated now, its runner set pinned at 0/0 (not deleted), and no listener exists."""
+    ers = await harness.get(kube, ERS, "arc")
+    return (
+        await harness.phase(kube) == "Outdated"
+        and ers is not None
+        and ers["spec"].get("replicas") == 0
+        and ers["spec"].get("patchID") == 0
+        and not await listeners(kube)
+    )
+
+
 async def late_listener_patch(kube: client.ApiClient, journal: Path, replicas: int, patch_id: int) -> int:
     """Patch the runner set as a listener that lost the race with the park would, and wait until the
     parked scale set re-pinned it to 0/0 in a pass that read the patch (A7). Returns the seq of the observed
     patch: every pass decided from the journal at or after it read it."""
     mark = await last_seq(journal)
-    await merge_patch(kube, ERS, {"spec": {"replicas": replicas, "patchID": patch_id}})
+    await harness.merge_patch(kube, ERS, "arc", {"spec": {"replicas": replicas, "patchID": patch_id}})
 
     def patched(ers: dict[str, Any]) -> bool:
         return (ers.get("spec") or {}).get("replicas") == replicas
@@ -240,20 +219,27 @@ async def late_listener_patch(kube: client.ApiClient, journal: Path, replicas: i
         lambda: first_observed(journal, ERS, patched, after=mark), timeout=TIMEOUT, what="the patch observed"
     )
 
-    async def repinned() -> bool:
-        ers = await required(kube, ERS)
-        return (
-            ers["spec"].get("replicas") == 0
-            and ers["spec"].get("patchID") == 0
-            and any(
-                t["trigger"] == "parked" and r.body["seq"] >= seen
-                for r in await ars_decisions(journal, after=seen)
-                for t in r.body["transitions"]
-            )
-        )
-
-    await eventually(repinned, timeout=TIMEOUT, what=f"the late patch {replicas}/{patch_id} re-pinned to 0/0")
+    await eventually(
+        lambda: repinned(kube, journal, after=seen, seen=seen),
+        timeout=TIMEOUT,
+        what=f"the late patch {replicas}/{patch_id} re-pinned to 0/0",
+    )
     return int(seen)
+
+
+async def repinned(kube: client.ApiClient, journal: Path, *, after: int, seen: int) -> bool:
+    """The runner set is back at 0/0 and an ARS pass after ``after`` that read the fold at ``seen`` or later
+    recorded the parked row (A7)."""
+    ers = await required(kube, ERS)
+    return (
+        ers["spec"].get("replicas") == 0
+        and ers["spec"].get("patchID") == 0
+        and any(
+            t["trigger"] == "parked" and r.body["seq"] >= seen
+            for r in await ars_decisions(journal, after=after)
+            for t in r.body["transitions"]
+        )
+    )
 
 
 async def assert_runner_set_kept(kube: client.ApiClient, journal: Path) -> dict[str, Any]:

@@ -62,15 +62,7 @@ async def write_secret(kube: client.ApiClient, data: dict[str, str], name: str =
 
 
 async def patch_spec(kube: client.ApiClient, spec: dict[str, Any]) -> None:
-    await client.CustomObjectsApi(kube).patch_namespaced_custom_object(  # type: ignore[call-arg]
-        harness.GROUP,
-        harness.VERSION,
-        NS,
-        harness.PLURALS["AutoscalingRunnerSet"],
-        BAD,
-        {"spec": spec},
-        _content_type="application/merge-patch+json",
-    )
+    await harness.merge_patch(kube, "AutoscalingRunnerSet", BAD, {"spec": spec}, NS)
 
 
 async def events_journaled(journal: Path, reason: str) -> int:

@@ -4,9 +4,7 @@ with exit status 0 and a journal another process can open; a failure to start is
 from __future__ import annotations
 
 import asyncio
-import shutil
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -17,9 +15,7 @@ from sim.world import World
 from store.journal import Journal
 from store.records import RecordType
 from tests.e2e.controller import harness
-from tests.helpers import eventually
-
-ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+from tests.helpers import ARCSM, eventually
 
 
 @pytest.fixture

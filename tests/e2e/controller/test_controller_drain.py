@@ -56,15 +56,7 @@ async def test_an_image_change_with_an_idle_min_runner_is_published_and_the_runn
         old_revision = revision(first)
 
         template = {"spec": {"containers": [{"name": "runner", "image": NEW_IMAGE}]}}
-        await client.CustomObjectsApi(kube).patch_namespaced_custom_object(  # type: ignore[call-arg]
-            harness.GROUP,
-            harness.VERSION,
-            harness.NS,
-            harness.PLURALS["AutoscalingRunnerSet"],
-            "arc",
-            {"spec": {"template": template}},
-            _content_type="application/merge-patch+json",
-        )
+        await harness.merge_patch(kube, "AutoscalingRunnerSet", "arc", {"spec": {"template": template}})
 
         async def replaced() -> bool:
             found = await runners(kube)

@@ -18,8 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-import shutil
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -30,13 +28,12 @@ from kubernetes_asyncio import client
 from sim.github.faults import GitHubFault
 from sim.github.records import Job
 from sim.world import World
+from statemachines.kinds import ARS, ER, ERS
 from statemachines.naming import ANNOTATION_ACTIONABLE_REVISION
 from store.records import Record, RecordType
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
-ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
-ARS, ERS, ER = "AutoscalingRunnerSet", "EphemeralRunnerSet", "EphemeralRunner"
 TIMEOUT = 30.0
 JOB_SECONDS = 45.0  # outlasts the test: the busy runner is kept through the whole cleanup
 KILLS = 3
@@ -61,16 +58,7 @@ class Arcsm:
     async def start(self) -> None:
         assert self.proc is None or self.proc.returncode is not None
         self.proc = await asyncio.create_subprocess_exec(
-            ARCSM,
-            "run",
-            "--journal",
-            str(self.journal),
-            "--kubeconfig",
-            str(self.kubeconfig),
-            "--namespace",
-            harness.NS,
-            "--controller-namespace",
-            harness.CONTROLLER_NS,
+            *harness.run_command(self.journal, self.kubeconfig),
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
@@ -91,26 +79,6 @@ class Arcsm:
                 self.proc.kill()
                 await self.proc.wait()
         return self.proc.returncode or 0
-
-
-async def merge_patch(kube: client.ApiClient, kind: str, body: dict[str, Any], name: str = "arc") -> None:
-    await client.CustomObjectsApi(kube).patch_namespaced_custom_object(  # type: ignore[call-arg]
-        harness.GROUP,
-        harness.VERSION,
-        harness.NS,
-        harness.PLURALS[kind],
-        name,
-        body,
-        _content_type="application/merge-patch+json",
-    )
-
-
-def revisions(ers: dict[str, Any]) -> tuple[int, int]:
-    """The runner set's (spec.actionableRevision, status.appliedActionableRevision)."""
-    return (
-        int((ers.get("spec") or {}).get("actionableRevision") or 0),
-        int((ers.get("status") or {}).get("appliedActionableRevision") or 0),
-    )
 
 
 def runner_revision(runner: dict[str, Any]) -> int:
@@ -195,14 +163,14 @@ async def test_sigkill_during_the_revision_cleanup_converges_and_keeps_the_busy_
             return len(idle) == 2 and sum(a.online for a in world.github.state.agents.values()) == 3
 
         await eventually(idle_beside_the_busy_one, timeout=TIMEOUT, what="2 idle runners beside the busy one")
-        old_revision, old_applied = revisions(await harness.get(kube, ERS, "arc") or {})
+        old_revision, old_applied = harness.revisions(await harness.get(kube, ERS, "arc") or {})
         assert old_revision == old_applied
 
         # The cleanup takes a while (RemoveRunner answers slowly) so the kills land inside it.
         world.github.inject(GitHubFault(method="DELETE", path=r"/agents/\d+$", latency=0.3, times=None))
         # A new runner-spec revision, as the ARS publishes one: the runner set releases its runners without a
         # job (the busy one is kept) and only then records the revision applied.
-        await merge_patch(kube, ERS, {"spec": {"actionableRevision": old_revision + 1}})
+        await harness.merge_patch(kube, ERS, "arc", {"spec": {"actionableRevision": old_revision + 1}})
 
         def removals() -> int:
             return len(world.github.calls_to("DELETE", "/agents/"))
@@ -234,7 +202,7 @@ async def test_sigkill_during_the_revision_cleanup_converges_and_keeps_the_busy_
             ers = await harness.get(kube, ERS, "arc")
             if ars is None or ers is None:
                 return False
-            actionable, applied = revisions(ers)
+            actionable, applied = harness.revisions(ers)
             idle = [r for r in await harness.items(kube, ER) if not has_job(r)]
             return (
                 (ars.get("status") or {}).get("phase") == "Running"
@@ -272,7 +240,7 @@ def assert_applied_revision_waits_for_the_cleanup(records: list[Record]) -> None
             else:
                 runners[record.uid] = record.body["object"]
         elif record.kind == ERS:
-            _, now = revisions(record.body["object"])
+            _, now = harness.revisions(record.body["object"])
             assert now >= applied, f"appliedActionableRevision went back {applied} -> {now} at {record.seq}"
             if now > applied:
                 advances += 1

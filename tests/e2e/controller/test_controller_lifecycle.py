@@ -158,15 +158,7 @@ async def test_runners_come_up_at_min_runners_and_idle_ones_are_released_on_scal
 
         await eventually(one_runner_running, timeout=TIMEOUT, what="one runner registered and running")
 
-        await client.CustomObjectsApi(kube).patch_namespaced_custom_object(  # type: ignore[call-arg]
-            harness.GROUP,
-            harness.VERSION,
-            harness.NS,
-            "autoscalingrunnersets",
-            "arc",
-            {"spec": {"minRunners": 0}},
-            _content_type="application/merge-patch+json",
-        )
+        await harness.merge_patch(kube, "AutoscalingRunnerSet", "arc", {"spec": {"minRunners": 0}})
 
         async def released() -> bool:
             return not await harness.items(kube, "EphemeralRunner") and not world.github.state.agents

@@ -7,9 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,9 +19,8 @@ from sim.world import World
 from store.journal import Journal
 from store.records import RecordType
 from tests.e2e.controller import harness
-from tests.helpers import eventually
+from tests.helpers import ARCSM, eventually
 
-ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
 KEYS = ("kind", "namespace", "name", "seq", "from_phase", "to_phase", "trigger")
 
 

@@ -118,14 +118,8 @@ async def story(world: World, directory: Path, *, predicates: bool, runners: int
                 _settled_after(api, runners, 0), timeout=TIMEOUT, what="Running with its runners"
             )
 
-            await client.CustomObjectsApi(api).patch_namespaced_custom_object(  # type: ignore[call-arg]
-                harness.GROUP,
-                harness.VERSION,
-                harness.NS,
-                "autoscalingrunnersets",
-                "arc",
-                {"spec": {"maxRunners": MAX_RUNNERS}},
-                _content_type="application/merge-patch+json",
+            await harness.merge_patch(
+                api, "AutoscalingRunnerSet", "arc", {"spec": {"maxRunners": MAX_RUNNERS}}
             )
 
             async def edited() -> bool:

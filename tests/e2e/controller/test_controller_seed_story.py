@@ -1,6 +1,8 @@
 """The seed's story end to end (C7, spec §4.5, §4.6): runners that reject their spec park the scale set
 without churn (a runner busy with a job is kept), and a spec update recovers it through an advanced
-runner-spec revision, even one that leaves the runner spec alone.
+runner-spec revision, even one that leaves the runner spec alone. The tests carry the ids of the scenarios
+they run: 4.5-A (the park, around a runner busy with a job), 4.6-A (a spec update that leaves the runner
+spec alone) and 4.6-B (an image fix); each also parks first, so each covers 4.5-A's park as well.
 
 Real composition root (``controller.running.run``), real journal on disk, emulated cluster with the fake
 GitHub. The fake refuses runners older than its minimum version, so a runner built from an older image
@@ -21,16 +23,24 @@ import pytest
 from kubernetes_asyncio import client
 
 from sim.world import World
-from store.records import Record, RecordType
+from statemachines.kinds import AL, ARS, ER, ERS
+from store.records import RecordType
 from tests.e2e.controller import harness
-from tests.e2e.controller.harness import CONTROLLER_NS, Controller
+from tests.e2e.controller.harness import CONTROLLER_NS, Controller, merge_patch, required, revisions
+from tests.e2e.controller.scenario_steps import (
+    ars_decisions,
+    ars_transitions,
+    last_seq,
+    observed,
+    pinned_without_listener,
+    repinned,
+)
 from tests.helpers import eventually
 
 TIMEOUT = 30.0
 MINIMUM = "2.330.0"
 OLD_IMAGE = "ghcr.io/actions/actions-runner:2.329.0"
 NEW_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
-ARS, ERS, ER, AL = "AutoscalingRunnerSet", "EphemeralRunnerSet", "EphemeralRunner", "AutoscalingListener"
 
 
 @pytest.fixture
@@ -43,55 +53,9 @@ async def world() -> AsyncIterator[World]:
 # -- reading the cluster and the journal -------------------------------------------------------------------
 
 
-async def merge_patch(kube: client.ApiClient, kind: str, body: dict[str, Any], name: str = "arc") -> None:
-    await client.CustomObjectsApi(kube).patch_namespaced_custom_object(  # type: ignore[call-arg]
-        harness.GROUP,
-        harness.VERSION,
-        harness.NS,
-        harness.PLURALS[kind],
-        name,
-        body,
-        _content_type="application/merge-patch+json",
-    )
-
-
-async def required(kube: client.ApiClient, kind: str, name: str = "arc") -> dict[str, Any]:
-    found = await harness.get(kube, kind, name)
-    assert found is not None, f"{kind} {name} is missing"
-    return found
-
-
-def revisions(ers: dict[str, Any]) -> tuple[int, int]:
-    """The runner set's (spec.actionableRevision, status.appliedActionableRevision)."""
-    return (
-        int((ers.get("spec") or {}).get("actionableRevision") or 0),
-        int((ers.get("status") or {}).get("appliedActionableRevision") or 0),
-    )
-
-
-async def observed(journal: Path, kind: str) -> list[Record]:
-    return [r for r in await harness.journaled(journal, {RecordType.OBSERVED}) if r.kind == kind]
-
-
 async def runners_ever_created(journal: Path) -> set[str]:
     """The uids of every EphemeralRunner the journal ever observed."""
     return {r.uid for r in await observed(journal, ER)}
-
-
-async def ars_decisions(journal: Path, after: int = 0) -> list[Record]:
-    return [
-        r
-        for r in await harness.journaled(journal, {RecordType.DECISION})
-        if r.kind == ARS and r.name == "arc" and (r.seq or 0) > after
-    ]
-
-
-async def last_seq(journal: Path) -> int:
-    return max((r.seq or 0) for r in await harness.journaled(journal))
-
-
-async def ars_transitions(journal: Path) -> list[dict[str, Any]]:
-    return [t for r in await ars_decisions(journal) for t in r.body["transitions"]]
 
 
 # -- the steps of the story ---------------------------------------------------------------------------------
@@ -132,19 +96,10 @@ async def park(world: World, kube: client.ApiClient, controller: Controller) -> 
 
 async def wait_parked(kube: client.ApiClient) -> None:
     """The ARS Outdated, its runner set pinned at 0/0 (not deleted), no listener."""
-
-    async def parked() -> bool:
-        ers = await harness.get(kube, ERS, "arc")
-        return (
-            await harness.phase(kube) == "Outdated"
-            and ers is not None
-            and ers["spec"].get("replicas") == 0
-            and ers["spec"].get("patchID") == 0
-            and not await harness.items(kube, AL, CONTROLLER_NS)
-        )
-
     await eventually(
-        parked, timeout=TIMEOUT, what="the scale set parked: Outdated, pinned at 0/0, no listener"
+        lambda: pinned_without_listener(kube),
+        timeout=TIMEOUT,
+        what="the scale set parked: Outdated, pinned at 0/0, no listener",
     )
 
 
@@ -154,21 +109,6 @@ def has_job(runner: dict[str, Any]) -> bool:
 
 async def idle_runners(kube: client.ApiClient) -> list[dict[str, Any]]:
     return [r for r in await harness.items(kube, ER) if not has_job(r)]
-
-
-async def repinned(kube: client.ApiClient, journal: Path, *, after: int, seen: int) -> bool:
-    """The runner set is back at 0/0 and an ARS pass after ``after`` that read the fold at ``seen`` or later
-    recorded the parked row (A7)."""
-    ers = await required(kube, ERS)
-    return (
-        ers["spec"].get("replicas") == 0
-        and ers["spec"].get("patchID") == 0
-        and any(
-            t["trigger"] == "parked" and r.body["seq"] >= seen
-            for r in await ars_decisions(journal, after=after)
-            for t in r.body["transitions"]
-        )
-    )
 
 
 async def assert_parked_without_churn(world: World, kube: client.ApiClient, controller: Controller) -> None:
@@ -186,7 +126,7 @@ async def assert_parked_without_churn(world: World, kube: client.ApiClient, cont
     assert runners_before, "a runner was created and rejected before the park"
     busy_before = {r["metadata"]["uid"] for r in await harness.items(kube, ER)}
     # A label edit does not move the generation, so it does not recover the set (§4.6-C).
-    await merge_patch(kube, ARS, {"metadata": {"labels": {"edited": "yes"}}})
+    await merge_patch(kube, ARS, "arc", {"metadata": {"labels": {"edited": "yes"}}})
 
     async def label_observed() -> int:
         return next(
@@ -205,7 +145,7 @@ async def assert_parked_without_churn(world: World, kube: client.ApiClient, cont
     # the fold after the label edit.
     for replicas, patch_id in ((4, 9), (2, 11)):
         mark = await last_seq(controller.journal)
-        await merge_patch(kube, ERS, {"spec": {"replicas": replicas, "patchID": patch_id}})
+        await merge_patch(kube, ERS, "arc", {"spec": {"replicas": replicas, "patchID": patch_id}})
         await eventually(
             functools.partial(repinned, kube, controller.journal, after=mark, seen=label_seq),
             timeout=TIMEOUT,
@@ -327,7 +267,7 @@ async def assert_story_journaled(controller: Controller, recovered_revision: int
 # -- the tests -----------------------------------------------------------------------------------------------
 
 
-async def test_rejected_runners_park_the_scale_set_and_an_image_fix_recovers_it(
+async def test_4_6_b_rejected_runners_park_the_scale_set_and_an_image_fix_recovers_it(
     world: World, kube: client.ApiClient, tmp_path: Path
 ) -> None:
     async with Controller(world, tmp_path) as controller:
@@ -337,14 +277,14 @@ async def test_rejected_runners_park_the_scale_set_and_an_image_fix_recovers_it(
 
         # The fix: a runner image the service accepts (a spec update; the generation moves).
         template = {"spec": {"containers": [{"name": "runner", "image": NEW_IMAGE}]}}
-        await merge_patch(kube, ARS, {"spec": {"template": template}})
+        await merge_patch(kube, ARS, "arc", {"spec": {"template": template}})
 
         ers = await assert_recovered(world, kube, controller, parked_revision)
         assert ers["spec"]["ephemeralRunnerSpec"]["spec"]["containers"][0]["image"] == NEW_IMAGE
         await assert_story_journaled(controller, revisions(ers)[0])
 
 
-async def test_a_spec_update_that_leaves_the_runner_spec_alone_still_advances_the_revision(
+async def test_4_6_a_a_spec_update_that_leaves_the_runner_spec_alone_still_advances_the_revision(
     world: World, kube: client.ApiClient, tmp_path: Path
 ) -> None:
     async with Controller(world, tmp_path) as controller:
@@ -355,7 +295,7 @@ async def test_a_spec_update_that_leaves_the_runner_spec_alone_still_advances_th
 
         # The service stops refusing the old runners; the user's retry edits only maxRunners (§4.6-A).
         world.github.configure(min_runner_version="0.0.0")
-        await merge_patch(kube, ARS, {"spec": {"maxRunners": 4}})
+        await merge_patch(kube, ARS, "arc", {"spec": {"maxRunners": 4}})
 
         ers = await assert_recovered(world, kube, controller, parked_revision)
         assert ers["spec"]["ephemeralRunnerSpec"] == parked["spec"]["ephemeralRunnerSpec"]
@@ -364,7 +304,7 @@ async def test_a_spec_update_that_leaves_the_runner_spec_alone_still_advances_th
         await assert_story_journaled(controller, revisions(ers)[0])
 
 
-async def test_a_runner_busy_with_a_job_is_kept_while_the_scale_set_parks(
+async def test_4_5_a_a_runner_busy_with_a_job_is_kept_while_the_scale_set_parks(
     world: World, kube: client.ApiClient, tmp_path: Path
 ) -> None:
     # The first runner is accepted and takes a long job; the service then raises its minimum, so the

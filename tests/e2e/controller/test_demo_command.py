@@ -9,15 +9,13 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
-import shutil
-import sys
 from pathlib import Path
 
 from controller.demostory import DEMO_PAT
 from store.records import RecordType
 from tests.e2e.controller import harness
+from tests.helpers import ARCSM
 
-ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
 DEADLINE = 240.0  # the whole story; each of its steps has its own deadline inside the demo
 
 

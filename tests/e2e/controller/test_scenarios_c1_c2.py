@@ -89,7 +89,7 @@ async def test_4_1_b_spec_edit_while_running_goes_pending_then_running_at_the_ne
         (listener,) = await steps.listeners(kube)
         mark = await steps.last_seq(controller.journal)
 
-        await steps.merge_patch(kube, ARS, {"spec": {"minRunners": 1}})
+        await harness.merge_patch(kube, ARS, "arc", {"spec": {"minRunners": 1}})
 
         ars = await steps.running_at_generation(kube, "Running at the edited generation")
         assert steps.generations(ars) == (old + 1, old + 1)
@@ -110,7 +110,7 @@ async def test_4_1_c_spec_edit_with_a_failing_listener_delete_stays_pending_at_t
         mark = await steps.last_seq(controller.journal)
         fault = world.inject(Fault(verb="delete", path="/autoscalinglisteners/", code=500, times=None))
 
-        await steps.merge_patch(kube, ARS, {"spec": {"minRunners": 1}})
+        await harness.merge_patch(kube, ARS, "arc", {"spec": {"minRunners": 1}})
 
         async def deletes_failed() -> bool:
             failed = await steps.failed_results(controller.journal, LISTENER_DELETE, after=mark)
@@ -144,7 +144,7 @@ async def label_edit(kube: client.ApiClient, journal: Path) -> tuple[dict[str, A
     ars = await steps.required(kube, ARS)
     ers = await steps.required(kube, ERS)
     mark = await steps.last_seq(journal)
-    await steps.merge_patch(kube, ARS, {"metadata": {"labels": {"team": "x"}}})
+    await harness.merge_patch(kube, ARS, "arc", {"metadata": {"labels": {"team": "x"}}})
     return ars, ers, mark
 
 

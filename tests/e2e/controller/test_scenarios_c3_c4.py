@@ -19,7 +19,7 @@ from sim.faults import Fault
 from sim.github.faults import GitHubFault
 from sim.world import World
 from tests.e2e.controller import harness
-from tests.e2e.controller.harness import Controller
+from tests.e2e.controller.harness import Controller, merge_patch, required, revisions
 from tests.e2e.controller.revision_steps import (
     AL,
     ARS,
@@ -39,12 +39,9 @@ from tests.e2e.controller.revision_steps import (
     failed_results,
     has_job,
     listeners,
-    merge_patch,
     observed,
     publish_image,
     queue_job,
-    required,
-    revisions,
     runner_revision,
     runner_running,
     running_with_idle_runners,
@@ -363,7 +360,7 @@ async def test_4_4_c_the_guard_suppresses_a_stale_verdict_while_rev_is_ahead_of_
     rev, app = revisions(await required(kube, ERS))
     assert rev == app
     listener = (await listeners(kube))[0]
-    await merge_patch(kube, ERS, {"spec": {"actionableRevision": rev + 1}})
+    await merge_patch(kube, ERS, "arc", {"spec": {"actionableRevision": rev + 1}})
     world.clear_faults()
     mark = passes.mark()
 
@@ -408,9 +405,9 @@ async def test_4_4_d_a_legacy_set_at_rev_app_zero_is_torn_down(
         await create_scale_set(world, kube)
         await running_with_idle_runners(world, kube, 0)
     before = await required(kube, ERS)
-    await merge_patch(kube, ERS, {"spec": {"actionableRevision": 0}})
+    await merge_patch(kube, ERS, "arc", {"spec": {"actionableRevision": 0}})
     await merge_patch(
-        kube, ERS, {"status": {"appliedActionableRevision": 0, "phase": "Outdated"}}, status=True
+        kube, ERS, "arc", {"status": {"appliedActionableRevision": 0, "phase": "Outdated"}}, status=True
     )
 
     async with controller:

@@ -19,19 +19,17 @@ from statemachines.effects import MergePatch
 from statemachines.naming import FINALIZER_EPHEMERAL_RUNNER, FINALIZER_RUNNER_REGISTRATION
 from store.records import RecordType
 from tests.e2e.controller import harness
-from tests.e2e.controller.harness import CONTROLLER_NS, Controller
+from tests.e2e.controller.harness import CONTROLLER_NS, MERGE_PATCH, Controller, required
 from tests.e2e.controller.revision_steps import (
     AL,
     ARS,
     ER,
     ERS,
-    MERGE_PATCH,
     TIMEOUT,
     Passes,
     create_scale_set,
     last_seq,
     patches_not_merge,
-    required,
     running_with_idle_runners,
     settled,
     writes_since,

@@ -77,7 +77,7 @@ async def test_4_6_c_a_label_edit_does_not_recover_the_parked_scale_set(
         ers = await steps.required(kube, ERS)
         mark = await steps.last_seq(controller.journal)
 
-        await steps.merge_patch(kube, ARS, {"metadata": {"labels": {"team": "x"}}})
+        await harness.merge_patch(kube, ARS, "arc", {"metadata": {"labels": {"team": "x"}}})
 
         def labelled(obj: dict[str, object]) -> bool:
             meta = obj.get("metadata")
@@ -113,7 +113,7 @@ async def test_4_6_e_a_recovery_whose_runners_are_rejected_again_parks_once_more
         mark = await steps.last_seq(controller.journal)
 
         # The retry edits maxRunners only, so the runners of the new revision carry the rejected image too.
-        await steps.merge_patch(kube, ARS, {"spec": {"maxRunners": 4}})
+        await harness.merge_patch(kube, ARS, "arc", {"spec": {"maxRunners": 4}})
         await steps.wait_parked(kube, controller.journal, after=mark)
 
         transitions = await steps.ars_transitions(controller.journal)

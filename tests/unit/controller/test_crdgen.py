@@ -12,6 +12,7 @@ import yaml
 from kubernetes_asyncio.client import models as kube_models
 
 from controller import crdgen, resources
+from statemachines import kinds
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 CRD_DIRECTORY = REPO_ROOT / crdgen.CRD_DIRECTORY
@@ -121,6 +122,20 @@ def test_one_crd_per_kind_with_upstream_names(
         (version,) = crd["spec"]["versions"]
         assert (version["name"], version["served"], version["storage"]) == ("v1alpha1", True, True)
         assert version["subresources"] == {"status": {}}
+
+
+def test_the_kinds_table_names_what_the_crds_serve(crds: dict[str, dict[str, Any]]) -> None:
+    """``statemachines.kinds`` is the one table of ARC names the controller, the machines and the tests use;
+    the CRDs must serve exactly those."""
+    assert sorted(crds) == sorted(kinds.BY_KIND)
+    for arc in kinds.ALL:
+        crd = crds[arc.kind]
+        names = crd["spec"]["names"]
+        (version,) = crd["spec"]["versions"]
+        assert (names["plural"], names["singular"]) == (arc.plural, arc.singular)
+        assert (crd["spec"]["group"], version["name"]) == (arc.group, arc.version)
+        assert "shortNames" not in names
+        assert kinds.PLURALS[arc.kind] == arc.plural
 
 
 @pytest.mark.parametrize(
