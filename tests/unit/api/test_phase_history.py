@@ -6,7 +6,6 @@ horizon. The reader is an in-memory list of records filtered as the journal filt
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from typing import Any
 
 import pytest
@@ -14,34 +13,9 @@ import pytest
 from api import phases
 from api.phaseindex import PhaseIndex
 from store.records import Record, RecordType, Seq
+from tests.unit.api.listreader import ListReader
 
 ARS = "AutoscalingRunnerSet"
-
-
-class ListReader:
-    def __init__(self, records: list[Record]) -> None:
-        self.records = records
-
-    async def read(
-        self,
-        *,
-        after: int = 0,
-        limit: int | None = None,
-        kind: str | None = None,
-        namespace: str | None = None,
-        name: str | None = None,
-        types: Collection[RecordType] | None = None,
-    ) -> list[Record]:
-        found = [
-            r
-            for r in self.records
-            if (r.seq or 0) > after
-            and (kind is None or r.kind == kind)
-            and (namespace is None or r.namespace == namespace)
-            and (name is None or r.name == name)
-            and (types is None or r.type in types)
-        ]
-        return found[:limit] if limit is not None else found
 
 
 def observed(
