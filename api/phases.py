@@ -1,9 +1,10 @@
 """Phase history: the transitions the machines recorded, and the phase changes observed between them.
 
-A ``decision`` record carries ``transitions`` (from, to, trigger, reason, revisions, subject); each one
-becomes a ``PhaseItem`` stamped with the record's seq and time, ``source`` "decided". Where this replica
-did not decide (another replica led), the phase changes of the objects it observed fill the gap, ``source``
-"observed", without repeating a decided transition when its write comes back (``phasehistory``).
+A ``decision`` record carries ``transitions`` (from, to, trigger, reason, revisions, subject), read back by
+``statemachines.decisions.transitions_from_json``; each one becomes a ``PhaseItem`` stamped with the
+record's seq and time, ``source`` "decided". Where this replica did not decide (another replica led), the
+phase changes of the objects it observed fill the gap, ``source`` "observed", without repeating a decided
+transition when its write comes back (``phasehistory``).
 
 A record may carry several transitions (a pass may write Pending and go on), so a page ends at a record
 boundary: ``next`` is the seq of the last record read, and a page holds at most ``limit`` items unless a
@@ -20,14 +21,14 @@ from __future__ import annotations
 import asyncio
 import collections
 import enum
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from api import phasehistory
 from api.models import PhaseItem, PhasePage
 from api.phaseindex import PhaseIndex
 from api.ports import JournalView, RecordReader
-from statemachines import kinds
+from statemachines import decisions, kinds
+from statemachines.effects import ObjectRef
 from store.records import Record, RecordType
 
 SCAN = 500  # records read per query while filling a page
@@ -74,33 +75,24 @@ def items_of(record: Record) -> list[PhaseItem]:
     """The phase transitions a decision record took, as API items (none for another record type)."""
     if record.type is not RecordType.DECISION or record.seq is None:
         return []
-    transitions = record.body.get("transitions")
-    if not isinstance(transitions, list):
-        return []
-    return [_item(record, t) for t in transitions if isinstance(t, Mapping)]
+    subject = ObjectRef(record.kind, record.namespace, record.name)
+    return [_item(record, t) for t in decisions.transitions_from_json(record.body, subject)]
 
 
-def _item(record: Record, transition: Mapping[str, Any]) -> PhaseItem:
-    subject = transition.get("subject")
-    subject = subject if isinstance(subject, Mapping) else {}
-    revisions = transition.get("revisions")
+def _item(record: Record, transition: decisions.Transition) -> PhaseItem:
     assert record.seq is not None
     return PhaseItem(
         seq=record.seq,
         at=record.at,
-        kind=str(subject.get("kind") or record.kind),
-        namespace=str(subject.get("namespace") or record.namespace),
-        name=str(subject.get("name") or record.name),
+        kind=transition.subject.kind,
+        namespace=transition.subject.namespace,
+        name=transition.subject.name,
         uid=record.uid,
-        from_=str(transition.get("from") or "") or None,
-        to=str(transition.get("to") or ""),
-        trigger=str(transition.get("trigger") or ""),
-        reason=str(transition.get("reason") or ""),
-        revisions={
-            str(k): v
-            for k, v in (revisions.items() if isinstance(revisions, Mapping) else ())
-            if isinstance(v, int) and not isinstance(v, bool)
-        },
+        from_=transition.from_ or None,
+        to=transition.to,
+        trigger=transition.trigger,
+        reason=transition.reason,
+        revisions=dict(transition.revisions),
         source=phasehistory.DECIDED,
     )
 

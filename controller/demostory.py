@@ -29,7 +29,7 @@ from controller.errors import KubeError
 from controller.kubewriting import Kube
 from sim.github.records import JobState
 from sim.world import World
-from statemachines import kinds
+from statemachines import decisions, kinds
 from statemachines.effects import ObjectRef
 from store.errors import JournalError
 from store.readonly import ReadOnlyJournal
@@ -64,15 +64,20 @@ async def until(predicate: Callable[[], Awaitable[T | None]], *, step: str, time
     return await waiting.until(predicate, what=f"the step {step!r}", timeout=timeout, interval=POLL)
 
 
-@dataclass
-class Transition:
+@dataclass(frozen=True)
+class Taken:
+    """A transition the controller journaled, with the seq of the decision record that holds it."""
+
     seq: int
-    kind: str
-    name: str
-    source: str
-    dest: str
-    trigger: str
-    reason: str
+    transition: decisions.Transition
+
+    @property
+    def kind(self) -> str:
+        return self.transition.subject.kind
+
+    @property
+    def name(self) -> str:
+        return self.transition.subject.name
 
 
 @dataclass
@@ -82,7 +87,7 @@ class JournalWatch:
 
     path: Path
     seq: int = 0
-    transitions: list[Transition] = field(default_factory=list)
+    transitions: list[Taken] = field(default_factory=list)
     runners_added: list[tuple[int, str]] = field(default_factory=list)  # (seq, name) of each new runner
     _reader: ReadOnlyJournal | None = None
 
@@ -106,28 +111,21 @@ class JournalWatch:
     def _take(self, record: Record) -> None:
         self.seq = max(self.seq, record.seq or 0)
         if record.type == RecordType.DECISION:
-            for t in record.body.get("transitions", ()):
-                subject = t.get("subject") or {}
-                self.transitions.append(
-                    Transition(
-                        seq=record.seq or 0,
-                        kind=subject.get("kind") or record.kind,
-                        name=subject.get("name") or record.name,
-                        source=t.get("from") or "",
-                        dest=t.get("to") or "",
-                        trigger=t.get("trigger") or "",
-                        reason=t.get("reason") or "",
-                    )
-                )
+            subject = ObjectRef(record.kind, record.namespace, record.name)
+            self.transitions.extend(
+                Taken(record.seq or 0, t) for t in decisions.transitions_from_json(record.body, subject)
+            )
         elif record.kind == ER and record.body.get("event") == "ADDED":
             self.runners_added.append((record.seq or 0, record.name))
 
-    def scale_set_transitions(self, after: int = 0) -> list[Transition]:
+    def scale_set_transitions(self, after: int = 0) -> list[Taken]:
         return [t for t in self.transitions if t.kind == ARS and t.name == NAME and t.seq > after]
 
     def phase_history(self) -> list[str]:
         """The scale set's phases in order, a phase re-affirmed in place counted once."""
-        return [phase for phase, _ in itertools.groupby(t.dest for t in self.scale_set_transitions())]
+        return [
+            phase for phase, _ in itertools.groupby(t.transition.to for t in self.scale_set_transitions())
+        ]
 
     async def close(self) -> None:
         if self._reader is not None:
@@ -167,13 +165,16 @@ class Story:
     async def patch(self, kind: str, body: dict[str, Any]) -> dict[str, Any]:
         return await self.objects.merge_patch(ObjectRef(kind, NAMESPACE, NAME), body)
 
-    async def transition(self, dest: str, *, after: int, kind: str = ARS) -> Transition | None:
+    async def transition(self, dest: str, *, after: int, kind: str = ARS) -> Taken | None:
         await self.journal.refresh()
         return next(
             (
                 t
                 for t in self.journal.transitions
-                if t.kind == kind and t.dest == dest and t.seq > after and (kind != ARS or t.name == NAME)
+                if t.kind == kind
+                and t.transition.to == dest
+                and t.seq > after
+                and (kind != ARS or t.name == NAME)
             ),
             None,
         )
@@ -185,19 +186,20 @@ class Story:
         running = await until(
             lambda: self.transition("Running", after=0), step="the scale set Running", timeout=self.timeout
         )
-        self.say(f"scale set {NAMESPACE}/{NAME} is Running: its listener is up ({running.reason})")
+        self.say(f"scale set {NAMESPACE}/{NAME} is Running: its listener is up ({running.transition.reason})")
         rejected = await until(
             lambda: self.transition("Outdated", after=0, kind=ER),
             step="a runner refused by the service (exit 7)",
             timeout=self.timeout,
         )
-        self.say(f"runner {rejected.name} refused by the service: {rejected.reason}")
+        self.say(f"runner {rejected.name} refused by the service: {rejected.transition.reason}")
         outdated = await until(
             lambda: self.transition("Outdated", after=running.seq),
             step="the scale set Outdated",
             timeout=self.timeout,
         )
-        self.say(f"scale set {NAMESPACE}/{NAME} is Outdated ({outdated.trigger}: {outdated.reason})")
+        why = f"{outdated.transition.trigger}: {outdated.transition.reason}"
+        self.say(f"scale set {NAMESPACE}/{NAME} is Outdated ({why})")
         created = await until(self.parked, step="the scale set parked at zero", timeout=self.timeout)
         self.say(
             f"parked: runner set pinned at 0 replicas, no listener, {created} runner(s) created so far, "
@@ -262,7 +264,9 @@ class Story:
             if ers is None or (ers["spec"].get("replicas"), ers["spec"].get("patchID")) != (0, 0):
                 return False
             await self.journal.refresh()
-            return any(t.trigger == "parked" for t in self.journal.scale_set_transitions(after=mark))
+            return any(
+                t.transition.trigger == "parked" for t in self.journal.scale_set_transitions(after=mark)
+            )
 
         await until(repinned, step="the late patch re-pinned to 0/0", timeout=self.timeout)
         if len(self.journal.runners_added) != before:
@@ -280,7 +284,8 @@ class Story:
             step="the scale set Pending after the fix",
             timeout=self.timeout,
         )
-        self.say(f"scale set {NAMESPACE}/{NAME} is Pending ({pending.trigger}: {pending.reason})")
+        why = f"{pending.transition.trigger}: {pending.transition.reason}"
+        self.say(f"scale set {NAMESPACE}/{NAME} is Pending ({why})")
         await until(
             lambda: self.transition("Running", after=pending.seq),
             step="the scale set Running again",

@@ -25,9 +25,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from controller import snapshotting
-from controller.snapshotting import AL, ARS, DECIDED, ER, ERS
+from controller.snapshotting import DECIDED
 from statemachines import listenerobjects, predicates
 from statemachines.effects import ObjectRef
+from statemachines.kinds import AL, ARS, ER, ERS
 from store.projection import Projection
 
 JsonObject = Mapping[str, Any]

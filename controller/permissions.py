@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from controller import kubewriting
 from statemachines import effects
+from statemachines.kinds import AL, ARS, ER, ERS
 from watchers import kinds as watched
 
 WATCH_VERBS: Final = ("list", "watch")
@@ -51,7 +52,6 @@ class Access:
     subresource: str = ""
 
 
-ARS, ERS, ER, AL = "AutoscalingRunnerSet", "EphemeralRunnerSet", "EphemeralRunner", "AutoscalingListener"
 _LISTENER_OBJECTS = ("ServiceAccount", "Role", "RoleBinding")
 # Reading an Actions scope: the credentials Secret, the CA ConfigMap, the proxy credential Secrets.
 _SCOPE_READS = (Access(("Secret", "ConfigMap"), ("get",)),)

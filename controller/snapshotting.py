@@ -28,6 +28,7 @@ from statemachines import autoscalinglisteners as al
 from statemachines import autoscalingrunnersets as ars
 from statemachines import desired, ephemeralrunners, ephemeralrunnersets, listenerobjects, naming
 from statemachines.effects import ObjectRef
+from statemachines.kinds import AL, ARS, ER, ERS
 from statemachines.snapshots import Settings, Snapshot
 from store.projection import Projection
 from store.records import Record, RecordType
@@ -35,10 +36,6 @@ from store.records import Record, RecordType
 JsonObject = Mapping[str, Any]
 Related = dict[str, JsonObject | None]
 
-ARS = "AutoscalingRunnerSet"
-ERS = "EphemeralRunnerSet"
-ER = "EphemeralRunner"
-AL = "AutoscalingListener"
 # The kinds a machine decides about, in the order a restart enqueues them.
 DECIDED: tuple[str, ...] = (ARS, ERS, ER, AL)
 

@@ -104,7 +104,7 @@ def _with_user_metadata(
 def owner_reference(ars: JsonObject) -> dict[str, Any]:
     meta = _mapping(ars.get("metadata"))
     return {
-        "apiVersion": naming.API_VERSION,
+        "apiVersion": kinds.API_VERSION,
         "kind": KIND_ARS,
         "name": meta.get("name", ""),
         "uid": meta.get("uid", ""),
@@ -153,7 +153,7 @@ def ephemeral_runner_set(ars: JsonObject, settings: Settings) -> dict[str, Any]:
         spec.get("ephemeralRunnerSetMetadata"), labels, annotations, settings
     )
     return {
-        "apiVersion": naming.API_VERSION,
+        "apiVersion": kinds.API_VERSION,
         "kind": KIND_ERS,
         "metadata": {
             "name": meta.get("name", ""),
@@ -233,7 +233,7 @@ def autoscaling_listener(ars: JsonObject, ers_name: str, settings: Settings) -> 
     user = _mapping(ars.get("spec")).get("autoscalingListener")
     labels, annotations = _with_user_metadata(user, labels, annotations, settings)
     return {
-        "apiVersion": naming.API_VERSION,
+        "apiVersion": kinds.API_VERSION,
         "kind": KIND_LISTENER,
         "metadata": {
             "name": ref.name,

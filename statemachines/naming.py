@@ -22,9 +22,6 @@ LABEL_VERSION = "app.kubernetes.io/version"
 LABEL_PART_OF = "app.kubernetes.io/part-of"
 LABEL_COMPONENT = "app.kubernetes.io/component"
 
-# The group/version of the four kinds, as ownerReferences and bodies spell it.
-API_VERSION = "actions.github.com/v1alpha1"
-
 # Annotations on EphemeralRunners (§1.3): the listener patch and runner-spec revision they were built from.
 ANNOTATION_PATCH_ID = "actions.github.com/patch-id"
 ANNOTATION_ACTIONABLE_REVISION = "actions.github.com/actionable-revision"

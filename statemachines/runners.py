@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from statemachines import naming, pods
+from statemachines import kinds, naming, pods
 from statemachines.phases import ErPhase
 
 JsonObject = Mapping[str, Any]
@@ -209,7 +209,7 @@ def owner_reference(obj: JsonObject, kind: str) -> dict[str, Any]:
     """The controller ownerReference ``SetControllerReference`` writes for ``obj``."""
     meta = _meta(obj)
     return {
-        "apiVersion": naming.API_VERSION,
+        "apiVersion": kinds.API_VERSION,
         "kind": kind,
         "name": meta.get("name", ""),
         "uid": meta.get("uid", ""),
@@ -246,7 +246,7 @@ def new_runner(runner_set: JsonObject, name: str, *, proxy_secret_name: str = ""
     if proxy_secret_name:
         runner_spec["proxySecretRef"] = proxy_secret_name
     return {
-        "apiVersion": naming.API_VERSION,
+        "apiVersion": kinds.API_VERSION,
         "kind": RUNNER_KIND,
         "metadata": {
             "name": name,

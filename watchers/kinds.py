@@ -1,7 +1,8 @@
 """The watched kinds: the four ARC custom resources and the built-in kinds the controller reads.
 
-Each row names the kind as the API spells it (the journal's ``kind``), where it is served, and which
-kubernetes_asyncio call lists (and, with ``watch=True``, watches) it in a namespace or across all of them.
+The ARC rows come from the project's table of those kinds (``statemachines.kinds``). Each row names the
+kind as the API spells it (the journal's ``kind``), where it is served, and which kubernetes_asyncio call
+lists (and, with ``watch=True``, watches) it in a namespace or across all of them.
 """
 
 from __future__ import annotations
@@ -13,10 +14,11 @@ from typing import Any
 
 from kubernetes_asyncio import client
 
+from statemachines import kinds as arc
+
 # A kubernetes_asyncio list function with its positional arguments bound; takes the query as keywords.
 ListCall = Callable[..., Awaitable[Any]]
 
-ARC_GROUP = "actions.github.com"
 RBAC_GROUP = "rbac.authorization.k8s.io"
 
 
@@ -51,10 +53,7 @@ class WatchedKind:
 
 
 KINDS: tuple[WatchedKind, ...] = (
-    WatchedKind("AutoscalingRunnerSet", ARC_GROUP, "v1alpha1", "autoscalingrunnersets"),
-    WatchedKind("EphemeralRunnerSet", ARC_GROUP, "v1alpha1", "ephemeralrunnersets"),
-    WatchedKind("EphemeralRunner", ARC_GROUP, "v1alpha1", "ephemeralrunners"),
-    WatchedKind("AutoscalingListener", ARC_GROUP, "v1alpha1", "autoscalinglisteners"),
+    *(WatchedKind(k.kind, k.group, k.version, k.plural) for k in arc.ALL),
     WatchedKind("Pod", "", "v1", "pods", snake="pod"),
     WatchedKind("Secret", "", "v1", "secrets", snake="secret"),
     WatchedKind("ServiceAccount", "", "v1", "serviceaccounts", snake="service_account"),

@@ -8,9 +8,7 @@ from the kubeconfig it wrote.
 from __future__ import annotations
 
 import asyncio
-import shutil
 import signal
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,7 +16,7 @@ import pytest
 from kubernetes_asyncio import client, config, watch
 from kubernetes_asyncio.client.rest import ApiException
 
-ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+from tests.helpers import ARCSM
 
 
 async def start_sim(*args: str) -> tuple[asyncio.subprocess.Process, str]:

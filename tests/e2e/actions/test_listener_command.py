@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import signal
-import sys
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
 
@@ -32,9 +30,7 @@ from tests.e2e.actions.runnersets import (
     create_runner_set,
     read_runner_set,
 )
-from tests.helpers import eventually
-
-ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+from tests.helpers import ARCSM, eventually
 
 
 @pytest.fixture

@@ -14,7 +14,6 @@ import asyncio
 import os
 import shutil
 import signal
-import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,10 +21,11 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import ARCSM
+
 playwright = pytest.importorskip("playwright.async_api")
 
 CHROMIUM = shutil.which("chromium")
-ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
 STORY = ["Pending", "Running", "Outdated", "Pending", "Running"]
 DEADLINE = 240.0  # the demo's whole story; each of its steps has its own deadline inside the demo
 SCALE_SET = 'section.object[data-kind="AutoscalingRunnerSet"][data-namespace="default"][data-name="arc"]'

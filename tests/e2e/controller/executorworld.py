@@ -11,7 +11,7 @@ from kubernetes_asyncio import client
 from actions.client import ActionsClient
 from controller.kubewriting import object_path
 from sim.world import World
-from statemachines import kinds, naming
+from statemachines import kinds
 from statemachines.effects import ActionsScope, ObjectRef
 
 NS = "arc-runners"
@@ -105,7 +105,7 @@ async def create_runner(
 def owner_of(obj: dict[str, Any], kind: str) -> dict[str, Any]:
     meta = obj["metadata"]
     return {
-        "apiVersion": naming.API_VERSION,
+        "apiVersion": kinds.API_VERSION,
         "kind": kind,
         "name": meta["name"],
         "uid": meta["uid"],

@@ -25,7 +25,9 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from controller import running
 from controller.settings import ControllerSettings, QueueSettings
 from sim.world import World
-from statemachines import kinds
+from statemachines import decisions, kinds
+from statemachines.decisions import Transition
+from statemachines.effects import ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
 from store import reading, schema
 from store.records import Record, RecordType
@@ -193,13 +195,18 @@ async def journaled(path: Path, types: Collection[RecordType] | None = None) -> 
 
 async def phases_journaled(path: Path, name: str = "arc") -> list[tuple[str, str, str]]:
     """(from, to, trigger) of every ARS transition in the journal's decision records, in order."""
-    decisions = await journaled(path, {RecordType.DECISION})
     return [
-        (t["from"], t["to"], t["trigger"])
-        for record in decisions
-        if record.kind == "AutoscalingRunnerSet" and record.name == name
-        for t in record.body["transitions"]
+        (t.from_, t.to, t.trigger)
+        for record in await journaled(path, {RecordType.DECISION})
+        if record.kind == kinds.ARS and record.name == name
+        for t in transitions_of(record)
     ]
+
+
+def transitions_of(record: Record) -> tuple[Transition, ...]:
+    """The transitions a decision record holds."""
+    subject = ObjectRef(record.kind, record.namespace, record.name)
+    return decisions.transitions_from_json(record.body, subject)
 
 
 @dataclass

@@ -20,6 +20,7 @@ from typing import Any
 from kubernetes_asyncio import client
 
 from sim.world import World
+from statemachines.decisions import Transition
 from statemachines.kinds import AL, ARS, ER, ERS
 from store.records import Record, RecordType
 from tests.e2e.controller import harness
@@ -77,22 +78,22 @@ async def ars_decisions(journal: Path, after: int = 0) -> list[Record]:
     ]
 
 
-async def ars_transitions(journal: Path, after: int = 0) -> list[dict[str, Any]]:
-    return [t for r in await ars_decisions(journal, after) for t in r.body["transitions"]]
+async def ars_transitions(journal: Path, after: int = 0) -> list[Transition]:
+    return [t for r in await ars_decisions(journal, after) for t in harness.transitions_of(r)]
 
 
-def read_generations(transition: dict[str, Any]) -> tuple[int, int]:
+def read_generations(transition: Transition) -> tuple[int, int]:
     """The (generation, observedGeneration) an ARS transition recorded: the generation its pass read and
     the observedGeneration its status write left."""
-    revisions = transition["revisions"]
+    revisions = transition.revisions
     return int(revisions["generation"]), int(revisions["observedGeneration"])
 
 
-def phase_path(transitions: list[dict[str, Any]]) -> list[str]:
+def phase_path(transitions: list[Transition]) -> list[str]:
     """The phases the transitions went through, starting with the first one's source, repeats collapsed."""
     if not transitions:
         return []
-    phases = [transitions[0]["from"], *(t["to"] for t in transitions)]
+    phases = [transitions[0].from_, *(t.to for t in transitions)]
     return [phase for phase, _ in itertools.groupby(phases)]
 
 
@@ -181,7 +182,7 @@ async def wait_parked(kube: client.ApiClient, journal: Path, after: int = 0) -> 
     deleted), no listener exists and no runner without a job is left."""
 
     async def parked() -> bool:
-        if not any(t["to"] == "Outdated" for t in await ars_transitions(journal, after)):
+        if not any(t.to == "Outdated" for t in await ars_transitions(journal, after)):
             return False
         idle = [r for r in await harness.items(kube, ER) if not (r.get("status") or {}).get("jobId")]
         return await pinned_without_listener(kube) and not idle
@@ -235,9 +236,9 @@ async def repinned(kube: client.ApiClient, journal: Path, *, after: int, seen: i
         ers["spec"].get("replicas") == 0
         and ers["spec"].get("patchID") == 0
         and any(
-            t["trigger"] == "parked" and r.body["seq"] >= seen
+            t.trigger == "parked" and r.body["seq"] >= seen
             for r in await ars_decisions(journal, after=after)
-            for t in r.body["transitions"]
+            for t in harness.transitions_of(r)
         )
     )
 

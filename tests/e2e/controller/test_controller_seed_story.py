@@ -201,25 +201,25 @@ async def assert_recovered(
 async def assert_story_journaled(controller: Controller, recovered_revision: int) -> None:
     """Phase history (3) and the invariants over every observed version (4)."""
     transitions = await ars_transitions(controller.journal)
-    collapsed = [phase for phase, _ in itertools.groupby(t["to"] for t in transitions)]
+    collapsed = [phase for phase, _ in itertools.groupby(t.to for t in transitions)]
     assert collapsed == ["Pending", "Running", "Outdated", "Pending", "Running"], transitions
     for t in transitions:
-        assert {"generation", "observedGeneration"} <= t["revisions"].keys(), t
-        assert t["revisions"]["observedGeneration"] <= t["revisions"]["generation"], t
-    outdated = [t for t in transitions if t["to"] == "Outdated" and t["from"] == "Running"]
-    assert [t["trigger"] for t in outdated] == ["runners_rejected_spec"]
-    parked_at = outdated[0]["revisions"]
+        assert {"generation", "observedGeneration"} <= t.revisions.keys(), t
+        assert t.revisions["observedGeneration"] <= t.revisions["generation"], t
+    outdated = [t for t in transitions if t.to == "Outdated" and t.from_ == "Running"]
+    assert [t.trigger for t in outdated] == ["runners_rejected_spec"]
+    parked_at = outdated[0].revisions
     assert parked_at["actionableRevision"] == parked_at["appliedActionableRevision"]
-    recovery = [t for t in transitions if t["from"] == "Outdated" and t["to"] == "Pending"]
-    assert [t["trigger"] for t in recovery] == ["generation_advanced"]
-    assert recovery[0]["revisions"]["generation"] > recovery[0]["revisions"]["observedGeneration"]
-    republished = [t for t in transitions if t["trigger"] == "recovery_republished"]
+    recovery = [t for t in transitions if t.from_ == "Outdated" and t.to == "Pending"]
+    assert [t.trigger for t in recovery] == ["generation_advanced"]
+    assert recovery[0].revisions["generation"] > recovery[0].revisions["observedGeneration"]
+    republished = [t for t in transitions if t.trigger == "recovery_republished"]
     assert len(republished) == 1, transitions
-    assert republished[0]["revisions"]["actionableRevision"] == recovered_revision
+    assert republished[0].revisions["actionableRevision"] == recovered_revision
     assert recovered_revision == parked_at["actionableRevision"] + 1
     final = transitions[-1]
-    assert final["to"] == "Running"
-    assert final["revisions"]["observedGeneration"] == final["revisions"]["generation"]
+    assert final.to == "Running"
+    assert final.revisions["observedGeneration"] == final.revisions["generation"]
 
     records = await harness.journaled(controller.journal, {RecordType.OBSERVED})
     # I1.1: observedGeneration <= generation at every observed ARS version.
@@ -247,7 +247,7 @@ async def assert_story_journaled(controller: Controller, recovered_revision: int
     parked_seq = next(
         r.seq or 0
         for r in await ars_decisions(controller.journal)
-        if any(t["to"] == "Outdated" for t in r.body["transitions"])
+        if any(t.to == "Outdated" for t in harness.transitions_of(r))
     )
     advanced = [
         r.seq or 0

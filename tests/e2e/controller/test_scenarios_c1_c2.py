@@ -39,7 +39,7 @@ async def assert_generation_story(journal: Path, *, after: int, old: int, new: i
     transitions = await steps.ars_transitions(journal, after)
     assert steps.phase_path(transitions) == ["Running", "Pending", "Running"], transitions
     for t in transitions:
-        expected = new if t["to"] == "Running" else old
+        expected = new if t.to == "Running" else old
         assert steps.read_generations(t) == (new, expected), t
     versions = [r.body["object"] for r in await steps.observed(journal, ARS, after)]
     seen = [int((obj.get("status") or {}).get("observedGeneration") or 0) for obj in versions]
@@ -57,7 +57,7 @@ async def running_decided(journal: Path, after: int) -> list[int]:
     decided = [
         r.seq or 0
         for r in await steps.ars_decisions(journal, after)
-        if any(t["to"] == "Running" for t in r.body["transitions"])
+        if any(t.to == "Running" for t in harness.transitions_of(r))
     ]
     assert decided, "no pass wrote Running"
     return decided
@@ -69,7 +69,7 @@ async def assert_status_then_delete(journal: Path, *, after: int, trigger: str) 
     decisions = [
         r
         for r in await steps.ars_decisions(journal, after)
-        if any(t["trigger"] == trigger and t["to"] == "Pending" for t in r.body["transitions"])
+        if any(t.trigger == trigger and t.to == "Pending" for t in harness.transitions_of(r))
     ]
     assert decisions, f"no pass took {trigger}"
     listed = steps.decided_effects(decisions[0])
@@ -124,7 +124,7 @@ async def test_4_1_c_spec_edit_with_a_failing_listener_delete_stays_pending_at_t
         (kept,) = await steps.listeners(kube)
         assert steps.uid(kept) == steps.uid(listener) and not kept["metadata"].get("deletionTimestamp")
         lifted = await steps.last_seq(controller.journal)
-        assert not [t for t in await steps.ars_transitions(controller.journal, mark) if t["to"] == "Running"]
+        assert not [t for t in await steps.ars_transitions(controller.journal, mark) if t.to == "Running"]
         world.clear_faults()
         assert fault.hits >= FAILED_PASSES
 

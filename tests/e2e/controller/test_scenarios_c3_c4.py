@@ -316,9 +316,9 @@ async def test_4_4_b_a_spec_update_clears_outdated_before_the_teardown_parks_the
         assert uid(ers) == uid(outdated)
         assert not [r for r in await observed(controller.journal, ERS) if r.body["event"] == "DELETED"]
         transitions = await ars_transitions(controller.journal)
-        assert "Outdated" not in {t["to"] for t in transitions}, transitions
-        republished = [t for t in transitions if t["trigger"] == "recovery_republished"]
-        assert [t["revisions"]["actionableRevision"] for t in republished] == [rev + 1], transitions
+        assert "Outdated" not in {t.to for t in transitions}, transitions
+        republished = [t for t in transitions if t.trigger == "recovery_republished"]
+        assert [t.revisions["actionableRevision"] for t in republished] == [rev + 1], transitions
         assert [uid(al) for al in await listeners(kube)] == [uid(listener)], "the listener was rebuilt"
         made = [
             r.body["object"] for r in await observed(controller.journal, ER) if r.body["event"] == "ADDED"
@@ -388,7 +388,7 @@ async def test_4_4_c_the_guard_suppresses_a_stale_verdict_while_rev_is_ahead_of_
         assert [uid(al) for al in kept] == [uid(listener)] and not kept[0]["metadata"].get(
             "deletionTimestamp"
         )
-        assert "Outdated" not in {t["to"] for t in await ars_transitions(controller.journal)}
+        assert "Outdated" not in {t.to for t in await ars_transitions(controller.journal)}
 
 
 async def test_4_4_d_a_legacy_set_at_rev_app_zero_is_torn_down(
@@ -427,7 +427,7 @@ async def test_4_4_d_a_legacy_set_at_rev_app_zero_is_torn_down(
         assert uid(ers) == uid(before) and not ers["metadata"].get("deletionTimestamp")
         assert revisions(ers) == (0, 0)
         assert not [r for r in await observed(controller.journal, ERS) if r.body["event"] == "DELETED"]
-        teardown = [t for t in await ars_transitions(controller.journal) if t["to"] == "Outdated"]
-        assert [(t["from"], t["trigger"]) for t in teardown] == [("Running", "runners_rejected_spec")]
-        assert teardown[0]["revisions"]["actionableRevision"] == 0
-        assert teardown[0]["revisions"]["appliedActionableRevision"] == 0
+        teardown = [t for t in await ars_transitions(controller.journal) if t.to == "Outdated"]
+        assert [(t.from_, t.trigger) for t in teardown] == [("Running", "runners_rejected_spec")]
+        assert teardown[0].revisions["actionableRevision"] == 0
+        assert teardown[0].revisions["appliedActionableRevision"] == 0

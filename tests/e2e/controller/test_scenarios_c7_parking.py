@@ -63,8 +63,8 @@ async def test_4_5_c_parking_keeps_the_same_runner_set_and_never_deletes_it(
         assert (ers.get("status") or {}).get("phase") == "Outdated"
         revision, applied = steps.revisions(ers)
         assert revision == applied >= 1, "the park changed the revision bookkeeping"
-        parks = [t for t in await steps.ars_transitions(controller.journal) if t["to"] == "Outdated"]
-        assert [(t["from"], t["trigger"]) for t in parks] == [("Running", "runners_rejected_spec")]
+        parks = [t for t in await steps.ars_transitions(controller.journal) if t.to == "Outdated"]
+        assert [(t.from_, t.trigger) for t in parks] == [("Running", "runners_rejected_spec")]
         assert steps.create_scale_set_calls(world) == 1
 
 
@@ -98,7 +98,7 @@ async def test_4_6_c_a_label_edit_does_not_recover_the_parked_scale_set(
         assert steps.generations(now) == steps.generations(ars), "a label edit moved the generations"
         assert steps.generations(now)[0] == steps.generations(now)[1]
         transitions = await steps.ars_transitions(controller.journal, mark)
-        assert {(t["from"], t["to"]) for t in transitions} == {("Outdated", "Outdated")}, transitions
+        assert {(t.from_, t.to) for t in transitions} == {("Outdated", "Outdated")}, transitions
         assert not await steps.listeners(kube), "a listener came back after a label edit"
         assert not await steps.effects(controller.journal, "CreateObject", AL, mark)
         assert steps.revisions(await steps.required(kube, ERS)) == steps.revisions(ers)
@@ -126,9 +126,9 @@ async def test_4_6_e_a_recovery_whose_runners_are_rejected_again_parks_once_more
             "Running",
             "Outdated",
         ], transitions
-        parks = [t for t in transitions if t["to"] == "Outdated" and t["from"] == "Running"]
+        parks = [t for t in transitions if t.to == "Outdated" and t.from_ == "Running"]
         assert len(parks) == 2, transitions
-        second = parks[1]["revisions"]
+        second = parks[1].revisions
         assert second["actionableRevision"] == second["appliedActionableRevision"] == parked_revision + 1
         ars = await steps.required(kube, ARS)
         gen, obs = steps.generations(ars)
@@ -150,7 +150,7 @@ async def test_4_6_e_a_recovery_whose_runners_are_rejected_again_parks_once_more
         outdated_at = [
             r.seq or 0
             for r in await steps.ars_decisions(controller.journal)
-            if any(t["to"] == "Outdated" and t["from"] == "Running" for t in r.body["transitions"])
+            if any(t.to == "Outdated" and t.from_ == "Running" for t in harness.transitions_of(r))
         ]
         created = [
             r.seq or 0 for r in await steps.observed(controller.journal, AL) if r.body["event"] == "ADDED"

@@ -94,7 +94,7 @@ async def test_4_1_a_creation_goes_pending_then_running_and_observed_generation_
 
         transitions = await steps.ars_transitions(controller.journal)
         assert steps.phase_path(transitions) == ["", "Pending", "Running"], transitions
-        running = [t for t in transitions if t["to"] == "Running" and t["from"] != "Running"]
+        running = [t for t in transitions if t.to == "Running" and t.from_ != "Running"]
         assert [steps.read_generations(t) for t in running] == [(generation, generation)]
 
 

@@ -8,17 +8,13 @@ Nothing is mocked: the installed console script runs as a subprocess and is driv
 from __future__ import annotations
 
 import asyncio
-import shutil
 import signal
 import socket
-import sys
-from pathlib import Path
 
 import httpx
 
 from tests.e2e.sim.github_flow import register
-
-ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+from tests.helpers import ARCSM
 
 
 def free_port() -> int:

@@ -9,15 +9,13 @@ from __future__ import annotations
 import asyncio
 import json
 import pathlib
-import shutil
 import sqlite3
-import sys
 
 from store import records
 from store.journal import Journal
 from store.records import Record, RecordType
+from tests.helpers import ARCSM
 
-ARCSM = shutil.which("arcsm") or str(pathlib.Path(sys.executable).parent / "arcsm")
 FIELDS = ["seq", "at", "type", "kind", "namespace", "name", "uid", "resourceVersion", "body"]
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from controller.folding import Fold
-from statemachines import naming
+from statemachines import kinds
 from statemachines.effects import ObjectRef
 from store import clocks
 from store.projection import Projection
@@ -44,7 +44,7 @@ def obj(
     if owner is not None:
         metadata["ownerReferences"] = [
             {
-                "apiVersion": naming.API_VERSION,
+                "apiVersion": kinds.API_VERSION,
                 "kind": owner[0],
                 "name": owner[1],
                 "uid": owner[2],

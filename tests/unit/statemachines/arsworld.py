@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from statemachines import autoscalingrunnersets as ars
-from statemachines import desired, effects, naming, patches
+from statemachines import desired, effects, kinds, naming, patches
 from statemachines.decisions import Decision, Transition
 from statemachines.effects import ActionsCall, ActionsOp, ObjectRef
 from statemachines.snapshots import Settings, Snapshot
@@ -49,7 +49,7 @@ def new_ars(**spec: Any) -> dict[str, Any]:
     }
     body.update(spec)
     return {
-        "apiVersion": naming.API_VERSION,
+        "apiVersion": kinds.API_VERSION,
         "kind": desired.KIND_ARS,
         "metadata": {"name": NAME, "namespace": NS, "labels": {naming.LABEL_VERSION: "0.1.0"}},
         "spec": body,

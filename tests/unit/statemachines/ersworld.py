@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from statemachines import effects, ephemeralrunnersets, naming
+from statemachines import effects, ephemeralrunnersets, kinds, naming
 from statemachines.decisions import Decision
 from statemachines.snapshots import Snapshot
 
@@ -62,7 +62,7 @@ def make_ers(
             "appliedActionableRevision": rev if app is None else app,
         }
     return {
-        "apiVersion": naming.API_VERSION,
+        "apiVersion": kinds.API_VERSION,
         "kind": "EphemeralRunnerSet",
         "metadata": {
             "name": NAME,

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from statemachines import autoscalinglisteners, effects, naming, patches, pods
+from statemachines import autoscalinglisteners, effects, kinds, naming, patches, pods
 from statemachines.decisions import Decision
 from statemachines.snapshots import Settings, Snapshot
 
@@ -55,7 +55,7 @@ def make_listener(
     if template is not None:
         spec["template"] = template
     return {
-        "apiVersion": naming.API_VERSION,
+        "apiVersion": kinds.API_VERSION,
         "kind": "AutoscalingListener",
         "metadata": {
             "name": AL_NAME,

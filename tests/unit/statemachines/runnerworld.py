@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from statemachines import effects, ephemeralrunners, naming, patches, pods
+from statemachines import effects, ephemeralrunners, kinds, naming, patches, pods
 from statemachines.decisions import Decision
 from statemachines.snapshots import Settings, Snapshot
 
@@ -55,7 +55,7 @@ def make_runner(
         spec["proxy"] = {"http": {"url": "http://proxy:3128"}, "noProxy": ["internal"]}
         spec["proxySecretRef"] = "arc-xyz-runner-proxy"
     return {
-        "apiVersion": naming.API_VERSION,
+        "apiVersion": kinds.API_VERSION,
         "kind": "EphemeralRunner",
         "metadata": {
             "name": NAME,

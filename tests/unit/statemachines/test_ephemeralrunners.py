@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from statemachines import effects, ephemeralrunners, naming, outcomes, pods, predicates, runnerpods
+from statemachines import effects, ephemeralrunners, kinds, naming, outcomes, pods, predicates, runnerpods
 from statemachines.decisions import Decision
 from statemachines.phases import ErPhase
 from statemachines.snapshots import Snapshot
@@ -577,7 +577,7 @@ def test_runner_pod() -> None:
     assert pod["metadata"]["name"] == NAME and pod["metadata"]["namespace"] == "default"
     assert pod["metadata"]["ownerReferences"] == [
         {
-            "apiVersion": naming.API_VERSION,
+            "apiVersion": kinds.API_VERSION,
             "kind": "EphemeralRunner",
             "name": NAME,
             "uid": "er-uid",

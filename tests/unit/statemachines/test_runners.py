@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from statemachines import naming, runners
+from statemachines import kinds, naming, runners
 from tests.unit.statemachines.ersworld import make_ers, make_runner
 
 
@@ -190,7 +190,7 @@ def test_new_runner_metadata_follows_section_1_3() -> None:
     }
     body = runners.new_runner(ers, "arc-runner-bcdfg")
     meta = body["metadata"]
-    assert body["apiVersion"] == naming.API_VERSION and body["kind"] == "EphemeralRunner"
+    assert body["apiVersion"] == kinds.API_VERSION and body["kind"] == "EphemeralRunner"
     assert meta["name"] == "arc-runner-bcdfg" and meta["namespace"] == "default"
     assert meta["labels"] == {
         "team": "a",
@@ -207,7 +207,7 @@ def test_new_runner_metadata_follows_section_1_3() -> None:
     }
     assert meta["ownerReferences"] == [
         {
-            "apiVersion": naming.API_VERSION,
+            "apiVersion": kinds.API_VERSION,
             "kind": "EphemeralRunnerSet",
             "name": "arc",
             "uid": "ers-uid",
