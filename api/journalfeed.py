@@ -119,6 +119,7 @@ async def stream(
 
     follower = asyncio.create_task(follow(), name="journal stream")
     closing = asyncio.create_task(streams.closing.wait(), name="journal stream closing")
+    getting: asyncio.Future[Record | None] | None = None
     try:
         yield b": following the journal\n\n"
         while True:
@@ -135,7 +136,9 @@ async def stream(
                 return
             yield event(record)
     finally:
-        for task in (follower, closing):
+        # A client that went away closes this generator mid-wait: the pending get goes with it.
+        pending = [task for task in (follower, closing, getting) if task is not None]
+        for task in pending:
             task.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
-            await asyncio.gather(follower, closing, return_exceptions=True)
+            await asyncio.gather(*pending, return_exceptions=True)

@@ -66,6 +66,10 @@ class ApiServer:
             sock = socket.create_server((host, port), family=family)
         except OSError as exc:
             raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from exc
+        # Accepted sockets inherit this. asyncio sets TCP_NODELAY only on sockets created with
+        # IPPROTO_TCP, and uvicorn writes a response's head and body apart: without it every answer
+        # waits for the client's delayed ACK (about 40 ms).
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         config = uvicorn.Config(
             app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=GRACE
         )
