@@ -110,9 +110,12 @@ class Elector:
         transitions = int(spec.lease_transitions or 0)
         version = str(lease.metadata.resource_version or "")
         acquired = micro_time(spec.acquire_time) if spec.acquire_time is not None else micro_time(now)
+        # A version is timed from when its answer arrived (client-go's observedTime), not from before the
+        # read: the holder may have renewed while the read was on its way.
+        answered = self._clock()
         if self._observed is None or self._observed.resource_version != version:
-            self._observed = Observed(version, holder, duration, transitions, acquired, started)
-        if holder and holder != self.identity and self._observed.at + duration > started:
+            self._observed = Observed(version, holder, duration, transitions, acquired, answered)
+        if holder and holder != self.identity and self._observed.at + duration > answered:
             return False  # held by another replica that renewed within its lease duration
         if holder != self.identity:
             transitions, acquired = transitions + 1, micro_time(now)

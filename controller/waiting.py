@@ -45,7 +45,15 @@ async def until(
         try:
             value = predicate()
             if inspect.isawaitable(value):
-                value = await value
+                # A look that hangs (a request to a server that stopped answering) ends at the deadline.
+                bounded = asyncio.timeout_at(deadline)
+                try:
+                    async with bounded:
+                        value = await value
+                except TimeoutError:
+                    if not bounded.expired():
+                        raise
+                    raise TimedOut(what, timeout) from None
             if value:
                 return value
         except retry_on as exc:

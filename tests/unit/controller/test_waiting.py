@@ -3,6 +3,8 @@ not happen by the deadline (or re-raises the last retried failure)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from controller import waiting
@@ -55,3 +57,16 @@ async def test_other_failures_end_the_wait_at_once() -> None:
     with pytest.raises(KeyError):
         await waiting.until(broken, what="x", timeout=5, interval=0, retry_on=(AssertionError,))
     assert calls == 1
+
+
+async def test_a_look_that_never_answers_ends_at_the_deadline() -> None:
+    never = asyncio.Event()
+
+    async def hangs() -> bool:
+        await never.wait()
+        return True
+
+    # The outer bound only keeps a regression from hanging the suite; the inner deadline must fire first.
+    async with asyncio.timeout(30):
+        with pytest.raises(waiting.TimedOut, match=r"^the answer did not happen within 0\.05 s$"):
+            await waiting.until(hangs, what="the answer", timeout=0.05)
