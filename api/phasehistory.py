@@ -16,7 +16,16 @@ whose message its reason. ``History`` folds decision and observed records, in se
   and observed items of one list read alike.
 
 AutoscalingListeners have no ``status.phase`` (the listener machine's state lives only in its decisions),
-so a listener's history has no observed items: the gaps of another replica's term stay gaps there.
+so a listener's history has no observed items: the gaps of another replica's term stay gaps there, and its
+decided targets are not held as pending (no observation would ever settle them). At most ``PENDING``
+targets are held per object: the oldest go first.
+
+An object's first observation, when it shows a phase, is taken as the starting point (the phase is set,
+the pending entries dropped, no item) when it follows decided transitions (``pending``: what those decided
+is history already, and targets left pending since cannot be told from this replica's writes) or when
+retention has pruned raw records (``raw_horizon`` > 0: the object may have been observed before, so
+"(none) → X" would be a change that never happened). Otherwise, as for an object created while this
+replica watched, it is an observed item from no phase.
 
 An object deleted, or recreated under a new uid, starts over. A history reads from the journal's first
 record, so a page after seq N folds the records up to N too (``phases.page``), and emits only those after
@@ -42,6 +51,9 @@ ItemsOf = Callable[[Record], list[PhaseItem]]
 
 # The kinds whose phases are the machines': only their observed phase changes are history.
 KINDS = frozenset(kinds.BY_KIND)
+# The kinds without ``status.phase``: their decided targets are never observed, so never held as pending.
+PHASELESS = frozenset({kinds.AUTOSCALING_LISTENER.kind})
+PENDING = 8  # decided targets held per object until observed
 
 _WORD_START = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
@@ -56,14 +68,17 @@ def snake_case(reason: str) -> str:
 class _Seen:
     uid: str = ""
     phase: str | None = None
+    observed: bool = False  # an observed version of this object was folded
     pending: list[str] = field(default_factory=list)
 
 
 class History:
-    """``items_of_decision``: a decision record's transitions as items (``phases.items_of``)."""
+    """``items_of_decision``: a decision record's transitions as items (``phases.items_of``);
+    ``raw_horizon``: the journal's raw horizon (records at or below it were pruned)."""
 
-    def __init__(self, items_of_decision: ItemsOf) -> None:
+    def __init__(self, items_of_decision: ItemsOf, *, raw_horizon: int = 0) -> None:
         self._items_of_decision = items_of_decision
+        self.raw_horizon = raw_horizon
         self._objects: dict[Key, _Seen] = {}
 
     def feed(self, record: Record) -> list[PhaseItem]:
@@ -75,12 +90,19 @@ class History:
                 # The record's uid is its own object's: a transition of another subject does not carry it.
                 same = key == (record.kind, record.namespace, record.name)
                 seen = self._seen(key, record.uid if same else "")
-                if item.to != item.from_:  # a transition to the same phase writes no phase change
+                # A transition to the same phase writes no phase change, and a phaseless kind none at all.
+                if item.to != item.from_ and item.kind not in PHASELESS:
                     seen.pending.append(item.to)
+                    del seen.pending[:-PENDING]
             return found
         if record.type is RecordType.OBSERVED and record.seq is not None:
             return self._observe(record)
         return []
+
+    def pending_targets(self, key: Key) -> list[str]:
+        """The decided targets held for the object ``key`` until observed, oldest first."""
+        seen = self._objects.get(key)
+        return list(seen.pending) if seen is not None else []
 
     def _seen(self, key: Key, uid: str) -> _Seen:
         seen = self._objects.get(key)
@@ -103,14 +125,24 @@ class History:
         status = _mapping(obj.get("status"))
         phase = str(status.get("phase") or "") or None
         seen = self._seen(key, record.uid)
+        first, seen.observed = not seen.observed, True
         if phase is None or phase == seen.phase:
             return []
         previous, seen.phase = seen.phase, phase
+        if first and (seen.pending or self.raw_horizon > 0):
+            seen.pending.clear()  # the starting point: see the module's docstring
+            return []
         if phase in seen.pending:
             del seen.pending[: seen.pending.index(phase) + 1]
             return []
         seen.pending.clear()
         return [_observed_item(record, obj, status, previous, phase)]
+
+
+def raw_horizon(journal: object) -> int:
+    """The journal's raw horizon (``store.journal.Journal.horizons``); 0 for a reader that keeps none."""
+    horizons = getattr(journal, "horizons", None)
+    return int(getattr(horizons, "raw", 0) or 0)
 
 
 def _observed_item(

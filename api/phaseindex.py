@@ -6,12 +6,21 @@ page, an object's last transitions and the scale set view are answered from memo
 the items it returns, not a scan of the journal.
 
 * Fresh: a request first waits until the index has folded every record committed when it arrived
-  (``caught_up``), so an answer never lags the journal it is read beside.
-* Bounded: at most ``keep`` items are held (the newest; 50,000 by default, some tens of MB). Dropping the
-  oldest moves the ``horizon``: a page that starts before it is answered by a scan of the journal
-  (``phases.page``) instead, as are all requests when the index cannot follow (it stopped on an error, or
-  the app serves without one). Retention may since have pruned the records of items the index still
-  holds; the index keeps serving them (history is worth more than the seqs it came from).
+  (``caught_up``), so an answer never lags the journal it is read beside. Records retention pruned are
+  skipped by the tail without a word, so a request that finds none left up to the journal's last seq
+  moves the index there itself (``reached``).
+* Live: the index is ``live`` once it first reached the journal's end; until then requests do not wait
+  for it (``phases.ready_index``: a small journal is scanned, a large one answers 503).
+* Bounded: ``keep`` items are held (the newest; 50,000 by default, some tens of MB). The oldest are dropped
+  in batches, once a quarter more than ``keep`` is held, so up to 1.25 × ``keep`` items are held at times.
+  Dropping moves the ``horizon``: a page that starts before it is answered by a scan of the journal
+  (``phases.page``) instead, as are all requests when the index cannot follow (it is restarting after an
+  error, or the app serves without one). The objects that lost items are remembered (``trimmed``; past
+  ``keep`` of them, every object counts as trimmed), so an object's last items come from memory unless
+  it lost some. Retention may since have pruned the records of items the index still holds; the index
+  keeps serving them (history is worth more than the seqs it came from).
+* Resilient: an error while following is logged and the follow restarts where it stopped, after a backoff
+  that doubles from ``RESTART`` up to ``RESTART_MAX`` seconds (back to ``RESTART`` once a record folds).
 * The scale set view's validator: the seq of the last observed record about each object the view shows
   (``observed_seq``, kept only for the four ARC kinds and Pods while they exist), so its ETag changes when
   something it shows does, not on every append.
@@ -28,11 +37,14 @@ from collections.abc import Iterable
 from api import phasehistory
 from api.models import PhaseItem, PhasePage
 from api.ports import JournalView
+from store.errors import JournalClosed
 from store.records import Record, RecordType
 
 log = logging.getLogger("arcsm.api")
 
 KEEP = 50_000  # items held in memory
+RESTART = 0.5  # seconds before following again after an error, doubled per failure in a row
+RESTART_MAX = 30.0
 OBSERVED_KINDS = phasehistory.KINDS | {"Pod"}
 
 Key = tuple[str, str, str]
@@ -44,7 +56,10 @@ class PhaseIndex:
         self.seq = 0  # the last record folded
         self.horizon = 0  # items with seq > horizon are all held
         self.following = False
+        self.live = False  # the index reached the journal's end once
+        self.restarts = 0
         self._history = phasehistory.History(items_of_decision)
+        self._trimmed: set[Key] | None = set()  # None: too many to track, every object may have lost items
         self._items: list[PhaseItem] = []
         self._by_object: dict[Key, collections.deque[PhaseItem]] = {}
         self._observed: dict[Key, int] = {}
@@ -66,7 +81,7 @@ class PhaseIndex:
                 self._observed.pop(key, None)
             else:
                 self._observed[key] = record.seq or 0
-        self.seq = record.seq or self.seq
+        self.seq = max(self.seq, record.seq or 0)
         if len(self._items) > self.keep + self.keep // 4:  # trim in batches: amortised O(1) per item
             self._drop(len(self._items) - self.keep)
 
@@ -75,25 +90,67 @@ class PhaseIndex:
         for item in dropped:
             key = (item.kind, item.namespace, item.name)
             held = self._by_object.get(key)
+            if self._trimmed is not None:
+                self._trimmed.add(key)
+                if len(self._trimmed) > self.keep:
+                    self._trimmed = None
             if held:
                 held.popleft()
                 if not held:
                     del self._by_object[key]
         self.horizon = max(self.horizon, dropped[-1].seq)
 
+    def trimmed(self, key: Key) -> bool:
+        """Whether the index dropped items of the object ``key``."""
+        return self._trimmed is None or key in self._trimmed
+
+    async def reached(self, seq: int) -> None:
+        """The journal holds no record after ``seq`` the index has not folded (retention pruned them)."""
+        if self.live and self.seq >= seq:
+            return
+        self.seq = max(self.seq, seq)
+        self.live = True
+        async with self._folded:
+            self._folded.notify_all()
+
     async def follow(self, journal: JournalView) -> None:
-        """Fold every record of ``journal`` from its first, then each new one, until cancelled; on an error
-        the index stops answering (requests scan instead) and says why in the log."""
+        """Fold every record of ``journal`` from its first, then each new one, until the journal closes or
+        the task is cancelled; after any other error, log it and follow again from the last record folded
+        (requests scan meanwhile)."""
+        if self.seq == 0:
+            self._history.raw_horizon = phasehistory.raw_horizon(journal)
+        delay = RESTART
+        while True:
+            started = self.seq
+            try:
+                await self._follow(journal)
+                return
+            except asyncio.CancelledError:
+                raise
+            except JournalClosed:
+                return  # nothing more to follow
+            except Exception as exc:  # never take the API down with the index: requests scan meanwhile
+                if self.seq > started:
+                    delay = RESTART  # it folded records since the last failure: not failing in a row
+                self.restarts += 1
+                log.error(
+                    "the phase history index failed after seq %d (%s); following again in %.1f s",
+                    self.seq,
+                    exc,
+                    delay,
+                )
+            await asyncio.sleep(delay)
+            delay = min(RESTART_MAX, delay * 2)
+
+    async def _follow(self, journal: JournalView) -> None:
         self.following = True
         try:
             async for record in journal.tail(after=self.seq):
                 self.feed(record)
+                if not self.live and self.seq >= journal.last_seq:
+                    self.live = True
                 async with self._folded:
                     self._folded.notify_all()
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # never take the API down with the index: requests scan instead
-            log.error("the phase history index stopped following the journal: %s", exc)
         finally:
             self.following = False
             async with self._folded:

@@ -7,13 +7,17 @@ phase changes of the objects it observed fill the gap, ``source`` "observed", wi
 transition when its write comes back (``phasehistory``).
 
 A record may carry several transitions (a pass may write Pending and go on), so a page ends at a record
-boundary: ``next`` is the seq of the last record read, and a page holds at most ``limit`` items unless a
-single record alone holds more.
+boundary: ``next`` is the seq of the page's last item (the value to pass as ``after``; the scan and the
+index agree on it), and a page holds at most ``limit`` items unless a single record alone holds more.
 
 The app answers from its ``phaseindex.PhaseIndex`` (``served_page``, ``served_last``); ``page`` and
 ``last`` scan the journal instead, for what the index does not hold and for ``arcsm history``, which reads
 a journal file offline: they read the decision and observed records of the filter from the journal's start
 (an observed change needs the phase before it), a chunk at a time, and return the items after ``after``.
+
+While the index first folds the journal (``PhaseIndex.live`` is false), a request does not wait for it: a
+journal of at most ``SCAN_WHILE_LOADING`` records is scanned at once, and a larger one answers ``Loading``
+(the routes' 503 with Retry-After), so requests neither wait nor compete with the fold by full scans.
 """
 
 from __future__ import annotations
@@ -33,7 +37,17 @@ from store.records import Record, RecordType
 
 SCAN = 500  # records read per query while filling a page
 CATCH_UP = 5.0  # seconds a request waits for the index to fold what was committed before it scans instead
+SCAN_WHILE_LOADING = 20_000  # records: a larger journal answers 503 until the index has folded it
+FOLD_RATE = 20_000  # records the index folds per second, about, for the Retry-After of a 503
 HISTORY = frozenset({RecordType.DECISION, RecordType.OBSERVED})
+
+
+class Loading(Exception):
+    """The phase history index is still folding a journal too large to scan per request."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__("the phase history is still being loaded from the journal; retry in a few seconds")
+        self.retry_after = retry_after
 
 
 class Kind(enum.StrEnum):
@@ -105,9 +119,11 @@ async def page(
     kind: str | None = None,
     namespace: str | None = None,
     name: str | None = None,
+    raw_horizon: int = 0,
 ) -> PhasePage:
-    """Up to ``limit`` transitions recorded after seq ``after`` (oldest first) matching the filters."""
-    history = phasehistory.History(items_of)
+    """Up to ``limit`` transitions recorded after seq ``after`` (oldest first) matching the filters;
+    ``raw_horizon``: the journal's (``phasehistory``)."""
+    history = phasehistory.History(items_of, raw_horizon=raw_horizon)
     items: list[PhaseItem] = []
     cursor = 0
     while True:
@@ -121,18 +137,20 @@ async def page(
                 cursor = seq
                 continue
             if found and items and len(items) + len(found) > limit:
-                return PhasePage(items=items, next=cursor)
+                return PhasePage(items=items, next=items[-1].seq)
             items.extend(found)
             cursor = seq
             if len(items) >= limit:
-                return PhasePage(items=items, next=cursor)
+                return PhasePage(items=items, next=items[-1].seq)
         if len(batch) < SCAN:
             return PhasePage(items=items, next=None)
 
 
-async def last(reader: RecordReader, *, kind: str, namespace: str, name: str, count: int) -> list[PhaseItem]:
+async def last(
+    reader: RecordReader, *, kind: str, namespace: str, name: str, count: int, raw_horizon: int = 0
+) -> list[PhaseItem]:
     """The last ``count`` transitions of one object, oldest first (reads the object's records)."""
-    history = phasehistory.History(items_of)
+    history = phasehistory.History(items_of, raw_horizon=raw_horizon)
     kept: collections.deque[PhaseItem] = collections.deque(maxlen=count)
     cursor = 0
     while True:
@@ -151,12 +169,26 @@ async def known(reader: RecordReader, *, kind: str, namespace: str, name: str) -
 
 
 async def ready_index(index: PhaseIndex | None, journal: JournalView) -> PhaseIndex | None:
-    """``index`` once it folded every record committed now; None when there is none or it cannot follow."""
+    """``index`` once it folded every record committed now; None when there is none or it cannot follow
+    (the caller scans). Raises ``Loading`` while the index first folds a journal too large to scan."""
     if index is None:
         return None
+    seq = journal.last_seq
+    caught = index.seq >= seq
+    if not caught:
+        # The journal's tail skips records retention pruned without yielding anything: when none is left
+        # up to ``seq``, the index has folded all there is.
+        ahead = await journal.read(after=index.seq, limit=1)
+        caught = not ahead or (ahead[0].seq or 0) > seq
+    if caught:
+        await index.reached(seq)
+    if not index.live:
+        if seq <= SCAN_WHILE_LOADING:
+            return None
+        raise Loading(retry_after=max(1, min(60, -(-(seq - index.seq) // FOLD_RATE))))
     try:
         async with asyncio.timeout(CATCH_UP):
-            return index if await index.caught_up(journal.last_seq) else None
+            return index if await index.caught_up(seq) else None
     except TimeoutError:
         return None
 
@@ -180,7 +212,15 @@ async def served_page(
     )
     if found is not None:
         return found
-    return await page(journal, after=after, limit=limit, kind=kind, namespace=namespace, name=name)
+    return await page(
+        journal,
+        after=after,
+        limit=limit,
+        kind=kind,
+        namespace=namespace,
+        name=name,
+        raw_horizon=phasehistory.raw_horizon(journal),
+    )
 
 
 async def served_last(
@@ -190,9 +230,17 @@ async def served_last(
     ready = await ready_index(index, journal)
     if ready is not None:
         found = ready.last(kind=kind, namespace=namespace, name=name, count=count)
-        if len(found) >= count or ready.horizon == 0:  # or older ones may have been dropped
+        # Fewer than ``count`` held is all there is unless the index dropped some of this object's items.
+        if len(found) >= count or not ready.trimmed((kind, namespace, name)):
             return found
-    return await last(journal, kind=kind, namespace=namespace, name=name, count=count)
+    return await last(
+        journal,
+        kind=kind,
+        namespace=namespace,
+        name=name,
+        count=count,
+        raw_horizon=phasehistory.raw_horizon(journal),
+    )
 
 
 def _flatten(groups: Iterable[list[PhaseItem]]) -> Iterable[PhaseItem]:

@@ -1,18 +1,22 @@
 """The /api/v1 routes: phase history, journal records and their stream, and a scale set now.
 
 History answers carry an ETag (``etags``); a bad parameter is a 422 and an object the journal holds
-nothing about a 404, each with a one-line ``detail`` (``errors``). Every route only reads.
+nothing about a 404, each with a one-line ``detail`` (``errors``). The phase history routes and the scale
+set answer 503 with Retry-After while the phase history index first folds a large journal
+(``phases.Loading``). Every route only reads.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+import contextlib
+from collections.abc import Iterator
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response
 from fastapi.responses import StreamingResponse
 
 from api import errors, etags, journalfeed, phases, scalesets
-from api.models import JournalPage, PhasePage, ScaleSetView
+from api.models import JournalPage, PhasePage, Problem, ScaleSetView
 from api.phases import Kind, Plural
 from api.state import ApiState, of
 from store.records import RecordType
@@ -44,12 +48,31 @@ TypeFilter = Annotated[
 ]
 
 HISTORY = {**errors.NOT_MODIFIED, **errors.PROBLEMS}
+LOADING: dict[int | str, dict[str, Any]] = {
+    503: {
+        "model": Problem,
+        "description": "The phase history is still being loaded from the journal: retry after the seconds "
+        "in Retry-After.",
+        "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
+    },
+}
+
+
+@contextlib.contextmanager
+def _loaded() -> Iterator[None]:
+    """``phases.Loading`` as a 503 with Retry-After and a one-line detail."""
+    try:
+        yield
+    except phases.Loading as exc:
+        raise HTTPException(
+            status_code=503, detail=str(exc), headers={"Retry-After": str(exc.retry_after)}
+        ) from None
 
 
 @router.get(
     "/namespaces/{namespace}/{plural}/{name}/phases",
     response_model=PhasePage,
-    responses={**HISTORY, **errors.NOT_FOUND},
+    responses={**HISTORY, **errors.NOT_FOUND, **LOADING},
     summary="One object's phase history, oldest first",
 )
 async def object_phases(
@@ -67,16 +90,17 @@ async def object_phases(
             status_code=404,
             detail=f"the journal holds nothing about {kind} {namespace}/{name}; check the namespace and name",
         )
-    found = await phases.served_page(
-        state.phases, state.journal, after=after, limit=limit, kind=kind, namespace=namespace, name=name
-    )
+    with _loaded():
+        found = await phases.served_page(
+            state.phases, state.journal, after=after, limit=limit, kind=kind, namespace=namespace, name=name
+        )
     return etags.respond(found, if_none_match)
 
 
 @router.get(
     "/phases",
     response_model=PhasePage,
-    responses=HISTORY,
+    responses={**HISTORY, **LOADING},
     summary="Phase transitions across objects, oldest first",
 )
 async def all_phases(
@@ -87,9 +111,10 @@ async def all_phases(
     after: After = 0,
     limit: Limit = 100,
 ) -> Response:
-    found = await phases.served_page(
-        state.phases, state.journal, after=after, limit=limit, kind=kind, namespace=namespace
-    )
+    with _loaded():
+        found = await phases.served_page(
+            state.phases, state.journal, after=after, limit=limit, kind=kind, namespace=namespace
+        )
     return etags.respond(found, if_none_match)
 
 
@@ -160,13 +185,14 @@ def _seq(text: str | None) -> int:
 @router.get(
     "/namespaces/{namespace}/autoscalingrunnersets/{name}",
     response_model=ScaleSetView,
-    responses={**HISTORY, **errors.NOT_FOUND},
+    responses={**HISTORY, **errors.NOT_FOUND, **LOADING},
     summary="A scale set as arcsm sees it now",
 )
 async def scale_set(
     state: State, namespace: Namespace, name: Name, if_none_match: IfNoneMatch = None
 ) -> Response:
-    found = await scalesets.view(state.journal, namespace, name, index=state.phases)
+    with _loaded():
+        found = await scalesets.view(state.journal, namespace, name, index=state.phases)
     if found is None:
         raise HTTPException(
             status_code=404,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from api import phases
+from api import phasehistory, phases
 from api.phaseindex import PhaseIndex
 from store.records import Record, RecordType, Seq
 from tests.unit.api.listreader import ListReader
@@ -129,6 +129,42 @@ async def test_a_decision_whose_write_never_came_does_not_hide_a_later_change() 
     ]
 
 
+async def test_after_pruning_an_objects_first_observation_is_its_starting_point() -> None:
+    # Retention pruned the records up to seq 10: "arc" was observed before, its first surviving version
+    # is no change from no phase. Its next one is.
+    reader = ListReader([observed(11, "Running"), observed(12, "Outdated")])
+    page = await phases.page(reader, after=0, limit=100, raw_horizon=10)
+    assert story(page.items) == [(12, "Running", "Outdated", "observed")]
+    unpruned = await phases.page(reader, after=0, limit=100)
+    assert story(unpruned.items) == [
+        (11, None, "Running", "observed"),
+        (12, "Running", "Outdated", "observed"),
+    ]
+
+
+async def test_a_stale_pending_target_does_not_hide_an_observed_change() -> None:
+    # This replica decided Pending before the object's first observation (its write was refused); the
+    # object shows Running first, then Pending for real: that change is history.
+    reader = ListReader([decided(1, (None, "Pending")), observed(2, "Running"), observed(3, "Pending")])
+    items = (await phases.page(reader, after=0, limit=100)).items
+    assert story(items) == [(1, None, "Pending", "decided"), (3, "Running", "Pending", "observed")]
+
+
+async def test_pending_targets_are_capped_and_not_held_for_listeners() -> None:
+    first = decided(2, ("Running", "Outdated"))  # never written
+    later = [decided(seq, ("Outdated", f"P{seq}")) for seq in range(3, 3 + phasehistory.PENDING)]
+    reader = ListReader([observed(1, "Running"), first, *later, observed(50, "Outdated")])
+    items = (await phases.page(reader, after=0, limit=100)).items
+    assert story(items)[-1] == (50, "Running", "Outdated", "observed"), "the oldest pending target went"
+
+    history = phasehistory.History(phases.items_of)
+    listener = decided(1, (None, "Running"))
+    subject = {"kind": "AutoscalingListener", "namespace": "default", "name": "arc-listener"}
+    listener.body["transitions"][0]["subject"] = subject
+    assert [i.kind for i in history.feed(listener)] == ["AutoscalingListener"]
+    assert history.pending_targets(("AutoscalingListener", "default", "arc-listener")) == []
+
+
 async def test_a_recreated_object_starts_over_and_a_page_from_the_middle_knows_the_phase_before() -> None:
     reader = ListReader(
         [
@@ -215,17 +251,17 @@ def mixed_story() -> list[Record]:
 async def test_the_index_pages_as_the_scan_does(limit: int, kind: str | None) -> None:
     reader, index = ListReader(mixed_story()), indexed(mixed_story())
 
-    async def every(page: object) -> list[tuple[int, str | None, str, str]]:
-        found: list[Any] = []
+    async def every(page: object) -> list[Any]:
+        pages: list[Any] = []
         after: int | None = 0
         while after is not None:
             got = await page(after) if callable(page) else None  # type: ignore[misc]
             assert len(got.items) <= limit or len({i.seq for i in got.items}) == 1, (
                 "a page may exceed only by one record"
             )
-            found.extend(got.items)
+            pages.append(got)
             after = got.next
-        return story(found)
+        return pages
 
     async def scanned(after: int) -> Any:
         return await phases.page(reader, after=after, limit=limit, kind=kind)
@@ -233,8 +269,22 @@ async def test_the_index_pages_as_the_scan_does(limit: int, kind: str | None) ->
     async def held(after: int) -> Any:
         return index.page(after=after, limit=limit, kind=kind)
 
+    # Whole pages, ``next`` included: the body and its ETag do not depend on which path answered.
     assert await every(held) == await every(scanned)
-    assert await every(held), "the story has transitions of the kind"
+    assert [i for p in await every(held) for i in p.items], "the story has transitions of the kind"
+
+
+async def test_next_is_the_last_items_seq_when_the_next_record_would_overflow_the_page() -> None:
+    records = [
+        decided(1, ("Pending", "Running")),
+        decided(2, ("Running", "Outdated")),
+        observed(3, "Outdated"),  # its own write: a record with no item
+        decided(4, ("Outdated", "Pending"), ("Pending", "Running")),
+    ]
+    scanned = await phases.page(ListReader(records), after=0, limit=3)
+    held = indexed(records).page(after=0, limit=3)
+    assert [i.seq for i in scanned.items] == [1, 2] and scanned.next == 2
+    assert held == scanned
 
 
 def test_the_index_holds_the_newest_items_and_hands_older_pages_to_the_scan() -> None:

@@ -20,7 +20,9 @@ from kubernetes_asyncio import client
 from controller import folding
 from controller.leading import Elector, LeaderOnly
 from controller.reconciling import NotLeading, Reconciler
+from controller.roles import Role
 from controller.settings import LeaderElectionSettings, QueueSettings, ReconcileSettings
+from controller.terms import run_terms
 from controller.timing import Timers
 from sim.faults import Fault
 from sim.world import World
@@ -234,3 +236,97 @@ async def test_a_refused_effect_stays_in_the_outbox_and_the_next_term_performs_i
             await asyncio.gather(running, return_exceptions=True)
     assert inner.executed == [effect]
     assert answer.body["effectSeq"] == recorded.seq and answer.body["ok"] is True
+
+
+class RefusingOnce(Elector):
+    """An elector whose ``leading`` turns false at the first write it is asked about (as when the Lease
+    lapses during a reconcile, before the renewal task notices), and which counts its terms' ends."""
+
+    def __init__(self, *args: Any, journal: Journal, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.refuse = True
+        self.journal = journal
+        self.results_at_release: list[int] = []
+        self.acquired = 0
+
+    @property
+    def leading(self) -> bool:
+        if self.refuse and super().leading:
+            self.refuse = False
+            return False
+        return super().leading
+
+    async def acquire(self, stopping: asyncio.Event) -> bool:
+        won = await super().acquire(stopping)
+        self.acquired += won
+        return won
+
+    async def release(self) -> bool:
+        results = await self.journal.read(types={RecordType.EFFECT_RESULT})
+        self.results_at_release.append(len(results))
+        return await super().release()
+
+
+async def test_run_terms_ends_a_term_whose_effect_was_refused_and_the_next_term_performs_it(
+    api: client.ApiClient, tmp_path: Path
+) -> None:
+    inner = Recorder()
+    effect = fx.DeleteObject(target=ObjectRef("EphemeralRunner", "default", "r1"))
+    async with await Journal.open(
+        tmp_path / "journal.db", settings=JournalSettings(durable=False)
+    ) as journal:
+        elector = RefusingOnce(api, settings("a", retry_period=0.05), clock=Clock(), journal=journal)
+        (recorded,) = await journal.append(
+            [
+                Record(
+                    type=RecordType.EFFECT,
+                    kind="EphemeralRunner",
+                    namespace="default",
+                    name="r1",
+                    body=fx.to_json(effect),
+                )
+            ]
+        )
+
+        async def synced() -> None:
+            return None
+
+        async def new_reconciler() -> Reconciler:
+            return Reconciler(
+                journal=journal,
+                executor=LeaderOnly(inner, elector),
+                fold=await folding.resume(journal),
+                timers=Timers(journal=journal, clock=SystemClock()),
+                machines=MachineSettings(),
+                queue=QueueSettings(),
+                reconcile=ReconcileSettings(),
+            )
+
+        async def results() -> list[Record]:
+            return await journal.read(types={RecordType.EFFECT_RESULT})
+
+        stopping = asyncio.Event()
+        role = Role()
+        terms = asyncio.create_task(
+            run_terms(
+                new_reconciler=new_reconciler,
+                synced=synced,
+                role=role,
+                elector=elector,
+                stopping=stopping,
+                drain_timeout=5.0,
+            )
+        )
+        try:
+            (answer,) = await eventually(results, what="the effect performed by the second term")
+        finally:
+            stopping.set()
+            async with asyncio.timeout(10):
+                await terms
+    assert not elector.refuse, "the first term's write was refused"
+    assert elector.results_at_release[0] == 0, "the refused effect left no result when its term ended"
+    assert elector.acquired >= 2, "the Lease was taken again for a second term"
+    assert len(elector.results_at_release) == elector.acquired, "each term released the Lease"
+    assert inner.executed == [effect], "performed once, by the second term"
+    assert answer.body["effectSeq"] == recorded.seq and answer.body["ok"] is True
+    assert (await spec(api)).lease_transitions >= 1
