@@ -182,6 +182,38 @@ async def test_acquire_waits_for_the_lease_or_the_stop(api: client.ApiClient) ->
     assert not await Elector(api, settings("late")).acquire(stopped)
 
 
+def outbox_record(effect: fx.DeleteObject) -> Record:
+    """An effect recorded without a result: the outbox a term performs first."""
+    target = effect.target
+    return Record(
+        type=RecordType.EFFECT,
+        kind=target.kind,
+        namespace=target.namespace,
+        name=target.name,
+        body=fx.to_json(effect),
+    )
+
+
+async def nothing_to_wait_for() -> None:
+    return None
+
+
+async def effect_results(journal: Journal) -> list[Record]:
+    return await journal.read(types={RecordType.EFFECT_RESULT})
+
+
+async def reconciler_of(journal: Journal, executor: LeaderOnly) -> Reconciler:
+    return Reconciler(
+        journal=journal,
+        executor=executor,
+        fold=await folding.resume(journal),
+        timers=Timers(journal=journal, clock=SystemClock()),
+        machines=MachineSettings(),
+        queue=QueueSettings(),
+        reconcile=ReconcileSettings(),
+    )
+
+
 async def test_a_refused_effect_stays_in_the_outbox_and_the_next_term_performs_it(
     api: client.ApiClient, tmp_path: Path
 ) -> None:
@@ -191,46 +223,26 @@ async def test_a_refused_effect_stays_in_the_outbox_and_the_next_term_performs_i
     async with await Journal.open(
         tmp_path / "journal.db", settings=JournalSettings(durable=False)
     ) as journal:
-        (recorded,) = await journal.append(
-            [
-                Record(
-                    type=RecordType.EFFECT,
-                    kind="EphemeralRunner",
-                    namespace="default",
-                    name="r1",
-                    body=fx.to_json(effect),
-                )
-            ]
-        )
-
-        async def synced() -> None:
-            return None
+        (recorded,) = await journal.append([outbox_record(effect)])
 
         async def term() -> None:
-            reconciler = Reconciler(
-                journal=journal,
-                executor=LeaderOnly(inner, elector),
-                fold=await folding.resume(journal),
-                timers=Timers(journal=journal, clock=SystemClock()),
-                machines=MachineSettings(),
-                queue=QueueSettings(),
-                reconcile=ReconcileSettings(),
-            )
-            await reconciler.run(synced=synced)
-
-        async def results() -> list[Record]:
-            return await journal.read(types={RecordType.EFFECT_RESULT})
+            reconciler = await reconciler_of(journal, LeaderOnly(inner, elector))
+            await reconciler.run(synced=nothing_to_wait_for)
 
         # Not leading: the reconciler refuses the outbox's effect and ends the term on its own.
         async with asyncio.timeout(10):
             await term()
         assert inner.executed == []
-        assert await results() == [], "a refusal is no result: nothing a machine would read as a failure"
+        assert await effect_results(journal) == [], (
+            "a refusal is no result: nothing a machine would read as a failure"
+        )
 
         assert await elector.try_acquire_or_renew()
         running = asyncio.create_task(term())
         try:
-            (answer,) = await eventually(results, what="the effect performed by the next term")
+            (answer,) = await eventually(
+                lambda: effect_results(journal), what="the effect performed by the next term"
+            )
         finally:
             running.cancel()
             await asyncio.gather(running, return_exceptions=True)
@@ -276,41 +288,17 @@ async def test_run_terms_ends_a_term_whose_effect_was_refused_and_the_next_term_
         tmp_path / "journal.db", settings=JournalSettings(durable=False)
     ) as journal:
         elector = RefusingOnce(api, settings("a", retry_period=0.05), clock=Clock(), journal=journal)
-        (recorded,) = await journal.append(
-            [
-                Record(
-                    type=RecordType.EFFECT,
-                    kind="EphemeralRunner",
-                    namespace="default",
-                    name="r1",
-                    body=fx.to_json(effect),
-                )
-            ]
-        )
-
-        async def synced() -> None:
-            return None
+        (recorded,) = await journal.append([outbox_record(effect)])
 
         async def new_reconciler() -> Reconciler:
-            return Reconciler(
-                journal=journal,
-                executor=LeaderOnly(inner, elector),
-                fold=await folding.resume(journal),
-                timers=Timers(journal=journal, clock=SystemClock()),
-                machines=MachineSettings(),
-                queue=QueueSettings(),
-                reconcile=ReconcileSettings(),
-            )
-
-        async def results() -> list[Record]:
-            return await journal.read(types={RecordType.EFFECT_RESULT})
+            return await reconciler_of(journal, LeaderOnly(inner, elector))
 
         stopping = asyncio.Event()
         role = Role()
         terms = asyncio.create_task(
             run_terms(
                 new_reconciler=new_reconciler,
-                synced=synced,
+                synced=nothing_to_wait_for,
                 role=role,
                 elector=elector,
                 stopping=stopping,
@@ -318,7 +306,9 @@ async def test_run_terms_ends_a_term_whose_effect_was_refused_and_the_next_term_
             )
         )
         try:
-            (answer,) = await eventually(results, what="the effect performed by the second term")
+            (answer,) = await eventually(
+                lambda: effect_results(journal), what="the effect performed by the second term"
+            )
         finally:
             stopping.set()
             async with asyncio.timeout(10):
