@@ -31,7 +31,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -43,7 +42,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import historyjournal  # noqa: E402
+from bench import historyjournal, serverprocess  # noqa: E402
 
 CONCURRENCY = 4
 OBJECT = "/api/v1/namespaces/arc-runners/autoscalingrunnersets/arc-0/phases"
@@ -179,23 +178,8 @@ def main() -> None:
         asyncio.run(create(path))
         historyjournal.build(path, args.records)
         built = time.perf_counter() - began
-        server = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        assert server.stdin is not None and server.stdout is not None
-        try:
-            ready = next((line for line in server.stdout if line.startswith("ready ")), None)
-            if ready is None:
-                raise SystemExit("the API server did not start; its error is above")
-            started = json.loads(ready.split(" ", 1)[1])
+        with serverprocess.serving(__file__, path) as (_, started):
             best, in_flight, items = asyncio.run(drive(started["urls"], args.seconds, args.rounds))
-        finally:
-            server.stdin.close()
-            server.wait(timeout=30)
     report(args.records, built, started, best, in_flight, items)
 
 

@@ -34,7 +34,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench import historyjournal  # noqa: E402
+from bench import historyjournal, serverprocess  # noqa: E402
 
 BATCH = 100
 IN_FLIGHT = 8
@@ -141,28 +141,15 @@ def main() -> None:
         asyncio.run(serve(args.serve))
         return
     rows: list[tuple[str, float, float, float | None]] = []
-    with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp:
-        server = subprocess.Popen(
-            [sys.executable, __file__, "--serve", str(Path(tmp) / "journal.sqlite")],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-            cwd=ROOT,
-        )
-        assert server.stdin is not None and server.stdout is not None
-        try:
-            ready = next((line for line in server.stdout if line.startswith("ready ")), None)
-            if ready is None:
-                raise SystemExit("the API server did not start; its error is above")
-            started = json.loads(ready.split(" ", 1)[1])
-            after = started["last_seq"]
-            for name, streams in (("tail", 0), ("1 stream", 1), ("10 streams", 10)):
-                seconds, report = asyncio.run(phase(server, started["url"], streams, args.records, after))
-                after += args.records
-                rows.append((name, report["appended"], report["tailed"], seconds))
-        finally:
-            server.stdin.close()
-            server.wait(timeout=30)
+    with (
+        tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_DIR")) as tmp,
+        serverprocess.serving(__file__, Path(tmp) / "journal.sqlite") as (server, started),
+    ):
+        after = started["last_seq"]
+        for name, streams in (("tail", 0), ("1 stream", 1), ("10 streams", 10)):
+            seconds, report = asyncio.run(phase(server, started["url"], streams, args.records, after))
+            after += args.records
+            rows.append((name, report["appended"], report["tailed"], seconds))
     n = args.records
     baseline = n / rows[0][2]
     print(f"cores: {os.cpu_count()}, {n:,} records per phase, appends of {BATCH}, {IN_FLIGHT} in flight")
