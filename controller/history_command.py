@@ -34,7 +34,13 @@ async def history_of(path: Path, *, kind: str, namespace: str, name: str) -> tup
         after: int | None = 0
         while after is not None:
             page = await phases.page(
-                journal, after=after, limit=PAGE, kind=kind, namespace=namespace, name=name
+                journal,
+                after=after,
+                limit=PAGE,
+                kind=kind,
+                namespace=namespace,
+                name=name,
+                raw_horizon=phasehistory.raw_horizon(journal),
             )
             items.extend(page.items)
             after = page.next

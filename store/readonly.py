@@ -15,14 +15,16 @@ from typing import TYPE_CHECKING
 
 import aiosqlite
 
-from store import ports, reading, schema
+from store import ports, reading, retention, schema
 from store.errors import JournalFormatError
 from store.records import Record, RecordType
 
 
 class ReadOnlyJournal:
-    def __init__(self, db: aiosqlite.Connection) -> None:
+    def __init__(self, db: aiosqlite.Connection, horizons: retention.Horizons) -> None:
         self._db = db
+        # What retention had pruned when the journal was opened (``store.journal.Journal.horizons``).
+        self.horizons = horizons
 
     @classmethod
     async def open(cls, path: pathlib.Path) -> ReadOnlyJournal:
@@ -33,10 +35,11 @@ class ReadOnlyJournal:
                 raise JournalFormatError(
                     f"{path} is a journal of an older format; upgrade it first (arcsm journal export does)"
                 )
+            horizons = await retention.load(db)
         except BaseException:
             await db.close()
             raise
-        return cls(db)
+        return cls(db, horizons)
 
     async def close(self) -> None:
         await self._db.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from pathlib import Path
 
 from typer.testing import CliRunner, Result
@@ -16,6 +17,9 @@ from typer.testing import CliRunner, Result
 from api.models import PhaseItem
 from controller.cli import app
 from controller.history_command import line
+from store.journal import Journal
+from store.records import observed
+from store.settings import JournalSettings
 from tests.e2e.api.apiworld import ARS, recorded_journal, served
 
 SEED_STORY = [
@@ -91,3 +95,33 @@ def test_a_phase_change_only_observed_is_marked() -> None:
     )
     assert line(item).endswith("Running → Outdated  runners_rejected_spec: rejected  [observed]")
     assert "[observed]" not in line(item.model_copy(update={"source": "decided"}))
+
+
+async def observed_only_journal(path: Path, *, pruned: bool) -> None:
+    """A journal holding one observation of a Running scale set and no decision about it; ``pruned``: as
+    retention leaves it after dropping the raw records before it (the horizon above 0)."""
+    scale_set = {
+        "apiVersion": "actions.github.com/v1alpha1",
+        "kind": "AutoscalingRunnerSet",
+        "metadata": {"name": "arc", "namespace": "default", "uid": "u1", "generation": 1},
+        "status": {"phase": "Running", "observedGeneration": 1},
+    }
+    async with await Journal.open(path, settings=JournalSettings(durable=False)) as journal:
+        await journal.append([observed("MODIFIED", "AutoscalingRunnerSet", scale_set)])
+    if pruned:
+        with sqlite3.connect(path) as db:
+            db.execute("UPDATE horizons SET raw = 1 WHERE id = 0")
+
+
+def test_after_retention_the_first_observation_is_where_the_history_starts(tmp_path: Path) -> None:
+    fresh, pruned = tmp_path / "fresh.db", tmp_path / "pruned.db"
+    asyncio.run(observed_only_journal(fresh, pruned=False))
+    asyncio.run(observed_only_journal(pruned, pruned=True))
+
+    seen = invoke("default/arc", "--journal", str(fresh))
+    assert seen.exit_code == 0, seen.output
+    assert "(none) → Running" in seen.output and "[observed]" in seen.output
+    # Its earlier records were pruned: the observation is no change from "(none)", only a starting point.
+    started = invoke("default/arc", "--journal", str(pruned))
+    assert started.exit_code == 0, started.output
+    assert "→" not in started.output
