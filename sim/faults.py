@@ -22,18 +22,35 @@ REASONS = {
 }
 
 
+@dataclass(kw_only=True)
+class HitBudget:
+    """Which of the calls a fault matches it hits: ``skip`` let through first, then ``times`` hit (None:
+    every one). ``hits`` counts the calls hit so far."""
+
+    skip: int = 0
+    times: int | None = 1
+    hits: int = 0
+    _seen: int = field(default=0, repr=False)
+
+    def spend(self) -> bool:
+        """A matching call arrived: count it; whether the fault hits it."""
+        self._seen += 1
+        if self._seen <= self.skip:
+            return False
+        if self.times is not None and self.hits >= self.times:
+            return False
+        self.hits += 1
+        return True
+
+
 @dataclass
-class Fault:
+class Fault(HitBudget):
     verb: str = "*"  # get, list, watch, create, update, patch, delete, deletecollection, or *
     path: str = ".*"  # a regular expression searched in the request path
     code: int = 0  # 0: no error, only latency
     message: str = "injected fault"
     retry_after: int | None = None
     latency: float = 0.0
-    skip: int = 0  # let this many matching calls through first
-    times: int | None = 1  # then hit this many (None: every one)
-    hits: int = 0
-    _seen: int = 0
     _pattern: re.Pattern[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -43,13 +60,7 @@ class Fault:
         """Whether this fault applies to the call (and count it)."""
         if self.verb not in ("*", verb) or not self._pattern.search(path):
             return False
-        self._seen += 1
-        if self._seen <= self.skip:
-            return False
-        if self.times is not None and self.hits >= self.times:
-            return False
-        self.hits += 1
-        return True
+        return self.spend()
 
     def error(self) -> errors.ApiError | None:
         if not self.code:

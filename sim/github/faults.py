@@ -12,9 +12,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from sim.faults import HitBudget
+
 
 @dataclass
-class GitHubFault:
+class GitHubFault(HitBudget):
     method: str = "*"  # GET, POST, PATCH, DELETE, or *
     path: str = ".*"  # a regular expression searched in the request path
     status: int = 0  # 0: no error, only latency
@@ -22,10 +24,6 @@ class GitHubFault:
     type_key: str = ""  # Actions paths: the body's typeName, e.g. AgentExistsException
     retry_after: int | None = None
     latency: float = 0.0
-    skip: int = 0  # let this many matching calls through first
-    times: int | None = 1  # then hit this many (None: every one)
-    hits: int = 0
-    _seen: int = field(default=0, repr=False)
     _pattern: re.Pattern[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -36,13 +34,7 @@ class GitHubFault:
         """Whether this fault applies to the call (and count it)."""
         if self.method not in ("*", method.upper()) or not self._pattern.search(path):
             return False
-        self._seen += 1
-        if self._seen <= self.skip:
-            return False
-        if self.times is not None and self.hits >= self.times:
-            return False
-        self.hits += 1
-        return True
+        return self.spend()
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> GitHubFault:

@@ -12,8 +12,6 @@ from collections.abc import AsyncIterator
 import httpx
 import jwt
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from sim.github import GitHubFake, GitHubSettings
 from tests.e2e.sim.github_flow import (
@@ -23,6 +21,7 @@ from tests.e2e.sim.github_flow import (
     registration_token,
     runner_registration,
 )
+from tests.keys import rsa_pair
 
 
 class Clock:
@@ -43,19 +42,6 @@ async def fake() -> AsyncIterator[GitHubFake]:
 async def http() -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(timeout=10) as client:
         yield client
-
-
-def rsa_pair() -> tuple[str, str]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ).decode()
-    public = (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    return private, public
 
 
 def app_jwt(private: str, now: float, app_id: str = "123") -> str:

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import jwt
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
 
 from sim.github import errors, jitconfigs
 from sim.github.records import Agent
 from sim.github.tokens import AdminGrant, Tokens
+from tests.keys import rsa_pair
 
 
 class Clock:
@@ -19,19 +18,6 @@ class Clock:
 
     def __call__(self) -> float:
         return self.now
-
-
-def rsa_pair() -> tuple[str, str]:
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    private = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    ).decode()
-    public = (
-        key.public_key()
-        .public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
-        .decode()
-    )
-    return private, public
 
 
 @pytest.fixture(scope="module")
