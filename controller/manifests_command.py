@@ -1,46 +1,112 @@
-"""``arcsm manifests``: print the installation (CRDs, namespace, RBAC, StatefulSet, Service, PDB) as YAML.
+"""``arcsm manifests``: the Helm chart rendered by Helm's SDK, for ``kubectl apply -f -``.
 
-    arcsm manifests [--namespace arc-systems] [--image IMAGE] [--replicas 2] [--watch-namespace NS]...
+    arcsm manifests [--namespace arc-systems] [--image IMAGE] [--replicas N] [--watch-namespace NS]...
+                    [-f values.yaml]... [--set key=value]... [--release-name arcsm] [--skip-crds]
     arcsm manifests | kubectl apply -f -
 
-Without ``--watch-namespace`` the controller watches every namespace and gets a ClusterRole; with it,
-namespaced Roles in those namespaces and the controller namespace. See ``controller.manifests``.
+The same chart ``helm install`` installs (``deploy/charts/arcsm``), with the values of the files, then of
+the shorthand options, then of ``--set``, merged as Helm merges them; see ``controller.manifests``.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
+import yaml
 
 from controller import manifests
+
+
+def merged(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``override`` over ``base``: maps merge key by key, anything else is replaced (Helm's rule)."""
+    out = dict(base)
+    for key, value in override.items():
+        current = out.get(key)
+        if isinstance(current, Mapping) and isinstance(value, Mapping):
+            out[key] = merged(current, value)
+        else:
+            out[key] = value
+    return out
+
+
+def values_file(path: Path) -> dict[str, Any]:
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        detail = " ".join(str(exc).split())
+        raise manifests.RenderError(f"cannot read the values file {path}: {detail}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise manifests.RenderError(f"the values file {path} is not a map of values")
+    return loaded
+
+
+def set_values(expression: str) -> dict[str, Any]:
+    sdk = manifests.helm()
+    try:
+        parsed: dict[str, Any] = sdk.parse_set_string(expression)
+    except sdk.HelmError as exc:
+        raise manifests.RenderError(f"--set {expression!r}: {' '.join(str(exc).split())}") from None
+    return parsed
+
+
+def shorthand(image: str | None, replicas: int | None, watch_namespaces: list[str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    if image is not None:
+        values["image"] = manifests.image_values(image)
+    if replicas is not None:
+        if replicas < 1:
+            raise manifests.RenderError("--replicas must be at least 1")
+        values["replicaCount"] = replicas
+    if watch_namespaces:
+        values["flags"] = {"watchNamespaces": list(dict.fromkeys(watch_namespaces))}
+    return values
 
 
 def manifests_command(
     namespace: Annotated[
         str, typer.Option(help="The controller namespace (listeners live there too).")
-    ] = "arc-systems",
+    ] = manifests.NAMESPACE,
     image: Annotated[
         str | None,
         typer.Option(help="The arcsm image (default: arcsm:<version>, built from deploy/Dockerfile)."),
     ] = None,
-    replicas: Annotated[int, typer.Option(help="Controller replicas (one journal volume each).")] = 2,
+    replicas: Annotated[
+        int | None,
+        typer.Option(help="Controller replicas: 1 is a Deployment, more a StatefulSet (default 1)."),
+    ] = None,
     watch_namespace: Annotated[
         list[str] | None,
         typer.Option(
             "--watch-namespace", help="Watch only this namespace, with namespaced Roles; repeat for more."
         ),
     ] = None,
+    values: Annotated[
+        list[Path] | None,
+        typer.Option("--values", "-f", help="A values file of the chart; repeat for more (later wins)."),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", help="A chart value, key=value as Helm's --set takes it; repeatable."),
+    ] = None,
+    release_name: Annotated[str, typer.Option(help="The release name objects are named after.")] = "arcsm",
+    skip_crds: Annotated[bool, typer.Option("--skip-crds", help="Leave the CRDs out.")] = False,
 ) -> None:
-    """Print the manifests that install arcsm, for `kubectl apply -f -`."""
+    """Print the manifests that install arcsm (its Helm chart, rendered), for `kubectl apply -f -`."""
     try:
-        settings = manifests.ManifestSettings(
-            namespace=namespace,
-            image=image if image is not None else manifests.default_image(),
-            replicas=replicas,
-            watch_namespaces=tuple(dict.fromkeys(watch_namespace or ())),
-        )
-    except ValueError as exc:
+        given: dict[str, Any] = {}
+        for path in values or ():
+            given = merged(given, values_file(path))
+        given = merged(given, shorthand(image, replicas, watch_namespace or []))
+        for expression in set_ or ():
+            given = merged(given, set_values(expression))
+        release = manifests.Release(name=release_name, namespace=namespace, values=given)
+        documents = manifests.render(release, include_crds=not skip_crds)
+    except manifests.RenderError as exc:
         typer.echo(f"arcsm manifests: {exc}", err=True)
         raise typer.Exit(2) from None
-    typer.echo(manifests.dump(manifests.render(settings)), nl=False)
+    typer.echo(manifests.dump(documents), nl=False)

@@ -6,9 +6,9 @@
         config = world.configuration()      # a kubernetes_asyncio Configuration pointing at it
         world.write_kubeconfig(path)        # or a kubeconfig file for kubectl and the controller
 
-It installs the project's CRDs (``deploy/crds/``) through its own API, creates the namespaces
-``default`` and ``arc-systems``, and exposes the test hooks: faults, dropping watches, compaction and
-the request log.
+It installs the project's CRDs (the ``crds/`` of the Helm chart, shipped in the ``deploy`` package)
+through its own API, creates the namespaces ``default`` and ``arc-systems``, and exposes the test hooks:
+faults, dropping watches, compaction and the request log.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
+import deploy
 from sim import containers, kinds
 from sim.apiserver import ApiServer
 from sim.collecting import GarbageCollector
@@ -36,7 +37,7 @@ from sim.scheduling import Scheduler
 from sim.server import Server
 from sim.store import Event, Store
 
-CRD_DIR = Path(__file__).resolve().parent.parent / "deploy" / "crds"
+CRD_DIR = deploy.chart_path() / "crds"
 NAMESPACES = ("default", "arc-systems")
 
 # A simulated controller: started with the world, given its API server, runs until cancelled.

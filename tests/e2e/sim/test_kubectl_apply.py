@@ -1,10 +1,11 @@
 """The committed installation applied to the emulated cluster with a real kubectl.
 
 Inputs: an emulated cluster without the CRDs and without ``arc-systems`` (what a fresh cluster has), a
-kubeconfig for it, Debian's ``kubectl``. Outputs: ``kubectl apply -k deploy/`` creates every object
-(discovery, OpenAPI, GET then POST), a second apply changes nothing, an upgrade goes through kubectl's
-client-side apply (GET, then a strategic merge PATCH with the last-applied-configuration annotation),
-``kubectl get`` lists what was applied, and the CRDs applied this way are served.
+kubeconfig for it, Debian's ``kubectl``, the Helm chart's default rendering (``deploy/``) and others
+rendered by Helm's SDK. Outputs: ``kubectl apply -k deploy/`` creates every object (discovery, OpenAPI,
+GET then POST), a second apply changes nothing, an upgrade goes through kubectl's client-side apply
+(GET, then a strategic merge PATCH with the last-applied-configuration annotation), ``kubectl get`` lists
+what was applied, and the CRDs applied this way are served.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 import pytest
 import yaml
 
+import deploy
 from controller import crdgen, manifests
 from sim.world import World
 
@@ -82,7 +84,7 @@ async def get_json(kubeconfig: Path, *args: str) -> Any:
     return json.loads(await ok(kubeconfig, "get", *args, "-o", "json"))
 
 
-def expected_objects(settings: manifests.ManifestSettings) -> set[str]:
+def expected_objects(release: manifests.Release) -> set[str]:
     """``kind/name`` lines as kubectl apply prints them, for the rendered installation."""
     plural = {
         "CustomResourceDefinition": "customresourcedefinition.apiextensions.k8s.io",
@@ -94,9 +96,15 @@ def expected_objects(settings: manifests.ManifestSettings) -> set[str]:
         "RoleBinding": "rolebinding.rbac.authorization.k8s.io",
         "Service": "service",
         "StatefulSet": "statefulset.apps",
+        "Deployment": "deployment.apps",
+        "PersistentVolumeClaim": "persistentvolumeclaim",
         "PodDisruptionBudget": "poddisruptionbudget.policy",
     }
-    return {f"{plural[m['kind']]}/{m['metadata']['name']}" for m in manifests.render(settings)}
+    return {f"{plural[m['kind']]}/{m['metadata']['name']}" for m in manifests.render(release)}
+
+
+def rendered(release: manifests.Release, kind: str) -> list[dict[str, Any]]:
+    return [m for m in manifests.render(release) if m["kind"] == kind]
 
 
 def applied(output: str) -> dict[str, str]:
@@ -111,23 +119,25 @@ def applied(output: str) -> dict[str, str]:
 
 async def test_apply_k_installs_the_committed_manifests(cluster: Path) -> None:
     first = applied(await ok(cluster, "apply", "-k", str(DEPLOY)))
-    default = manifests.ManifestSettings()
+    default = manifests.Release()
     assert set(first) == expected_objects(default)
     assert set(first.values()) == {"created"}
 
-    sts = await get_json(cluster, "statefulset", "arcsm", "-n", NS)
-    assert sts["spec"]["replicas"] == default.replicas
-    assert sts["spec"]["volumeClaimTemplates"][0]["spec"]["accessModes"] == ["ReadWriteOnce"]
-    assert LAST_APPLIED in sts["metadata"]["annotations"]
+    deployment = await get_json(cluster, "deployment", "arcsm", "-n", NS)
+    assert deployment["spec"]["replicas"] == 1
+    assert deployment["spec"]["strategy"]["type"] == "Recreate"
+    assert LAST_APPLIED in deployment["metadata"]["annotations"]
+    claim = await get_json(cluster, "pvc", "journal-arcsm-0", "-n", NS)
+    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
     role = await get_json(cluster, "clusterrole", "arcsm")
-    assert role["rules"] == manifests.rbac(default)[0]["rules"]
-    for kind, name in [("serviceaccount", "arcsm"), ("service", "arcsm"), ("pdb", "arcsm")]:
+    assert role["rules"] == rendered(default, "ClusterRole")[0]["rules"]
+    for kind, name in [("serviceaccount", "arcsm"), ("service", "arcsm")]:
         assert (await get_json(cluster, kind, name, "-n", NS))["metadata"]["name"] == name
-    listed = await ok(cluster, "get", "statefulsets,services,poddisruptionbudgets", "-n", NS, "-o", "name")
+    listed = await ok(cluster, "get", "deployments,services,persistentvolumeclaims", "-n", NS, "-o", "name")
     assert set(listed.split()) == {
-        "statefulset.apps/arcsm",
+        "deployment.apps/arcsm",
         "service/arcsm",
-        "poddisruptionbudget.policy/arcsm",
+        "persistentvolumeclaim/journal-arcsm-0",
     }
 
     # The CRDs kubectl created are served: their kinds can be listed and created.
@@ -135,53 +145,57 @@ async def test_apply_k_installs_the_committed_manifests(cluster: Path) -> None:
     crds = await get_json(cluster, "crd")
     assert {c["metadata"]["name"] for c in crds["items"]} == {k.crd_name for k in crdgen.resources.KINDS}
 
-    pdb_version = (await get_json(cluster, "pdb", "arcsm", "-n", NS))["metadata"]["resourceVersion"]
     again = applied(await ok(cluster, "apply", "-k", str(DEPLOY)))
-    # A kubectl that knows policy/v1 always re-sends a PodDisruptionBudget's selector (its patch strategy
-    # is "replace") and so reports it configured; the server finds nothing to change and keeps its
-    # resourceVersion.
-    pdb = "poddisruptionbudget.policy/arcsm"
-    assert again.pop(pdb) in ("configured", "unchanged")
     assert set(again.values()) == {"unchanged"}
-    assert (await get_json(cluster, "pdb", "arcsm", "-n", NS))["metadata"]["resourceVersion"] == pdb_version
+    after = await get_json(cluster, "deployment", "arcsm", "-n", NS)
+    assert after["metadata"]["generation"] == deployment["metadata"]["generation"]
 
 
 async def test_an_upgrade_is_a_client_side_apply_patch(cluster: Path) -> None:
     await ok(cluster, "apply", "-k", str(DEPLOY))
-    upgraded = manifests.ManifestSettings(image="registry.example.com/arcsm:9.9.9", replicas=3)
+    upgraded = manifests.Release(
+        values={"image": {"repository": "registry.example.com/arcsm", "tag": "9.9.9"}}
+    )
     out = applied(await ok(cluster, "apply", "-f", "-", stdin=manifests.dump(manifests.render(upgraded))))
-    assert out["statefulset.apps/arcsm"] == "configured"
+    assert out["deployment.apps/arcsm"] == "configured"
     assert out["serviceaccount/arcsm"] == "unchanged"
 
-    sts = await get_json(cluster, "statefulset", "arcsm", "-n", NS)
-    assert sts["spec"]["replicas"] == 3
-    [container] = sts["spec"]["template"]["spec"]["containers"]
+    deployment = await get_json(cluster, "deployment", "arcsm", "-n", NS)
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
     assert container["image"] == "registry.example.com/arcsm:9.9.9"
-    assert container["args"] == manifests.run_args(upgraded)
-    last = json.loads(sts["metadata"]["annotations"][LAST_APPLIED])
-    assert last["spec"]["replicas"] == 3
+    [expected] = rendered(upgraded, "Deployment")
+    assert container["args"] == expected["spec"]["template"]["spec"]["containers"][0]["args"]
+    last = json.loads(deployment["metadata"]["annotations"][LAST_APPLIED])
+    assert last["spec"]["template"]["spec"]["containers"][0]["image"] == "registry.example.com/arcsm:9.9.9"
 
 
 async def test_watch_namespaces_get_namespaced_roles(cluster: Path) -> None:
     # kubectl create sends protobuf, which the emulator does not speak; apply sends JSON.
     await ok(cluster, "apply", "-f", "-", stdin="apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n")
-    settings = manifests.ManifestSettings(watch_namespaces=("team-a",))
-    out = applied(await ok(cluster, "apply", "-f", "-", stdin=manifests.dump(manifests.render(settings))))
-    assert set(out) == expected_objects(settings)
+    release = manifests.Release(values={"flags": {"watchSingleNamespace": "team-a"}})
+    out = applied(await ok(cluster, "apply", "-f", "-", stdin=manifests.dump(manifests.render(release))))
+    assert set(out) == expected_objects(release)
+    controller_rules = rendered(release, "Role")[0]["rules"]
     for ns in ("team-a", NS):
         role = await get_json(cluster, "role", "arcsm", "-n", ns)
-        assert role["rules"] == manifests.rbac(settings)[0]["rules"]
+        assert role["rules"] == controller_rules
         binding = await get_json(cluster, "rolebinding", "arcsm", "-n", ns)
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "arcsm", "namespace": NS}]
     code, _, err = await kubectl(cluster, "get", "clusterrole", "arcsm")
     assert code != 0 and "NotFound" in err
+    deployment = await get_json(cluster, "deployment", "arcsm", "-n", NS)
+    assert (
+        deployment["metadata"]["labels"]["actions.github.com/controller-watch-single-namespace"] == "team-a"
+    )
 
 
 async def test_an_object_whose_last_applied_configuration_is_too_long_is_refused(
     cluster: Path, tmp_path: Path
 ) -> None:
     # What kube-apiserver answers when client-side apply stores a CRD of more than 256 KiB.
-    crd = yaml.safe_load((DEPLOY / "crds" / "actions.github.com_ephemeralrunners.yaml").read_text())
+    crd = yaml.safe_load(
+        (deploy.chart_path() / "crds" / "actions.github.com_ephemeralrunners.yaml").read_text()
+    )
     schema = crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     schema["description"] = "x" * (256 * 1024)
     path = tmp_path / "big-crd.yaml"

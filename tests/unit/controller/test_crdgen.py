@@ -1,5 +1,5 @@
-"""The CRDs under deploy/crds: generated from controller.resources, up to date, structural, and carrying the
-fields and defaults the controller and the emulated API server rely on."""
+"""The CRDs of the Helm chart (deploy/charts/arcsm/crds): generated from controller.resources, up to date,
+structural, and carrying the fields and defaults the controller and the emulated API server rely on."""
 
 from __future__ import annotations
 
@@ -32,10 +32,9 @@ def rendered() -> dict[str, str]:
 def crds(rendered: dict[str, str]) -> dict[str, dict[str, Any]]:
     """Kind name → the CRD as loaded from its YAML text."""
     loaded = {}
-    for name, text in rendered.items():
-        if name != crdgen.KUSTOMIZATION:
-            document = yaml.load(text, Loader=LOADER)
-            loaded[document["spec"]["names"]["kind"]] = document
+    for text in rendered.values():
+        document = yaml.load(text, Loader=LOADER)
+        loaded[document["spec"]["names"]["kind"]] = document
     return loaded
 
 
@@ -93,9 +92,11 @@ def structural_errors(root: dict[str, Any]) -> list[str]:
 def test_committed_files_are_up_to_date(rendered: dict[str, str]) -> None:
     expected = rendered
     committed = {path.name: path.read_text(encoding="utf-8") for path in CRD_DIRECTORY.iterdir()}
-    assert sorted(committed) == sorted(expected), f"deploy/crds holds other files than expected; {REGENERATE}"
+    assert sorted(committed) == sorted(expected), (
+        f"the chart's crds/ holds other files than CRDs; {REGENERATE}"
+    )
     stale = [name for name, text in expected.items() if committed[name] != text]
-    assert not stale, f"deploy/crds/{', '.join(stale)} out of date; {REGENERATE}"
+    assert not stale, f"the chart's crds/{', '.join(stale)} out of date; {REGENERATE}"
 
 
 def test_one_crd_per_kind_with_upstream_names(
@@ -106,7 +107,6 @@ def test_one_crd_per_kind_with_upstream_names(
         "actions.github.com_autoscalingrunnersets.yaml",
         "actions.github.com_ephemeralrunners.yaml",
         "actions.github.com_ephemeralrunnersets.yaml",
-        "kustomization.yaml",
     ]
     ers = crds["EphemeralRunnerSet"]
     assert ers["metadata"]["name"] == "ephemeralrunnersets.actions.github.com"
@@ -258,5 +258,5 @@ def test_required_fields_come_from_the_models() -> None:
 def test_write_crds(tmp_path: pathlib.Path, rendered: dict[str, str]) -> None:
     written = crdgen.write_crds(tmp_path / "crds")
     assert {path.name: path.read_text(encoding="utf-8") for path in written} == rendered
-    kustomization = yaml.safe_load(rendered[crdgen.KUSTOMIZATION])
-    assert kustomization["resources"] == sorted(set(rendered) - {crdgen.KUSTOMIZATION})
+    # Helm installs every file of a chart's crds/ as a CRD: nothing else may be there.
+    assert all(name.endswith(".yaml") and name.startswith(resources.GROUP) for name in rendered)

@@ -1,13 +1,13 @@
-"""The installation manifests, their committed rendering, and the container image definition.
+"""``arcsm manifests``, the committed rendering of the chart, and the container image definition.
 
-Inputs: ``controller.manifests``, the files under ``deploy/``, ``arcsm run``'s options, pyproject.toml.
-Outputs: the committed ``deploy/arcsm.yaml`` and ``deploy/kustomization.yaml`` are what the renderer
-writes today; ``arcsm manifests`` prints the rendering and refuses bad input in one line; every flag the
-StatefulSet passes exists on ``arcsm run``; the StatefulSet keeps one ReadWriteOnce journal volume per
-replica, probes ``/healthz`` and ``/readyz`` on the HTTP port and runs locked down; kubectl's client-side
-apply of each CRD stays under the API server's 256 KiB annotation limit; the Dockerfile is multi-stage,
-runs as the same non-root user as the pod, keeps the journal where the volume is mounted, and its
-entrypoint is the installed ``arcsm`` command.
+Inputs: ``controller.manifests`` (the Helm chart rendered by Helm's SDK), the files under ``deploy/``,
+``arcsm run``'s options, pyproject.toml. Outputs: the committed ``deploy/arcsm.yaml``,
+``deploy/kustomization.yaml`` and the chart's generated ``templates/_rules.tpl`` are what the generator
+writes today; ``arcsm manifests`` prints the CRDs, the namespace and the rendered chart in Helm's install
+order, takes values files, ``--set`` and shorthand options, and refuses bad input in one line; every flag
+the controller's container passes exists on ``arcsm run``; kubectl's client-side apply of each CRD stays
+under the API server's 256 KiB annotation limit; the Dockerfile is multi-stage, runs as the pod's non-root
+user, keeps the journal where the volume is mounted, and its entrypoint is the installed ``arcsm``.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import yaml
 from typer.main import get_command
 from typer.testing import CliRunner
 
+import deploy
 from controller import cli, crdgen, manifests
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -39,11 +40,9 @@ def test_the_committed_rendering_is_current() -> None:
 
 def test_the_kustomization_covers_the_crds_and_the_installation() -> None:
     kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
-    crd_files = sorted(
-        path.name for path in (DEPLOY / "crds").glob("*.yaml") if path.name != "kustomization.yaml"
-    )
+    crd_files = [str(path.relative_to(DEPLOY)) for path in deploy.crd_paths()]
     assert len(crd_files) == len(crdgen.resources.KINDS)
-    assert kustomization["resources"] == [f"crds/{name}" for name in crd_files] + ["arcsm.yaml"]
+    assert kustomization["resources"] == [*crd_files, "arcsm.yaml"]
 
 
 def load_all(text: str) -> list[dict[str, Any]]:
@@ -58,28 +57,52 @@ def by_kind(documents: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def test_the_command_prints_the_whole_installation() -> None:
-    result = CliRunner().invoke(
-        cli.app, ["manifests", "--namespace", "ci", "--image", "r.example/arcsm:1", "--replicas", "3"]
-    )
+def manifests_of(*argv: str) -> list[dict[str, Any]]:
+    result = CliRunner().invoke(cli.app, ["manifests", *argv])
     assert result.exit_code == 0, result.output
-    documents = load_all(result.stdout)
-    settings = manifests.ManifestSettings(namespace="ci", image="r.example/arcsm:1", replicas=3)
-    assert documents == manifests.render(settings)
+    return load_all(result.stdout)
+
+
+def test_the_command_prints_the_whole_installation_in_install_order() -> None:
+    documents = manifests_of("--namespace", "ci", "--image", "r.example/arcsm:1", "--replicas", "3")
+    assert documents == manifests.render(
+        manifests.Release(
+            namespace="ci", values={"image": {"repository": "r.example/arcsm", "tag": "1"}, "replicaCount": 3}
+        )
+    )
     kinds = by_kind(documents)
     assert len(kinds["CustomResourceDefinition"]) == len(crdgen.resources.KINDS)
     assert [d["metadata"]["name"] for d in kinds["Namespace"]] == ["ci"]
-    assert kinds["StatefulSet"][0]["spec"]["replicas"] == 3
-    # CRDs and the Namespace come first: `kubectl apply -f` creates in the order it reads.
-    assert [d["kind"] for d in documents[:5]] == ["CustomResourceDefinition"] * 4 + ["Namespace"]
+    [sts] = kinds["StatefulSet"]
+    assert sts["spec"]["replicas"] == 3 and "Deployment" not in kinds
+    assert sts["spec"]["template"]["spec"]["containers"][0]["image"] == "r.example/arcsm:1"
+    # CRDs and the Namespace come first: `kubectl apply -f` creates in the order it reads; then Helm's.
+    order = [d["kind"] for d in documents]
+    assert order[:5] == ["CustomResourceDefinition"] * 4 + ["Namespace"]
+    ranks = [manifests.INSTALL_ORDER.index(kind) for kind in order[5:]]
+    assert ranks == sorted(ranks)
+
+
+def test_values_files_then_shorthand_then_set(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("flags: {logLevel: debug, logFormat: text}\nimage: {tag: from-file}\n")
+    second.write_text("flags: {logLevel: error}\n")
+    documents = manifests_of(
+        "-f", str(first), "--values", str(second), "--image", "x/arcsm:2", "--set", "image.tag=3"
+    )
+    [deployment] = by_kind(documents)["Deployment"]
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    assert "--log-level=error" in container["args"] and "--log-format=text" in container["args"]
+    assert container["image"] == "x/arcsm:3"
+
+
+def test_skip_crds_leaves_them_out() -> None:
+    kinds = by_kind(manifests_of("--skip-crds"))
+    assert "CustomResourceDefinition" not in kinds and "Deployment" in kinds
 
 
 def test_watch_namespaces_become_run_flags_and_roles() -> None:
-    result = CliRunner().invoke(
-        cli.app, ["manifests", "--watch-namespace", "team-b", "--watch-namespace", "team-a"]
-    )
-    assert result.exit_code == 0, result.output
-    kinds = by_kind(load_all(result.stdout))
+    kinds = by_kind(manifests_of("--watch-namespace", "team-b", "--watch-namespace", "team-a"))
     assert "ClusterRole" not in kinds and "ClusterRoleBinding" not in kinds
     roles = {(r["metadata"]["namespace"], r["metadata"]["name"]) for r in kinds["Role"]}
     assert roles == {
@@ -88,73 +111,64 @@ def test_watch_namespaces_become_run_flags_and_roles() -> None:
         ("team-b", "arcsm"),
         ("arc-systems", "arcsm-leader-election"),
     }
-    args = kinds["StatefulSet"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
-    assert " ".join(args).endswith("--namespace team-b --namespace team-a")
+    args = kinds["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert [a for a in args if a.startswith("--namespace")] == ["--namespace=team-b", "--namespace=team-a"]
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--replicas", "0"], "replicas must be at least 1"),
+        (["--replicas", "0"], "--replicas must be at least 1"),
         (["--namespace", "Arc_Systems"], "'Arc_Systems' is not a namespace name"),
-        (["--watch-namespace", "-x"], "'-x' is not a namespace name"),
         (["--image", "a b"], "'a b' is not an image reference"),
+        (["--release-name", "Bad_Name"], "invalid release name"),
+        (["--set", "serviceAccount.name=default"], 'serviceAccount.name cannot be "default"'),
+        (
+            ["--set", "metrics.controllerManagerAddr=nowhere"],
+            'metrics.controllerManagerAddr "nowhere" must be',
+        ),
+        (["--set", "replicaCount=2", "--set", "leaderElection.enabled=false"], "replicaCount > 1 needs"),
+        (["--set", "flags.logLevel=loud"], "values don't meet the specifications"),
+        (["-f", "no-such-values.yaml"], "cannot read the values file no-such-values.yaml"),
     ],
 )
 def test_bad_input_is_one_line(argv: list[str], message: str) -> None:
     result = CliRunner().invoke(cli.app, ["manifests", *argv])
     assert result.exit_code == 2
     [line] = result.stderr.strip().splitlines()
-    assert line.startswith(f"arcsm manifests: {message}")
+    assert line.startswith(f"arcsm manifests: {message}"), line
 
 
 def run_options() -> set[str]:
     run = get_command(cli.app).commands["run"]  # type: ignore[attr-defined]
-    return {opt for param in run.params for opt in param.opts}
+    return {opt for param in run.params for opt in (*param.opts, *param.secondary_opts)}
 
 
-def test_every_flag_the_stateful_set_passes_exists_on_arcsm_run() -> None:
-    args = manifests.run_args(manifests.ManifestSettings(watch_namespaces=("team-a",)))
-    assert args[0] == "run"
-    flags = {a for a in args if a.startswith("--")}
-    assert flags == {"--journal", "--controller-namespace", "--listener-image", "--http", "--namespace"}
+@pytest.mark.parametrize(
+    "values",
+    [
+        {},
+        {"replicaCount": 3, "flags": {"watchSingleNamespace": "team-a", "runnerMaxConcurrentReconciles": 4}},
+        {
+            "flags": {"excludeLabelPropagationPrefixes": ["argocd.argoproj.io/"]},
+            "imagePullSecrets": [{"name": "r"}],
+        },
+        {
+            "leaderElection": {"enabled": False},
+            "listener": {"entrypoint": "/l", "logLevel": "debug", "logFormat": "text"},
+        },
+    ],
+)
+def test_every_flag_the_controller_container_passes_exists_on_arcsm_run(values: dict[str, Any]) -> None:
+    documents = manifests.render_templates(manifests.Release(values=values))
+    [workload] = [d for d in documents if d["kind"] in ("Deployment", "StatefulSet")]
+    [container] = workload["spec"]["template"]["spec"]["containers"]
+    assert container["args"][0] == "run"
+    flags = {a.partition("=")[0] for a in container["args"][1:]}
+    assert all(flag.startswith("--") for flag in flags)
     assert flags <= run_options(), f"arcsm run has no {sorted(flags - run_options())}"
-
-
-def container(settings: manifests.ManifestSettings) -> dict[str, Any]:
-    sts = manifests.stateful_set(settings)
-    [only] = sts["spec"]["template"]["spec"]["containers"]
-    return only
-
-
-def test_the_stateful_set_keeps_a_local_journal_per_replica_and_runs_locked_down() -> None:
-    settings = manifests.ManifestSettings()
-    sts = manifests.stateful_set(settings)
-    [claim] = sts["spec"]["volumeClaimTemplates"]
-    assert claim["spec"]["accessModes"] == ["ReadWriteOnce"]
-    c = container(settings)
-    assert {"name": claim["metadata"]["name"], "mountPath": manifests.JOURNAL_DIR} in c["volumeMounts"]
-    assert c["args"][c["args"].index("--journal") + 1].startswith(manifests.JOURNAL_DIR + "/")
-    assert c["args"][c["args"].index("--http") + 1] == "0.0.0.0:8080"
-    assert c["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
-    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
-    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
-    assert c["resources"]["requests"] and c["resources"]["limits"]
-    security = c["securityContext"]
-    assert security["runAsNonRoot"] is True
-    assert security["readOnlyRootFilesystem"] is True
-    assert security["allowPrivilegeEscalation"] is False
-    assert security["capabilities"] == {"drop": ["ALL"]}
-    pod = sts["spec"]["template"]["spec"]
-    assert pod["serviceAccountName"] == manifests.NAME
-    assert pod["securityContext"]["runAsUser"] != 0
-    # The listener pods run the controller's image (it holds /ghalistener).
-    assert c["args"][c["args"].index("--listener-image") + 1] == c["image"] == settings.image
-    selector = sts["spec"]["selector"]["matchLabels"]
-    assert selector.items() <= sts["spec"]["template"]["metadata"]["labels"].items()
-    assert manifests.service(settings)["spec"]["selector"] == selector
-    assert manifests.pod_disruption_budget(settings)["spec"]["selector"]["matchLabels"] == selector
-    assert manifests.service(settings)["spec"]["ports"][0]["port"] == 8080
+    variables = {e["name"] for e in container["env"]}
+    assert {"CONTROLLER_MANAGER_CONTAINER_IMAGE", "CONTROLLER_MANAGER_POD_NAMESPACE"} <= variables
 
 
 @pytest.mark.parametrize("kind", crdgen.resources.KINDS, ids=lambda k: k.kind)
@@ -197,6 +211,13 @@ def exec_form(args: str) -> list[str]:
     return [str(v) for v in value]
 
 
+def pod_spec() -> dict[str, Any]:
+    """The controller's pod as the chart renders it by default."""
+    [deployment] = [d for d in manifests.render_templates(manifests.Release()) if d["kind"] == "Deployment"]
+    spec: dict[str, Any] = deployment["spec"]["template"]["spec"]
+    return spec
+
+
 def test_the_image_entrypoint_is_the_installed_arcsm_command() -> None:
     stages = dockerfile_stages()
     assert len(stages) >= 2, "build and runtime stages"
@@ -213,12 +234,15 @@ def test_the_image_entrypoint_is_the_installed_arcsm_command() -> None:
 
 def test_the_image_runs_as_the_pods_non_root_user_with_the_journal_on_the_volume() -> None:
     final = dockerfile_stages()[-1]
+    pod = pod_spec()
+    [container] = pod["containers"]
     user, _, group = instruction(final, "USER").partition(":")
-    assert int(user) == manifests.RUN_AS != 0
-    assert int(group) == manifests.RUN_AS
-    assert manifests.JOURNAL_DIR in exec_form(instruction(final, "VOLUME"))
+    assert int(user) == pod["securityContext"]["runAsUser"] != 0
+    assert int(group) == pod["securityContext"]["runAsGroup"]
+    [journal] = [m["mountPath"] for m in container["volumeMounts"] if m["name"] == "journal"]
+    assert journal in exec_form(instruction(final, "VOLUME"))
     cmd = exec_form(instruction(final, "CMD"))
-    assert cmd[cmd.index("--journal") + 1] == manifests.JOURNAL_PATH
+    assert f"--journal={cmd[cmd.index('--journal') + 1]}" in container["args"]
     # The listener entrypoint the AutoscalingListener pods run.
     assert "exec arcsm listener" in instruction(final, "RUN") and "/ghalistener" in instruction(final, "RUN")
 

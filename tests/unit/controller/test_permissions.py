@@ -218,9 +218,17 @@ def by_kind(documents: list[dict[str, Any]]) -> dict[tuple[str, str, str], dict[
     return {(d["kind"], d["metadata"].get("namespace", ""), d["metadata"]["name"]): d for d in documents}
 
 
+RBAC_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+
+
+def rbac(values: dict[str, Any]) -> list[dict[str, Any]]:
+    """The RBAC objects of the Helm chart rendered with ``values``, in install order."""
+    documents = manifests.render_templates(manifests.Release(values=values))
+    return [d for d in documents if d["kind"] in RBAC_KINDS]
+
+
 def test_cluster_wide_rbac_is_exactly_what_is_needed() -> None:
-    settings = manifests.ManifestSettings()
-    docs = by_kind(manifests.rbac(settings))
+    docs = by_kind(rbac({}))
     cluster_role = docs[("ClusterRole", "", "arcsm")]
     assert permissions.granted(cluster_role["rules"]) == derived()
     lease_role = docs[("Role", "arc-systems", "arcsm-leader-election")]
@@ -239,8 +247,7 @@ def test_cluster_wide_rbac_is_exactly_what_is_needed() -> None:
 
 
 def test_watch_namespaces_get_roles_there_and_in_the_controller_namespace() -> None:
-    settings = manifests.ManifestSettings(watch_namespaces=("team-b", "team-a"))
-    docs = by_kind(manifests.rbac(settings))
+    docs = by_kind(rbac({"flags": {"watchSingleNamespace": "team-b", "watchNamespaces": ["team-a"]}}))
     assert not any(kind.startswith("Cluster") for kind, _, _ in docs)
     for ns in ("team-a", "team-b", "arc-systems"):
         assert permissions.granted(docs[("Role", ns, "arcsm")]["rules"]) == derived()
@@ -255,7 +262,8 @@ def test_the_controller_holds_what_it_grants_listeners() -> None:
     }
     granted_to_listener = permissions.granted(listenerobjects.role_rules(al))
     assert granted_to_listener
-    rules = manifests.rbac(manifests.ManifestSettings())[0]["rules"]
+    [cluster_role] = [d for d in rbac({}) if d["kind"] == "ClusterRole"]
+    rules = cluster_role["rules"]
     for permission in granted_to_listener:
         assert permissions.allows(rules, permission), permission
     assert not permissions.allows(rules, Permission("rbac.authorization.k8s.io", "roles", "escalate"))

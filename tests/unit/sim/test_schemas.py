@@ -11,14 +11,10 @@ from typing import Any
 import pytest
 import yaml
 
+import deploy
 from sim import errors, schemachecks, schemanodes, schemas
 
-REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
-CRD_FILES = [
-    path
-    for path in sorted((REPO_ROOT / "deploy" / "crds").glob("*.yaml"))
-    if "kind: CustomResourceDefinition" in path.read_text()
-]
+CRD_FILES = [path for path in deploy.crd_paths() if "kind: CustomResourceDefinition" in path.read_text()]
 
 QUANTITY = (
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
@@ -986,7 +982,7 @@ def test_go_patterns(pattern: str, text: str, matches: bool) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# The CRDs under deploy/crds
+# The CRDs of the Helm chart
 
 
 RUNNER_POD = {
@@ -1059,7 +1055,7 @@ SAMPLES: dict[str, dict[str, Any]] = {
 }
 
 
-@pytest.mark.skipif(not CRD_FILES, reason="deploy/crds/*.yaml not present")
+@pytest.mark.skipif(not CRD_FILES, reason="the chart's CRD files are not present")
 @pytest.mark.parametrize("path", CRD_FILES, ids=lambda p: p.name)
 def test_deploy_crds_accept_a_realistic_object(path: pathlib.Path) -> None:
     crd = yaml.safe_load(path.read_text())

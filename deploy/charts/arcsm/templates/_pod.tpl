@@ -1,0 +1,166 @@
+{{/*
+The controller's pod: `arcsm run` with its journal on /var/lib/arcsm and the HTTP API (probes, history,
+metrics) on metrics.controllerManagerAddr. The Deployment and the StatefulSet share it.
+*/}}
+{{- define "arcsm.podTemplate" -}}
+{{- $port := include "arcsm.httpPort" . -}}
+metadata:
+  annotations:
+    kubectl.kubernetes.io/default-container: arcsm
+    {{- with .Values.podAnnotations }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  labels:
+    {{- include "arcsm.labels" . | nindent 4 }}
+    {{- with .Values.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  serviceAccountName: {{ include "arcsm.serviceAccountName" . }}
+  {{- with .Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.podSecurityContext }}
+  securityContext:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.priorityClassName }}
+  priorityClassName: {{ . | quote }}
+  {{- end }}
+  terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
+  containers:
+    - name: arcsm
+      image: {{ include "arcsm.image" . | quote }}
+      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      args:
+        - run
+        - --journal=/var/lib/arcsm/journal.db
+        - --http={{ .Values.metrics.controllerManagerAddr }}
+        {{- range (include "arcsm.watchNamespaces" . | fromYamlArray) }}
+        - --namespace={{ . }}
+        {{- end }}
+        - --log-level={{ eq .Values.flags.logLevel "warn" | ternary "warning" .Values.flags.logLevel }}
+        - --log-format={{ .Values.flags.logFormat }}
+        {{- with .Values.flags.runnerMaxConcurrentReconciles }}
+        - --runner-concurrency={{ . }}
+        {{- end }}
+        {{- range .Values.flags.excludeLabelPropagationPrefixes }}
+        - --exclude-label-propagation-prefix={{ . }}
+        {{- end }}
+        {{- with .Values.flags.k8sClientRateLimiterQPS }}
+        - --qps={{ . }}
+        {{- end }}
+        {{- with .Values.flags.k8sClientRateLimiterBurst }}
+        - --burst={{ . }}
+        {{- end }}
+        - --listener-metrics-addr={{ .Values.metrics.listenerAddr | default "0" }}
+        - --listener-metrics-endpoint={{ .Values.metrics.listenerEndpoint }}
+        {{- range .Values.imagePullSecrets }}
+        - --listener-image-pull-secret={{ .name }}
+        {{- end }}
+        {{- with .Values.listener.entrypoint }}
+        - --listener-entrypoint={{ . }}
+        {{- end }}
+        {{- with .Values.listener.logLevel }}
+        - --listener-log-level={{ . }}
+        {{- end }}
+        {{- with .Values.listener.logFormat }}
+        - --listener-log-format={{ . }}
+        {{- end }}
+        {{- if .Values.leaderElection.enabled }}
+        - --leader-elect
+        - --lease-name={{ include "arcsm.leaseName" . }}
+        - --lease-duration={{ .Values.leaderElection.leaseDuration }}
+        - --renew-deadline={{ .Values.leaderElection.renewDeadline }}
+        - --retry-period={{ .Values.leaderElection.retryPeriod }}
+        {{- else }}
+        - --no-leader-elect
+        {{- end }}
+        - --journal-retain-days={{ .Values.journal.retention.days }}
+        - --journal-retain-records={{ .Values.journal.retention.records | int64 }}
+        - --journal-retain-bytes={{ .Values.journal.retention.bytes }}
+        - --history-retain-days={{ .Values.journal.history.days }}
+        - --history-retain-records={{ .Values.journal.history.records | int64 }}
+      env:
+        # The image of the listener pods, and the namespace they live in (upstream's variables).
+        - name: CONTROLLER_MANAGER_CONTAINER_IMAGE
+          value: {{ .Values.listener.image | default (include "arcsm.image" .) | quote }}
+        - name: CONTROLLER_MANAGER_POD_NAMESPACE
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.namespace
+        {{- with .Values.env }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      ports:
+        - name: http
+          containerPort: {{ $port }}
+          protocol: TCP
+      startupProbe:
+        httpGet:
+          path: /healthz
+          port: http
+        periodSeconds: 2
+        failureThreshold: 60
+      livenessProbe:
+        httpGet:
+          path: /healthz
+          port: http
+        periodSeconds: 10
+        timeoutSeconds: 5
+        failureThreshold: 3
+      readinessProbe:
+        httpGet:
+          path: /readyz
+          port: http
+        periodSeconds: 5
+        timeoutSeconds: 5
+        failureThreshold: 1
+      {{- with .Values.resources }}
+      resources:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      {{- with .Values.securityContext }}
+      securityContext:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      volumeMounts:
+        - name: journal
+          mountPath: /var/lib/arcsm
+        - name: tmp
+          mountPath: /tmp
+        {{- with .Values.volumeMounts }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+  volumes:
+    - name: tmp
+      emptyDir: {}
+    {{- if not .Values.journal.persistence.enabled }}
+    - name: journal
+      emptyDir: {}
+    {{- else if eq (int .Values.replicaCount) 1 }}
+    - name: journal
+      persistentVolumeClaim:
+        claimName: {{ include "arcsm.journalClaim" . }}
+    {{- end }}
+    {{- with .Values.volumes }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+  {{- with .Values.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.affinity }}
+  affinity:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.topologySpreadConstraints }}
+  topologySpreadConstraints:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
