@@ -1,0 +1,290 @@
+"""The arcsm Helm chart, rendered and linted by Helm itself (helm-python-sdk: Helm 4's Go SDK).
+
+Inputs: ``deploy/charts/arcsm``, value sets a user gives (the defaults, the values file of an
+upstream gha-runner-scale-set-controller install, high availability, one namespace, monitoring, no
+persistence). Outputs: Helm's linter finds nothing wrong with any of them; the chart's version is the
+package's; each upstream key does in arcsm what it did upstream (image, pull secrets, env, service
+account, pod metadata and scheduling, security contexts, resources, log flags, namespaces, label
+prefixes, client rate limits, listener metrics); one replica is a Deployment carrying the labels
+upstream's scale-set chart discovers its controller by, more replicas a StatefulSet whose replica 0
+keeps the one-replica journal; the monitoring objects and the dashboard appear only when asked.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from typing import Any
+
+import helm_python as helm
+import pytest
+import yaml
+
+import deploy
+from controller import manifests
+
+# A values file written for upstream's gha-runner-scale-set-controller chart, using its keys.
+UPSTREAM_VALUES: dict[str, Any] = {
+    "labels": {"team": "platform"},
+    "replicaCount": 1,
+    "image": {"repository": "registry.example.com/arcsm", "pullPolicy": "Always", "tag": "0.1.0"},
+    "imagePullSecrets": [{"name": "regcred"}],
+    "fullnameOverride": "arc-controller",
+    "env": [{"name": "HTTPS_PROXY", "value": "http://proxy.example.com:3128"}],
+    "serviceAccount": {"create": True, "annotations": {"iam.example.com/role": "arc"}, "name": "arc-sa"},
+    "podAnnotations": {"prometheus.io/scrape": "true"},
+    "podLabels": {"cost-center": "ci"},
+    "podSecurityContext": {"fsGroup": 2000},
+    "securityContext": {"runAsUser": 1000, "runAsNonRoot": True},
+    "resources": {"limits": {"cpu": "1", "memory": "1Gi"}, "requests": {"cpu": "200m", "memory": "256Mi"}},
+    "nodeSelector": {"kubernetes.io/os": "linux"},
+    "tolerations": [{"key": "ci", "operator": "Exists", "effect": "NoSchedule"}],
+    "affinity": {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "pool", "operator": "In", "values": ["system"]}]}
+                ]
+            }
+        }
+    },
+    "topologySpreadConstraints": [
+        {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "labelSelector": {}}
+    ],
+    "volumes": [{"name": "ca", "configMap": {"name": "corp-ca"}}],
+    "volumeMounts": [{"name": "ca", "mountPath": "/etc/corp-ca"}],
+    "priorityClassName": "system-cluster-critical",
+    "metrics": {"controllerManagerAddr": ":8080", "listenerAddr": ":8081", "listenerEndpoint": "/metrics"},
+    "flags": {
+        "logLevel": "warn",
+        "logFormat": "text",
+        "watchSingleNamespace": "arc-runners",
+        "runnerMaxConcurrentReconciles": 4,
+        "excludeLabelPropagationPrefixes": ["argocd.argoproj.io/instance"],
+        "k8sClientRateLimiterQPS": 50,
+        "k8sClientRateLimiterBurst": 100,
+    },
+    "namespaceOverride": "arc-systems",
+}
+
+VALUE_SETS = {
+    "defaults": {},
+    "upstream": UPSTREAM_VALUES,
+    "high-availability": {"replicaCount": 3},
+    "monitoring": {
+        "serviceMonitor": {"enabled": True},
+        "podMonitor": {"enabled": True},
+        "grafanaDashboard": {"enabled": True},
+    },
+    "ephemeral-journal": {"journal": {"persistence": {"enabled": False}}, "service": {"enabled": False}},
+    "own-service-account": {
+        "serviceAccount": {"create": False, "name": "existing"},
+        "leaderElection": {"enabled": False},
+    },
+}
+
+
+def render(
+    values: dict[str, Any], *, namespace: str = "arc-systems", name: str = "arcsm"
+) -> list[dict[str, Any]]:
+    return manifests.render_templates(manifests.Release(name=name, namespace=namespace, values=values))
+
+
+def one(documents: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    [found] = [d for d in documents if d["kind"] == kind]
+    return found
+
+
+def workload(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    [found] = [d for d in documents if d["kind"] in ("Deployment", "StatefulSet")]
+    return found
+
+
+def container(documents: list[dict[str, Any]]) -> dict[str, Any]:
+    [found] = workload(documents)["spec"]["template"]["spec"]["containers"]
+    return found
+
+
+@pytest.mark.parametrize("values", VALUE_SETS.values(), ids=VALUE_SETS.keys())
+def test_helm_lint_finds_nothing_wrong(values: dict[str, Any]) -> None:
+    report = helm.lint(str(deploy.chart_path()), values, strict=True, namespace="arc-systems")
+    assert report["errors"] == []
+    problems = [m for m in report["messages"] if m["severity"] >= 2]  # warnings and errors
+    assert problems == []
+
+
+@pytest.mark.parametrize("values", VALUE_SETS.values(), ids=VALUE_SETS.keys())
+def test_every_value_set_renders_valid_kubernetes_objects(values: dict[str, Any]) -> None:
+    for document in render(values):
+        assert document["apiVersion"] and document["kind"] and document["metadata"]["name"]
+
+
+def test_the_chart_is_released_with_the_package() -> None:
+    chart = yaml.safe_load((deploy.chart_path() / "Chart.yaml").read_text())
+    version = importlib.metadata.version("arcsm")
+    assert chart["version"] == chart["appVersion"] == version
+    [deployment] = [d for d in render({}) if d["kind"] == "Deployment"]
+    assert container([deployment])["image"] == f"arcsm:{version}"
+
+
+def test_upstream_keys_do_what_they_did_upstream() -> None:
+    documents = render(UPSTREAM_VALUES, namespace="ignored-by-override")
+    deployment = one(documents, "Deployment")
+    pod = deployment["spec"]["template"]
+    spec = pod["spec"]
+    c = container(documents)
+    assert deployment["metadata"]["name"] == "arc-controller"
+    assert {d["metadata"].get("namespace") for d in documents} <= {"arc-systems", "arc-runners", None}
+    assert deployment["metadata"]["labels"]["team"] == "platform"
+    assert c["image"] == "registry.example.com/arcsm:0.1.0" and c["imagePullPolicy"] == "Always"
+    assert spec["imagePullSecrets"] == [{"name": "regcred"}]
+    assert "--listener-image-pull-secret=regcred" in c["args"]
+    assert {"name": "HTTPS_PROXY", "value": "http://proxy.example.com:3128"} in c["env"]
+    account = one(documents, "ServiceAccount")
+    assert account["metadata"]["name"] == spec["serviceAccountName"] == "arc-sa"
+    assert account["metadata"]["annotations"] == {"iam.example.com/role": "arc"}
+    assert pod["metadata"]["annotations"]["prometheus.io/scrape"] == "true"
+    assert pod["metadata"]["labels"]["cost-center"] == "ci"
+    # Helm merges a map of values into the default's: the given keys win, arcsm's locked-down rest stays.
+    assert spec["securityContext"]["fsGroup"] == 2000 and spec["securityContext"]["runAsNonRoot"] is True
+    assert (
+        c["securityContext"]["runAsUser"] == 1000 and c["securityContext"]["readOnlyRootFilesystem"] is True
+    )
+    assert c["resources"] == UPSTREAM_VALUES["resources"]
+    for key in ("nodeSelector", "tolerations", "affinity", "topologySpreadConstraints", "priorityClassName"):
+        assert spec[key] == UPSTREAM_VALUES[key], key
+    assert {"name": "ca", "configMap": {"name": "corp-ca"}} in spec["volumes"]
+    assert {"name": "ca", "mountPath": "/etc/corp-ca"} in c["volumeMounts"]
+    args = c["args"]
+    for flag in (
+        "--http=:8080",
+        "--listener-metrics-addr=:8081",
+        "--listener-metrics-endpoint=/metrics",
+        "--log-level=warning",
+        "--log-format=text",
+        "--namespace=arc-runners",
+        "--runner-concurrency=4",
+        "--exclude-label-propagation-prefix=argocd.argoproj.io/instance",
+        "--qps=50",
+        "--burst=100",
+    ):
+        assert flag in args, flag
+    assert c["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
+    # One namespace: Roles there and in the controller namespace, no ClusterRole.
+    roles = {(r["metadata"]["namespace"], r["metadata"]["name"]) for r in documents if r["kind"] == "Role"}
+    assert roles == {
+        ("arc-runners", "arc-controller"),
+        ("arc-systems", "arc-controller"),
+        ("arc-systems", "arc-controller-leader-election"),
+    }
+    assert not [d for d in documents if d["kind"].startswith("Cluster")]
+
+
+def test_one_replica_is_the_deployment_upstreams_scale_set_chart_discovers() -> None:
+    documents = render({}, name="arc")
+    deployment = one(documents, "Deployment")
+    labels = deployment["metadata"]["labels"]
+    assert labels["app.kubernetes.io/part-of"] == "gha-rs-controller"
+    assert labels["actions.github.com/controller-service-account-name"] == "arc-arcsm"
+    assert labels["actions.github.com/controller-service-account-namespace"] == "arc-systems"
+    assert "actions.github.com/controller-watch-single-namespace" not in labels
+    assert one(documents, "ServiceAccount")["metadata"]["name"] == "arc-arcsm"
+    assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+    single = one(render({"flags": {"watchSingleNamespace": "team-a"}}), "Deployment")
+    assert single["metadata"]["labels"]["actions.github.com/controller-watch-single-namespace"] == "team-a"
+
+
+def test_more_replicas_keep_replica_0_on_the_one_replica_journal() -> None:
+    one_replica = render({})
+    claim = one(one_replica, "PersistentVolumeClaim")
+    assert claim["metadata"]["annotations"]["helm.sh/resource-policy"] == "keep"
+    [journal] = [
+        v for v in workload(one_replica)["spec"]["template"]["spec"]["volumes"] if v["name"] == "journal"
+    ]
+    assert journal["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+
+    replicated = render({"replicaCount": 3})
+    sts = one(replicated, "StatefulSet")
+    [template] = sts["spec"]["volumeClaimTemplates"]
+    # A StatefulSet names replica N's claim <template>-<set>-<N>.
+    assert f"{template['metadata']['name']}-{sts['metadata']['name']}-0" == claim["metadata"]["name"]
+    assert template["spec"] == claim["spec"]
+    assert "PersistentVolumeClaim" not in {d["kind"] for d in replicated}
+    assert one(replicated, "PodDisruptionBudget")["spec"]["maxUnavailable"] == 1
+    assert "PodDisruptionBudget" not in {d["kind"] for d in one_replica}
+    assert "--leader-elect" in container(replicated)["args"]
+
+
+def test_the_controller_runs_locked_down_with_probes_on_its_http_port() -> None:
+    documents = render({})
+    c = container(documents)
+    spec = workload(documents)["spec"]["template"]["spec"]
+    assert c["securityContext"]["readOnlyRootFilesystem"] is True
+    assert c["securityContext"]["allowPrivilegeEscalation"] is False
+    assert c["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+    assert spec["securityContext"]["runAsUser"] == 65532 and spec["securityContext"]["runAsNonRoot"] is True
+    assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert c["startupProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
+    mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
+    assert mounts == {"journal": "/var/lib/arcsm", "tmp": "/tmp"}
+    assert "--journal=/var/lib/arcsm/journal.db" in c["args"]
+    service = one(documents, "Service")
+    assert service["spec"]["selector"] == workload(documents)["spec"]["selector"]["matchLabels"]
+    assert service["spec"]["ports"][0]["targetPort"] == "http"
+
+
+def test_the_journal_can_be_sized_classed_or_ephemeral() -> None:
+    sized = one(
+        render({"journal": {"persistence": {"size": "10Gi", "storageClass": "fast-ssd"}}}),
+        "PersistentVolumeClaim",
+    )
+    assert sized["spec"]["resources"]["requests"]["storage"] == "10Gi"
+    assert sized["spec"]["storageClassName"] == "fast-ssd"
+    unclassed = one(render({"journal": {"persistence": {"storageClass": "-"}}}), "PersistentVolumeClaim")
+    assert unclassed["spec"]["storageClassName"] == ""
+    assert "storageClassName" not in one(render({}), "PersistentVolumeClaim")["spec"]
+    ephemeral = render({"journal": {"persistence": {"enabled": False}}})
+    assert "PersistentVolumeClaim" not in {d["kind"] for d in ephemeral}
+    volumes = workload(ephemeral)["spec"]["template"]["spec"]["volumes"]
+    assert {"name": "journal", "emptyDir": {}} in volumes
+    retention = container(
+        render({"journal": {"retention": {"days": 3, "bytes": "500Mi"}, "history": {"days": 30}}})
+    )
+    assert {"--journal-retain-days=3", "--journal-retain-bytes=500Mi", "--history-retain-days=30"} <= set(
+        retention["args"]
+    )
+
+
+def test_monitoring_objects_appear_only_when_asked() -> None:
+    assert not {"ServiceMonitor", "PodMonitor", "ConfigMap"} & {d["kind"] for d in render({})}
+    documents = render(VALUE_SETS["monitoring"])
+    monitor = one(documents, "ServiceMonitor")
+    assert monitor["spec"]["endpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s"}]
+    assert (
+        monitor["spec"]["selector"]["matchLabels"] == workload(documents)["spec"]["selector"]["matchLabels"]
+    )
+    pods = one(documents, "PodMonitor")
+    assert pods["spec"]["selector"]["matchLabels"] == {
+        "app.kubernetes.io/component": "runner-scale-set-listener"
+    }
+    assert pods["spec"]["podMetricsEndpoints"][0]["targetPort"] == 8080
+    dashboard = one(documents, "ConfigMap")
+    assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
+    shipped = sorted(p.name for p in (deploy.chart_path() / "dashboards").glob("*.json"))
+    assert sorted(dashboard["data"]) == shipped
+    for text in dashboard["data"].values():
+        assert json.loads(text)["panels"]
+
+
+def test_notes_say_which_upstream_keys_arcsm_ignores() -> None:
+    with helm.Chart.load(str(deploy.chart_path())) as chart:
+        plain = chart.render({}, name="arcsm", namespace="arc-systems")
+        ignored = chart.render(
+            {"pprof": {"addr": ":6060"}, "flags": {"healthProbeBindAddress": ":8081"}},
+            name="arcsm",
+            namespace="arc-systems",
+        )
+    notes = "arcsm/templates/NOTES.txt"
+    assert "Ignored" not in plain[notes] and "it finds this controller by itself" in plain[notes]
+    assert "Ignored (arcsm has no use for them): pprof.addr flags.healthProbeBindAddress" in ignored[notes]
