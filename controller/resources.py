@@ -9,7 +9,8 @@ metav1.Condition list-map keyed by ``type``) with a ``Ready`` printer column rea
 
 A field's type is one of a few small frozen dataclasses: a scalar, a nested struct, a list, a string-keyed
 map, or a Kubernetes core type named by its kubernetes_asyncio model class (the pod templates).
-``controller.crdgen`` renders these declarations to the CRD files under ``deploy/crds/``.
+``controller.crdgen`` renders these declarations to the CRD files of the Helm chart
+(``deploy/charts/arcsm/crds/``).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Emulator conformance, ``status.conditions`` of the four custom resources (metav1.Condition list-maps).
 
-Inputs: the ``world`` and ``kube`` fixtures (tests/conftest.py), which install ``deploy/crds/``. Every kind
+Inputs: the ``world`` and ``kube`` fixtures (tests/conftest.py), which install the chart's CRDs. Every kind
 takes a conditions list through a status merge patch and keeps it (unknown fields inside a condition are
 pruned); the schema refuses a status outside True/False/Unknown, a missing required field, a reason that is
 no CamelCase word and two conditions of one type, each with a 422 naming the field, as kube-apiserver does.

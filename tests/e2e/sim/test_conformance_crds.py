@@ -1,6 +1,6 @@
 """Emulator conformance, custom resources against the project's CRDs (apiserver-semantics.md S62-S64).
 
-Inputs: the ``world`` and ``kube`` fixtures (tests/conftest.py), which install ``deploy/crds/``. Pruning,
+Inputs: the ``world`` and ``kube`` fixtures (tests/conftest.py), which install the chart's CRDs. Pruning,
 unknown-field warnings and ``fieldValidation``, schema defaulting and schema validation of
 EphemeralRunners and AutoscalingRunnerSets, over raw HTTP where the ``Warning`` headers matter and through
 kubernetes_asyncio's CustomObjectsApi otherwise (merge patches pass ``_content_type``).
