@@ -30,9 +30,9 @@ a reconcile                                         a worker's pass over a key: 
 ``terminal_reconcile_errors_total``                 an error that is not retried: an effect refused
                                                     because this replica lost the Lease (``NotLeading``);
                                                     the effect stays in the outbox for the next term
-``reconcile_timeouts_total``                        always 0: arcsm bounds each effect (a failed result,
-                                                    so an error), never a pass, as ``ReconciliationTimeout``
-                                                    is off by default there
+``reconcile_timeouts_total``                        always 0: arcsm bounds each effect (a late one is a
+                                                    failed result, so an error), never a whole pass; the
+                                                    ``ReconciliationTimeout`` it counts is off by default
 ``reconcile_time_seconds``                          the pass's duration
 ``max_concurrent_reconciles``                       the kind's bound: ``QueueSettings.per_kind``, else
                                                     ``workers``
