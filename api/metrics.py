@@ -14,6 +14,12 @@ has not read yet; without a controller, the metrics tail's own lag), ``arcsm_run
 scale_set, phase}`` from the projection, and from the controller ``arcsm_reconciles_total``,
 ``arcsm_decisions_total`` and ``arcsm_work_queue_depth``.
 
+For dashboards and alerts written for upstream ARC, under upstream's names: its controller gauges
+``gha_controller_*`` from the projection (``arcgauges``; served unless the controller beside the API
+stands by), the families controller-runtime serves (reconciles, work queues, REST client requests, leader
+election) as the controller feeds them (``ControllerStats.runtime_metrics``, see
+``controller.runtimemetrics``), and the ``process_*`` families of the process.
+
 Every app has its own registry, so two apps in one process (tests) do not share series.
 """
 
@@ -24,11 +30,11 @@ import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter
+from prometheus_client import CollectorRegistry, Counter, ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from api import phases, scalesets
+from api import arcgauges, phases, scalesets
 from api.ports import ControllerStats, JournalView
 from store.records import Record, RecordType
 
@@ -76,6 +82,9 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(_Scraped(self))
+        ProcessCollector(registry=self.registry)
+        if stats is not None:
+            self.registry.register(_Delegated(stats))
 
     def count(self, record: Record) -> None:
         self.records.labels(str(record.type)).inc()
@@ -125,6 +134,8 @@ class _Scraped(Collector):
             for phase, count in scalesets.runners_by_phase(objects, ars).items():
                 runners.add_metric([namespace, name, phase], count)
         yield runners
+        if stats is None or stats.leading:
+            yield from arcgauges.collect(objects)
         if stats is None:
             return
         yield CounterMetricFamily("arcsm_reconciles", "Reconciles run.", value=stats.reconciles)
@@ -136,3 +147,13 @@ class _Scraped(Collector):
             "Keys queued to be reconciled, those held back by their kind's concurrency bound included.",
             value=stats.queue_depth,
         )
+
+
+class _Delegated(Collector):
+    """The controller's own families, collected from it at each scrape."""
+
+    def __init__(self, stats: ControllerStats) -> None:
+        self._stats = stats
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self._stats.runtime_metrics.collect()

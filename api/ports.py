@@ -9,7 +9,8 @@
 * ``Readiness`` — what ``/readyz`` reports; the controller knows whether its watches are synced and
   whether it leads.
 * ``ControllerStats`` — the counters only the running controller has (reconciles, queue depth, how far
-  its fold has read); ``/metrics`` derives everything else from the journal.
+  its fold has read, whether it leads) and its controller-runtime metric families, which it owns and
+  feeds; ``/metrics`` derives everything else from the journal.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from prometheus_client.registry import Collector
 
 from store.ports import JournalReader, RecordReader
 from store.records import Record
@@ -93,4 +96,16 @@ class ControllerStats(Protocol):
     @property
     def applied_seq(self) -> int:
         """The seq of the last journal record the controller has read."""
+        ...
+
+    @property
+    def leading(self) -> bool:
+        """Whether this replica decides now (a standby leaves upstream's ``gha_controller_*`` gauges to the
+        leader, so that a sum over replicas counts each object once)."""
+        ...
+
+    @property
+    def runtime_metrics(self) -> Collector:
+        """The controller's own metric families (controller-runtime's reconcile, work queue, REST client
+        and leader election families), collected when ``/metrics`` is scraped."""
         ...

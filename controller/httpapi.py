@@ -4,7 +4,8 @@
 kind, and the role: ``leader`` while this replica decides, ``standby`` while it waits for the Lease; a
 standby is ready too, it serves the history it journals) and its ``ControllerStats`` (reconciles and
 decisions over every term of leadership, the work queue depth and the fold's seq while leading; a standby
-reads nothing behind the journal, so its applied seq is the journal's last). ``serving`` starts the
+reads nothing behind the journal, so its applied seq is the journal's last), whether it leads, and the
+run's ``runtimemetrics.RuntimeMetrics`` (controller-runtime's families). ``serving`` starts the
 API on ``settings.http`` (if set) before the watchers start and stops it once the loop has stopped,
 before the journal closes.
 """
@@ -15,11 +16,14 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 
+from prometheus_client.registry import Collector
+
 from api import health
 from api.app import create_app
 from api.ports import ReadinessReport
 from api.serving import ApiServer
-from controller.roles import Role
+from controller.roles import LEADER, Role
+from controller.runtimemetrics import RuntimeMetrics
 from controller.settings import HttpSettings
 from store.journal import Journal
 from watchers import Watchers
@@ -28,10 +32,13 @@ log = logging.getLogger("arcsm.controller")
 
 
 class ControllerProbe:
-    def __init__(self, *, journal: Journal, role: Role, watchers: Watchers) -> None:
+    def __init__(
+        self, *, journal: Journal, role: Role, watchers: Watchers, metrics: RuntimeMetrics | None = None
+    ) -> None:
         self._journal = journal
         self._role = role
         self._watchers = watchers
+        self._metrics = metrics or RuntimeMetrics()
 
     def report(self) -> ReadinessReport:
         return ReadinessReport(
@@ -58,6 +65,14 @@ class ControllerProbe:
         reconciler = self._role.reconciler
         return reconciler.fold.seq if reconciler is not None else self._journal.last_seq
 
+    @property
+    def leading(self) -> bool:
+        return self._role.name == LEADER
+
+    @property
+    def runtime_metrics(self) -> Collector:
+        return self._metrics.registry
+
 
 @contextlib.asynccontextmanager
 async def serving(
@@ -67,12 +82,13 @@ async def serving(
     role: Role,
     watchers: Watchers,
     on_url: Callable[[str], None] | None = None,
+    metrics: RuntimeMetrics | None = None,
 ) -> AsyncIterator[str | None]:
     """Serve the API while the block runs; yields its URL (None when ``settings`` is None: no API)."""
     if settings is None:
         yield None
         return
-    probe = ControllerProbe(journal=journal, role=role, watchers=watchers)
+    probe = ControllerProbe(journal=journal, role=role, watchers=watchers, metrics=metrics)
     app = create_app(journal, readiness=probe, stats=probe)
     server = await ApiServer.start(app, host=settings.host, port=settings.port)
     log.info("serving the HTTP API on %s", server.url)

@@ -16,6 +16,11 @@ How many keys are reconciled at once is the number of workers calling ``get`` (`
 With a ``group`` function (the controller's: a key's kind), ``QueueSettings.per_kind`` also bounds the
 keys of one group handed out and not yet ``done``: ``get`` skips the keys of a group at its bound, so a
 saturated kind holds no worker and the others keep going. Ready keys keep one FIFO order across groups.
+
+An ``Observer`` hears what happens to each key, as client-go's queue metrics do: ``added`` when a key
+becomes queued (or, being reconciled, is marked dirty; adding a key already queued or dirty is no add),
+``taken`` when a worker gets it, ``done``, and ``delayed`` for every add with a positive delay
+(``controller.runtimemetrics`` turns these into the ``workqueue_*`` families).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import collections
 import heapq
 import itertools
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from aiolimiter import AsyncLimiter
 
@@ -57,12 +62,44 @@ class Backoff(Generic[K]):
         self._failures.pop(key, None)
 
 
+class Observer(Protocol):
+    """What a work queue tells about its keys, each with the key's group."""
+
+    def added(self, group: str, key: Hashable) -> None: ...
+
+    def taken(self, group: str, key: Hashable) -> None: ...
+
+    def done(self, group: str, key: Hashable) -> None: ...
+
+    def delayed(self, group: str) -> None: ...
+
+
+class _Unobserved:
+    def added(self, group: str, key: Hashable) -> None:
+        pass
+
+    def taken(self, group: str, key: Hashable) -> None:
+        pass
+
+    def done(self, group: str, key: Hashable) -> None:
+        pass
+
+    def delayed(self, group: str) -> None:
+        pass
+
+
 def _one_group(key: object) -> str:
     return ""
 
 
 class WorkQueue(Generic[K]):
-    def __init__(self, settings: QueueSettings, *, group: Callable[[K], str] = _one_group) -> None:
+    def __init__(
+        self,
+        settings: QueueSettings,
+        *,
+        group: Callable[[K], str] = _one_group,
+        observer: Observer | None = None,
+    ) -> None:
         # Ready keys per group, each with its place in the FIFO order across groups.
         self._ready: dict[str, collections.deque[tuple[int, K]]] = {}
         self._group = group
@@ -77,6 +114,7 @@ class WorkQueue(Generic[K]):
         self._backoff: Backoff[K] = Backoff(initial=settings.backoff_initial, maximum=settings.backoff_max)
         self._limiter = AsyncLimiter(settings.burst, settings.burst / settings.rate)
         self._wakeup = wakeups.Wakeup()
+        self._observer: Observer = observer or _Unobserved()
         self._closed = False
 
     # -- adding --------------------------------------------------------------------------------------------
@@ -86,11 +124,17 @@ class WorkQueue(Generic[K]):
         if self._closed:
             return
         if key in self._processing:
-            self._dirty.add(key)
+            if key not in self._dirty:
+                self._dirty.add(key)
+                self._observer.added(self._group(key), key)
         elif key not in self._queued:
-            self._queued.add(key)
-            self._ready.setdefault(self._group(key), collections.deque()).append((next(self._order), key))
-            self._wakeup.notify()
+            self._observer.added(self._group(key), key)
+            self._enqueue(key)
+
+    def _enqueue(self, key: K) -> None:
+        self._queued.add(key)
+        self._ready.setdefault(self._group(key), collections.deque()).append((next(self._order), key))
+        self._wakeup.notify()
 
     def add_after(self, key: K, delay: float) -> None:
         """Queue ``key`` once ``delay`` seconds have passed (an earlier pending delay for it wins)."""
@@ -99,6 +143,7 @@ class WorkQueue(Generic[K]):
             return
         if self._closed:
             return
+        self._observer.delayed(self._group(key))
         due = self._now() + delay
         if self._waiting.get(key, due + 1) <= due:
             return
@@ -138,6 +183,7 @@ class WorkQueue(Generic[K]):
                 self._queued.discard(key)
                 self._processing.add(key)
                 self._busy[group] += 1
+                self._observer.taken(group, key)
                 return key
             await self._wakeup.wait(self._next_due())
         return None
@@ -147,10 +193,12 @@ class WorkQueue(Generic[K]):
         if key in self._processing:
             self._processing.discard(key)
             self._busy[self._group(key)] -= 1
+            self._observer.done(self._group(key), key)
             self._wakeup.notify()  # a worker may take a key of this group again
         if key in self._dirty:
             self._dirty.discard(key)
-            self.add(key)
+            if not self._closed:
+                self._enqueue(key)  # counted as added when it was marked dirty
 
     def shut_down(self) -> None:
         """Stop handing out keys; workers in a reconcile finish it."""

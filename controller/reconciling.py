@@ -20,6 +20,8 @@
 * ``stop`` stops taking keys, lets the reconciles in flight finish, and returns.
 * An executor that raises ``NotLeading`` (this replica lost its Lease) leaves the effect without a result,
   in the outbox, and stops the reconciler: the term is over, and the next one performs the effect.
+* Each pass is counted into the term's ``runtimemetrics.Term`` (its result, duration, panics), as is the
+  work queue; the module docstring of ``runtimemetrics`` maps each outcome to controller-runtime's.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from __future__ import annotations
 import asyncio
 import enum
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
 from typing import Any, Protocol
 
 from controller import logkeys, outbox, snapshotting, timing
 from controller.folding import Fold
 from controller.queueing import WorkQueue
+from controller.runtimemetrics import Result, RuntimeMetrics
 from controller.settings import QueueSettings, ReconcileSettings
 from controller.snapshotting import DECIDED
 from controller.supervising import Supervisor
@@ -96,8 +100,17 @@ class Executor(Protocol):
 
 class Outcome(enum.Enum):
     SETTLED = enum.auto()  # nothing to do, or writes the watch will bring back
+    TIMED = enum.auto()  # settled, and a timer armed: the key is decided again when it fires
     FACTS = enum.auto()  # results a decision reads: decide again now
     FAILED = enum.auto()  # an effect failed (or the reconcile raised): retry with backoff
+
+
+RESULTS: dict[Outcome, Result] = {
+    Outcome.SETTLED: Result.SUCCESS,
+    Outcome.TIMED: Result.REQUEUE_AFTER,
+    Outcome.FACTS: Result.REQUEUE,
+    Outcome.FAILED: Result.ERROR,
+}
 
 
 class Reconciler:
@@ -112,6 +125,7 @@ class Reconciler:
         queue: QueueSettings,
         reconcile: ReconcileSettings,
         watched: Callable[[ObjectRef], bool] = lambda ref: True,
+        metrics: RuntimeMetrics | None = None,
     ) -> None:
         self.journal = journal
         self.executor = executor
@@ -120,8 +134,11 @@ class Reconciler:
         self.machines = machines
         self.settings = reconcile
         self.workers = queue.workers
+        # The run's metrics (kept across terms by the caller), fed for this term.
+        run_metrics = metrics or RuntimeMetrics()
+        self.metrics = run_metrics.start_term(workers=queue.workers, per_kind=queue.per_kind)
         # Grouped by kind: ``QueueSettings.per_kind`` bounds the reconciles of each kind in flight.
-        self.queue: WorkQueue[ObjectRef] = WorkQueue(queue, group=_kind)
+        self.queue: WorkQueue[ObjectRef] = WorkQueue(queue, group=_kind, observer=self.metrics)
         self.watched = watched
         self.decisions = 0  # reconciles that recorded a decision
         self.reconciles = 0
@@ -150,6 +167,7 @@ class Reconciler:
         finally:
             self.queue.shut_down()
             await self._tasks.stop()
+            self.metrics.end()
         if self._tasks.failures:
             name, exc = self._tasks.failures[0]
             raise RuntimeError(f"the controller stopped: {name} failed: {exc}") from exc
@@ -219,15 +237,20 @@ class Reconciler:
 
     async def _work(self) -> None:
         while (key := await self.queue.get()) is not None:
+            started, panicked, refused = time.monotonic(), False, False
             try:
                 outcome = await self.reconcile(key)
             except NotLeading:
-                outcome = Outcome.SETTLED  # the term is over (``stop`` was called); the outbox keeps it
+                outcome, refused = Outcome.SETTLED, True  # the term is over (``stop`` was called)
             except Exception:
                 log.exception("reconcile of %s failed", key, extra=logkeys.about(key))
-                outcome = Outcome.FAILED
+                outcome, panicked = Outcome.FAILED, True
             finally:
                 self.queue.done(key)
+            result = Result.ERROR if refused else RESULTS[outcome]
+            self.metrics.reconciled(
+                key.kind, result, time.monotonic() - started, panicked=panicked, terminal=refused
+            )
             if outcome is Outcome.FAILED:
                 self.queue.add_rate_limited(key)
             else:
@@ -254,11 +277,12 @@ class Reconciler:
         writes = [t for e in decision.effects if (t := watched_write(e)) is not None and self.watched(t)]
         expectation = self.fold.expect(writes, after=view.seq)
         try:
-            last, failed, facts = journaled[-1].seq or 0, False, False
+            last, failed, facts, timed = journaled[-1].seq or 0, False, False, False
             for record, effect in zip(journaled[1:], decision.effects, strict=True):
                 seq, result = await self._perform(record, effect)
                 last = max(last, seq)
                 if result is None:  # a timer: answered when it fires
+                    timed = True
                     continue
                 if (target := watched_write(effect)) is not None and not changes_something(result):
                     expectation.drop(target)
@@ -280,7 +304,9 @@ class Reconciler:
                 )
         finally:
             self.fold.withdraw(expectation)
-        return Outcome.FAILED if failed else Outcome.FACTS if facts else Outcome.SETTLED
+        if failed:
+            return Outcome.FAILED
+        return Outcome.FACTS if facts else Outcome.TIMED if timed else Outcome.SETTLED
 
     async def _perform(self, record: Record, effect: Effect) -> tuple[int, Mapping[str, Any] | None]:
         """Perform one journaled effect: a timer is armed (its result comes when it fires); anything else
@@ -290,6 +316,8 @@ class Reconciler:
         stays in the outbox), the reconciler stops taking keys, and ``NotLeading`` propagates."""
         if isinstance(effect, fx.RequeueAfter):
             self.timers.arm(record, effect)
+            if effect.target.kind in DECIDERS:  # an add after a delay, in work queue terms
+                self.metrics.delayed(effect.target.kind)
             return 0, None
         try:
             result = await self._execute(effect)

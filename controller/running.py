@@ -27,12 +27,13 @@ from collections.abc import AsyncIterator, Callable
 from kubernetes_asyncio import client
 
 from actions import kubepatching
-from controller import folding, httpapi, settingsrecords, terms
+from controller import folding, httpapi, requestcounting, settingsrecords, terms
 from controller.actionsclients import ActionsClients
 from controller.executing import Executor as KubeExecutor
 from controller.leading import Elector, LeaderOnly
 from controller.reconciling import Executor, Reconciler
 from controller.roles import Role
+from controller.runtimemetrics import RuntimeMetrics
 from controller.settings import ControllerSettings
 from controller.timing import Timers
 from statemachines.effects import ObjectRef
@@ -81,12 +82,15 @@ async def _serve(
     log.info("journal %s open at seq %d", settings.journal_path, journal.last_seq)
     async with client.ApiClient(configuration) as api:
         clients = ActionsClients()
+        metrics = RuntimeMetrics()  # controller-runtime's families, over every term
+        requestcounting.count_requests(api, metrics)
         try:
             elector = None
             executor: Executor = KubeExecutor(api=api, clients=clients, settings=settings.executor)
             if settings.leader_election is not None:
                 elector = Elector(api, settings.leader_election)
                 executor = LeaderOnly(executor, elector)
+                metrics.follow_lease(settings.leader_election.lease_name, elector)
 
             async def new_reconciler() -> Reconciler:
                 fold = await folding.resume(journal, use_predicates=settings.reconcile.predicates)
@@ -99,12 +103,13 @@ async def _serve(
                     queue=settings.queue,
                     reconcile=settings.reconcile,
                     watched=_watched(settings),
+                    metrics=metrics,
                 )
 
             role = Role()
             watchers = Watchers(api=api, journal=journal, known=journal.projection, settings=settings.watch)
             served = httpapi.serving(
-                settings.http, journal=journal, role=role, watchers=watchers, on_url=on_http
+                settings.http, journal=journal, role=role, watchers=watchers, on_url=on_http, metrics=metrics
             )
             async with served:
                 watchers.start()

@@ -17,7 +17,10 @@
   (the ``listener-config`` volume of the ``<AL>-config`` Secret, key ``config.json``); it reaches the
   world's API server as the pod's service account (the emulator does not authenticate, so the account is
   only named) and runs until the pod is deleted, then deletes its session and exits 0. A bad config or
-  a terminal error exits 1. Its metrics are collected but not served on a port.
+  a terminal error exits 1. With a ``metrics_addr`` in its config it serves its metrics (spec §5.5) at
+  ``metrics_endpoint`` on that port of its pod's address (``status.podIP``, a loopback address: see
+  ``sim.podaddresses``) whatever host the address names, as a pod's own network namespace would have
+  it, and stops serving when it exits.
 
 Nothing here logs a JIT config or a token.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -175,6 +179,8 @@ class SimulatedListener:
         except errors.InvalidConfiguration as exc:
             log.warning("%s: %s", where, exc)
             return FAILED_EXIT
+        if config.metrics_addr:
+            config = dataclasses.replace(config, metrics_addr=on_pod_address(ctx, config.metrics_addr))
         configuration = Configuration(host=self.kube_url())
         account = str((ctx.pod.get("spec") or {}).get("serviceAccountName") or "default")
         configuration.api_key = {"BearerToken": f"system:serviceaccount:{ctx.namespace}:{account}"}
@@ -184,5 +190,11 @@ class SimulatedListener:
             kube=configuration,
             stop=ctx.stopping,
             owner_name=ctx.pod_name,
-            serve_metrics=False,
         )
+
+
+def on_pod_address(ctx: runtimes.ContainerContext, addr: str) -> str:
+    """``addr`` (``:8080``, ``0.0.0.0:8080``, ``[::]:8080``) moved to the pod's address, same port."""
+    port = addr.rpartition(":")[2]
+    pod_ip = str((ctx.pod.get("status") or {}).get("podIP") or "127.0.0.1")
+    return f"{pod_ip}:{port}"

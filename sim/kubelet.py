@@ -37,7 +37,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from sim import errors, runtimes, scheduling
+from sim import errors, podaddresses, runtimes, scheduling
 from sim.apiserver import ApiServer, format_time
 from sim.kinds import Kind
 from sim.store import Event, Obj, ObjectKey
@@ -522,7 +522,6 @@ class Kubelet:
         self._events: asyncio.Queue[Event] = asyncio.Queue()
         self._workers: dict[str, _PodWorker] = {}
         self._seen: set[str] = set()
-        self._ips = 0
         self._active = False
         self._api: ApiServer | None = None
 
@@ -530,9 +529,8 @@ class Kubelet:
         await self.run(api)
 
     def allocate_ip(self) -> str:
-        n = self._ips
-        self._ips += 1
-        return f"10.244.{n // 250 % 256}.{n % 250 + 2}"
+        """A loopback address for a pod (``sim.podaddresses``): what runs in it binds there."""
+        return podaddresses.allocate()
 
     def container_id(self) -> str:
         return f"containerd://{self._random.getrandbits(256):064x}"

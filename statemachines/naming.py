@@ -100,24 +100,38 @@ def _trim_label_value(value: str) -> str:
     return value.strip("-_.")
 
 
-def url_labels(config_url: str) -> dict[str, str]:
-    """The enterprise / organization / repository labels parsed from a githubConfigUrl (§1.9)."""
+def url_scope(config_url: str) -> dict[str, str]:
+    """The ``enterprise``, ``organization`` and ``repository`` a githubConfigUrl names, as written (upstream's
+    ``ParseGitHubConfigFromURL``; "" for the parts it does not name); the values of metric labels."""
     parts = urlsplit(config_url)
     if not parts.scheme or not parts.netloc:
         raise InvalidConfigUrl(f"{config_url!r} is not an absolute URL")
     segments = [s for s in parts.path.strip("/").split("/") if s]
+    found = {"enterprise": "", "organization": "", "repository": ""}
     if len(segments) == 1:
-        found = {LABEL_ORGANIZATION: segments[0]}
+        found["organization"] = segments[0]
     elif len(segments) == 2 and segments[0].lower() == "enterprises":
-        found = {LABEL_ENTERPRISE: segments[1]}
+        found["enterprise"] = segments[1]
     elif len(segments) == 2:
-        found = {LABEL_ORGANIZATION: segments[0], LABEL_REPOSITORY: segments[1]}
+        found["organization"], found["repository"] = segments
     else:
         raise InvalidConfigUrl(
             f"{config_url!r} names no enterprise (/enterprises/E), organization (/ORG) "
             "or repository (/OWNER/REPO)"
         )
-    return {k: _trim_label_value(v) for k, v in found.items()}
+    return found
+
+
+_LABEL_OF_SCOPE = {
+    "enterprise": LABEL_ENTERPRISE,
+    "organization": LABEL_ORGANIZATION,
+    "repository": LABEL_REPOSITORY,
+}
+
+
+def url_labels(config_url: str) -> dict[str, str]:
+    """The enterprise / organization / repository labels parsed from a githubConfigUrl (§1.9)."""
+    return {_LABEL_OF_SCOPE[k]: _trim_label_value(v) for k, v in url_scope(config_url).items() if v}
 
 
 def filter_and_merge_labels(

@@ -1,6 +1,7 @@
 """The simulated runner and listener containers (``sim.containers``) run by the kubelet of a world with a fake
 GitHub: an outdated runner exits 7, a current one takes a job and exits 0, a listener pod runs arcsm's
-listener from its config Secret, and together they run a job with no secret in any log line.
+listener from its config Secret and serves its metrics on the pod's address, and together they run a job
+with no secret in any log line.
 
 Inputs: ``World(github=GitHubFake(...))`` with 0.2 s long polls, 0.05 s jobs and minimum runner version
 2.330.0; a PAT the fake allows; a scale set made through the Actions client. Pods are created through
@@ -10,13 +11,16 @@ kubernetes_asyncio as the controller would build them (§1.7 for the listener; f
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+import httpx
 import pytest
 from kubernetes_asyncio import client
+from prometheus_client.parser import text_string_to_metric_families
 
 from actions.client import ActionsClient, ClientSettings, RateLimit
 from actions.credentials import PersonalAccessToken
@@ -296,3 +300,42 @@ async def test_listener_and_runner_pods_run_a_job_without_leaking_secrets(
     leaks = [secret[:6] for secret in secrets if secret in caplog.text]
     assert not leaks
     assert "arc-runner-1" in caplog.text  # the scan did see the runner's and the listener's logs
+
+
+async def test_a_listener_pod_serves_its_metrics_on_its_pod_address_until_it_is_deleted(
+    world: World, kube: client.ApiClient, scale_set_id: int
+) -> None:
+    await create_runner_set(kube)
+    await listener_pod(kube, "arc-served-listener", listener_config(world, scale_set_id))
+    core = client.CoreV1Api(kube)
+
+    async def running_ip() -> str | None:
+        pod = await core.read_namespaced_pod("arc-served-listener", CONTROLLER_NS)
+        return pod.status.pod_ip if pod.status.phase == "Running" else None
+
+    pod_ip = await eventually(running_ip, what="the listener pod running", timeout=10)
+    assert ipaddress.ip_address(pod_ip) in ipaddress.ip_network("127.244.0.0/16")
+    url = f"http://{pod_ip}:8080/metrics"  # the config's ":8080" and "/metrics"
+    async with httpx.AsyncClient(trust_env=False, timeout=5) as http:
+
+        async def scaled() -> dict[str, float] | None:
+            try:
+                answer = await http.get(url)
+            except httpx.ConnectError:
+                return None
+            samples = {
+                sample.name: sample.value
+                for family in text_string_to_metric_families(answer.text)
+                for sample in family.samples
+                if sample.labels.get("name") == "arc"
+            }
+            return samples if samples.get("gha_desired_runners") == 1 else None
+
+        samples = await eventually(scaled, what="the listener's metrics on its pod's address", timeout=10)
+        assert (samples["gha_min_runners"], samples["gha_max_runners"]) == (1, 2)
+        assert (await http.get(f"http://{pod_ip}:8080/other")).status_code == 404
+
+        await core.delete_namespaced_pod("arc-served-listener", CONTROLLER_NS)
+        await eventually(lambda: not world.kubelet.serving(CONTROLLER_NS, "arc-served-listener"), timeout=10)
+        with pytest.raises(httpx.ConnectError):
+            await http.get(url)

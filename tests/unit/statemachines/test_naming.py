@@ -55,6 +55,36 @@ def test_url_labels_reject_urls_that_name_nothing(url: str) -> None:
         naming.url_labels(url)
 
 
+@pytest.mark.parametrize(
+    ("url", "scope"),
+    [
+        ("https://github.com/org", ("", "org", "")),
+        ("https://github.com/org/.github/", ("", "org", ".github")),
+        ("https://ghes.example.com/Enterprises/big-co", ("big-co", "", "")),
+        ("https://github.com/" + "r" * 70 + "/repo", ("", "r" * 70, "repo")),
+    ],
+)
+def test_url_scope_is_what_the_url_names_as_written(url: str, scope: tuple[str, str, str]) -> None:
+    """Metric labels take the names untrimmed, as upstream's ParseGitHubConfigFromURL gives them; the
+    Kubernetes labels of the same URL are trimmed to what a label value may hold."""
+    found = naming.url_scope(url)
+    assert (found["enterprise"], found["organization"], found["repository"]) == scope
+
+
+def test_the_labels_of_a_url_are_its_scope_trimmed() -> None:
+    assert naming.url_scope("https://github.com/org/.github")["repository"] == ".github"
+    assert naming.url_labels("https://github.com/org/.github") == {
+        naming.LABEL_ORGANIZATION: "org",
+        naming.LABEL_REPOSITORY: "github",
+    }
+
+
+def test_url_scope_rejects_what_url_labels_rejects() -> None:
+    for url in ("https://github.com", "https://github.com/a/b/c", "not a url"):
+        with pytest.raises(naming.InvalidConfigUrl):
+            naming.url_scope(url)
+
+
 def test_label_merge_filters_excluded_prefixes_and_annotation_merge_keeps_keys() -> None:
     merged = naming.filter_and_merge_labels({"a": "1", "skip.io/x": "y"}, {"a": "2", "b": "3"}, ("skip.io/",))
     assert merged == {"a": "2", "b": "3"}
