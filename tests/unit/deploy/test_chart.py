@@ -260,7 +260,9 @@ def test_monitoring_objects_appear_only_when_asked() -> None:
     assert not {"ServiceMonitor", "PodMonitor", "ConfigMap"} & {d["kind"] for d in render({})}
     documents = render(VALUE_SETS["monitoring"])
     monitor = one(documents, "ServiceMonitor")
-    assert monitor["spec"]["endpoints"] == [{"port": "http", "path": "/metrics", "interval": "30s"}]
+    assert monitor["spec"]["endpoints"] == [
+        {"port": "http", "path": "/metrics", "honorLabels": True, "interval": "30s"}
+    ]
     assert (
         monitor["spec"]["selector"]["matchLabels"] == workload(documents)["spec"]["selector"]["matchLabels"]
     )
@@ -269,10 +271,11 @@ def test_monitoring_objects_appear_only_when_asked() -> None:
         "app.kubernetes.io/component": "runner-scale-set-listener"
     }
     assert pods["spec"]["podMetricsEndpoints"][0]["targetPort"] == 8080
+    assert pods["spec"]["podMetricsEndpoints"][0]["honorLabels"] is True
     dashboard = one(documents, "ConfigMap")
     assert dashboard["metadata"]["labels"]["grafana_dashboard"] == "1"
     shipped = sorted(p.name for p in (deploy.chart_path() / "dashboards").glob("*.json"))
-    assert sorted(dashboard["data"]) == shipped
+    assert shipped and sorted(dashboard["data"]) == shipped
     for text in dashboard["data"].values():
         assert json.loads(text)["panels"]
 
