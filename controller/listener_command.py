@@ -5,15 +5,14 @@
 The config is upstream's listener ``config.json`` (spec §5.2); without ``--config`` the path comes from
 ``$LISTENER_CONFIG_PATH`` as upstream's listener reads it. The cluster is reached through the pod's
 service account, or ``--kubeconfig`` from outside a pod. Logs go to stderr at the config's
-``log_level``, as text or one JSON object per line (``log_format``). SIGTERM and SIGINT stop the
-listener, which deletes its message session and exits 0; a configuration or credential error exits 1
-with one line on stderr.
+``log_level``, as text or one JSON object per line (``log_format``), stamped as the controller's are
+(``logformat``: RFC 3339, UTC, milliseconds). SIGTERM and SIGINT stop the listener, which deletes its
+message session and exits 0; a configuration or credential error exits 1 with one line on stderr.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
 import signal
@@ -26,6 +25,7 @@ import typer
 from actions import errors, kubepatching, listenerconfig
 from actions.listener import run_listener
 from actions.listenerconfig import ListenerConfig
+from controller import logformat
 
 LEVELS = {
     "debug": logging.DEBUG,
@@ -36,27 +36,9 @@ LEVELS = {
 }
 
 
-class JsonFormatter(logging.Formatter):
-    """One JSON object per record: time, level, logger, msg (and the exception, if any)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        entry = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "msg": record.getMessage(),
-        }
-        if record.exc_info:
-            entry["error"] = self.formatException(record.exc_info)
-        return json.dumps(entry)
-
-
 def configure_logging(level: str, log_format: str) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    if log_format == "json":
-        handler.setFormatter(JsonFormatter())
-    else:
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(logformat.formatter("json" if log_format == "json" else "text", sys.stderr))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(LEVELS.get(level, logging.DEBUG))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
@@ -31,6 +32,9 @@ from tests.e2e.actions.runnersets import (
     read_runner_set,
 )
 from tests.helpers import ARCSM, eventually
+
+# RFC 3339 in UTC with milliseconds, e.g. 2026-12-01T23:25:38.123Z.
+RFC3339_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
 @pytest.fixture
@@ -79,6 +83,7 @@ async def test_the_listener_command_scales_and_stops_on_sigterm(
     assert code == 0, lines[-5:]
     assert world.github.state.session_of(scale_set.id) is None
     logged = [json.loads(line) for line in lines]
+    assert all(RFC3339_MS.fullmatch(entry["time"]) for entry in logged), logged[0]
     assert any("message session" in entry["msg"] and "opened" in entry["msg"] for entry in logged)
     assert all(PAT not in line for line in lines)
 
