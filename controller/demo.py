@@ -25,7 +25,7 @@ from typing import Annotated
 import typer
 from kubernetes_asyncio import client
 
-from api.serving import parse_address
+from api.addresses import parse_address
 from controller import demostory, running
 from controller.logformat import LEVELS, configure_logging
 from controller.settings import ControllerSettings, HttpSettings, QueueSettings

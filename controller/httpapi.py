@@ -22,7 +22,7 @@ from api.serving import ApiServer
 from controller.roles import Role
 from controller.settings import HttpSettings
 from store.journal import Journal
-from watchers import Watchers
+from watchers.supervising import Watchers
 
 log = logging.getLogger("arcsm.controller")
 

@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Callable
 from kubernetes_asyncio import client
 
 from actions import kubepatching
-from controller import folding, httpapi, settingsrecords, terms
+from controller import folding, settingsrecords, terms
 from controller.actionsclients import ActionsClients
 from controller.executing import Executor as KubeExecutor
 from controller.leading import Elector, LeaderOnly
@@ -38,7 +38,7 @@ from controller.timing import Timers
 from statemachines.effects import ObjectRef
 from store.clocks import SystemClock
 from store.journal import Journal
-from watchers import Watchers
+from watchers.supervising import Watchers
 
 log = logging.getLogger("arcsm.controller")
 
@@ -103,10 +103,7 @@ async def _serve(
 
             role = Role()
             watchers = Watchers(api=api, journal=journal, known=journal.projection, settings=settings.watch)
-            served = httpapi.serving(
-                settings.http, journal=journal, role=role, watchers=watchers, on_url=on_http
-            )
-            async with served:
+            async with _served(settings, journal=journal, role=role, watchers=watchers, on_url=on_http):
                 watchers.start()
                 try:
                     await terms.run_terms(
@@ -121,6 +118,23 @@ async def _serve(
                     await watchers.stop()
         finally:
             await clients.aclose()
+
+
+def _served(
+    settings: ControllerSettings,
+    *,
+    journal: Journal,
+    role: Role,
+    watchers: Watchers,
+    on_url: Callable[[str], None] | None,
+) -> contextlib.AbstractAsyncContextManager[str | None]:
+    """The HTTP API while the block runs (``httpapi.serving``); nothing without ``settings.http``."""
+    if settings.http is None:
+        return contextlib.nullcontext(None)
+    # FastAPI and uvicorn only for a controller asked to serve: one that is not never imports them.
+    from controller import httpapi
+
+    return httpapi.serving(settings.http, journal=journal, role=role, watchers=watchers, on_url=on_url)
 
 
 def _watched(settings: ControllerSettings) -> Callable[[ObjectRef], bool]:
