@@ -41,19 +41,14 @@ installed by upstream ARC's chart as they are.
 
 from __future__ import annotations
 
-import asyncio
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from actions import errors as actions_errors
-from actions import listenerconfig
-from api.serving import parse_address
-from controller import running
+from api.addresses import parse_address
 from controller.contexts import ExecutorSettings
-from controller.leading import default_identity
 from controller.logformat import FORMATS, LEVELS, configure_logging
 from controller.runflags import (
     BadOption,
@@ -68,7 +63,6 @@ from controller.runflags import (
 )
 from controller.settings import ControllerSettings, HttpSettings, LeaderElectionSettings, QueueSettings
 from statemachines.snapshots import Settings as MachineSettings
-from store.errors import JournalError
 from store.settings import HistoryRetention, JournalSettings, RetentionSettings
 from watchers.settings import WatchSettings
 
@@ -379,6 +373,15 @@ def run(
 
     Every option can be set by the environment variable shown beside it; a flag wins over its variable.
     """
+    # The controller's libraries are imported when it runs, not with the options above: ``arcsm run
+    # --help`` and ``arcsm --help`` read only the declarations (``controller.lazycommands``).
+    import asyncio
+
+    from actions import errors as actions_errors
+    from actions import listenerconfig
+    from controller import running
+    from store.errors import JournalError
+
     if qps <= 0 or burst < 1:
         typer.echo("arcsm run: --qps must be positive and --burst at least 1", err=True)
         raise typer.Exit(2)
@@ -467,6 +470,8 @@ def _leader_election(
 ) -> LeaderElectionSettings | None:
     if not enabled:
         return None
+    from controller.leading import default_identity  # with the Kubernetes client: only when it runs
+
     return LeaderElectionSettings(
         identity=default_identity(),
         namespace=namespace,

@@ -1,8 +1,9 @@
-"""Shared test helpers: waiting on conditions with a deadline (never on sleeps), and where the ``arcsm``
-command the tests run is."""
+"""Shared test helpers: waiting on conditions with a deadline (never on sleeps), where the ``arcsm``
+command the tests run is, and which modules a process imported."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Callable
@@ -13,6 +14,39 @@ from controller import waiting
 
 # The installed command; beside the interpreter when the virtualenv's bin is not on PATH.
 ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+
+# Run by a Python process at start (``site`` imports it from PYTHONPATH): at exit, it writes the names
+# of every module the process imported, one a line, to the file named by MODULES_REPORT.
+SITECUSTOMIZE = """\
+import atexit, os, sys
+
+def _report(path=os.environ["MODULES_REPORT"]):
+    with open(path, "w") as out:
+        out.write("\\n".join(sorted(sys.modules)))
+
+atexit.register(_report)
+"""
+
+
+def reporting_modules(directory: Path) -> tuple[dict[str, str], Path]:
+    """Environment variables that make a Python subprocess (the ``arcsm`` script too) write the modules
+    it imported to a file when it exits, and that file (read it with ``modules_in``)."""
+    hook = directory / "modules-hook"
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    report = directory / "modules.txt"
+    paths = [str(hook), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {"PYTHONPATH": os.pathsep.join(paths), "MODULES_REPORT": str(report)}, report
+
+
+def modules_in(report: Path) -> set[str]:
+    assert report.is_file(), f"the process wrote no list of its modules to {report}"
+    return set(report.read_text().splitlines())
+
+
+def of_packages(modules: set[str], *packages: str) -> set[str]:
+    """Those of ``modules`` that are ``packages`` or inside them."""
+    return {m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)}
 
 
 async def eventually(

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import types
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from controller import cli, logformat, logkeys, run_command
+from controller import cli, logformat, logkeys, run_command, running
 from controller.settings import ControllerSettings, QueueSettings
 from statemachines.effects import ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
@@ -51,7 +50,7 @@ class Started:
 @pytest.fixture
 def started(monkeypatch: pytest.MonkeyPatch) -> Started:
     fake = Started()
-    monkeypatch.setattr(run_command, "running", types.SimpleNamespace(run=fake.run))
+    monkeypatch.setattr(running, "run", fake.run)
     monkeypatch.setattr(run_command, "configure_logging", fake.configure_logging)
     for name in UPSTREAM_VARIABLES:
         monkeypatch.delenv(name, raising=False)
