@@ -3,8 +3,10 @@
     arcsm listener --config /etc/gha-listener/config.json [--kubeconfig PATH]
 
 The config is upstream's listener ``config.json`` (spec §5.2); without ``--config`` the path comes from
-``$LISTENER_CONFIG_PATH`` as upstream's listener reads it. The cluster is reached through the pod's
-service account, or ``--kubeconfig`` from outside a pod. Logs go to stderr at the config's
+``$LISTENER_CONFIG_PATH`` as upstream's listener reads it. The cluster is found as kubectl and
+controller-runtime find it (``kubeconfigs``): ``--kubeconfig`` (or ``ARCSM_KUBECONFIG``), else
+``$KUBECONFIG``, else the pod's service account in a pod (a listener pod's case), else
+``~/.kube/config``. Logs go to stderr at the config's
 ``log_level``, as text or one JSON object per line (``log_format``), stamped as the controller's are
 (``logformat``: RFC 3339, UTC, milliseconds). SIGTERM and SIGINT stop the listener, which deletes its
 message session and exits 0; a configuration or credential error exits 1 with one line on stderr.
@@ -34,7 +36,11 @@ def listener(
     ] = None,
     kubeconfig: Annotated[
         Path | None,
-        typer.Option(help="Reach the cluster with this kubeconfig instead of the pod's service account."),
+        typer.Option(
+            envvar="ARCSM_KUBECONFIG",
+            help="Reach the cluster with this kubeconfig (default: $KUBECONFIG, merged as kubectl merges "
+            "it; in a pod, its service account; else ~/.kube/config).",
+        ),
     ] = None,
 ) -> None:
     """Run a scale set's listener: take jobs from GitHub's message queue and scale its EphemeralRunnerSet."""

@@ -5,8 +5,9 @@
         └──► Reconciler: queue → snapshot → decide → record → executor → record results
 
 Start: open the journal (its projection is rebuilt), journal the machine settings if they changed
-(``settingsrecords``), connect to the cluster (a kubeconfig, else the pod's service account), serve the
-HTTP API if asked (``httpapi``), start the watchers, and decide in terms (``terms``): without leader
+(``settingsrecords``), connect to the cluster (``settings.cluster``: kubeconfig files, or the pod's
+service account, as ``kubeconfigs.find`` chose), serve the HTTP API if asked (``httpapi``, imported
+only then), start the watchers, and decide in terms (``terms``): without leader
 election one term, from now to the stop; with it (``settings.leader_election``, ``leading``) only while
 this replica holds the Lease, the watchers journaling all along. Each term resumes a fold at the journal's
 last record, performs the outbox, and decides once the watchers have listed everything; every write
@@ -79,6 +80,7 @@ async def _serve(
     on_http: Callable[[str], None] | None = None,
 ) -> None:
     log.info("journal %s open at seq %d", settings.journal_path, journal.last_seq)
+    log.info("reaching the cluster with %s", settings.cluster)
     async with client.ApiClient(configuration) as api:
         clients = ActionsClients()
         try:
@@ -143,9 +145,7 @@ def _watched(settings: ControllerSettings) -> Callable[[ObjectRef], bool]:
 
 
 async def _configuration(settings: ControllerSettings) -> client.Configuration:
-    if settings.kubeconfig is not None:
-        return await kubepatching.kubeconfig(settings.kubeconfig)
-    return kubepatching.in_cluster()
+    return await kubepatching.configuration(settings.cluster.files)
 
 
 @contextlib.asynccontextmanager

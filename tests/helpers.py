@@ -1,5 +1,6 @@
 """Shared test helpers: waiting on conditions with a deadline (never on sleeps), where the ``arcsm``
-command the tests run is, and which modules a process imported."""
+command the tests run is, which modules a process imported, and kubeconfigs of the emulated cluster
+that tell apart which one a process used."""
 
 from __future__ import annotations
 
@@ -8,9 +9,14 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import yaml
 
 from controller import waiting
+
+if TYPE_CHECKING:
+    from sim.world import World
 
 # The installed command; beside the interpreter when the virtualenv's bin is not on PATH.
 ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
@@ -67,3 +73,22 @@ async def eventually(
         )
     except waiting.TimedOut:
         raise AssertionError(f"timed out after {timeout}s waiting for {what}") from None
+
+
+# The variables that point a process at a cluster; a test that chooses the cluster removes them.
+CLUSTER_VARIABLES = ("KUBECONFIG", "ARCSM_KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")
+
+
+def kubeconfig_as(world: World, path: Path, user: str, **changes: Any) -> Path:
+    """The world's kubeconfig at ``path`` with the token ``user`` (the name the emulator logs), and any
+    top-level ``changes`` (a key set to None is removed)."""
+    world.write_kubeconfig(path)
+    document = yaml.safe_load(path.read_text())
+    document["users"][0]["user"]["token"] = user
+    for key, value in changes.items():
+        if value is None:
+            document.pop(key.replace("_", "-"), None)
+        else:
+            document[key.replace("_", "-")] = value
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path
