@@ -9,20 +9,24 @@ Both are sent as ``application/merge-patch+json``, which is all the listener's R
 nothing (no get, no list). ``ApiException`` and transport failures are translated here into the
 ``errors`` classes the listener's loop acts on: ``KubeUnavailable`` (429, 5xx, 409, a timeout or a broken
 connection: retry) and ``KubeRejected`` (anything else, e.g. 403 from RBAC or 404 for the
-EphemeralRunnerSet: exit). ``connect`` gives an ``ApiClient`` for an existing client, a
-``Configuration``, a kubeconfig file, or the pod's service account (in-cluster).
+EphemeralRunnerSet: exit). ``configuration`` loads kubeconfig files (merged as kubectl merges them) or
+the pod's service account; ``connect`` gives an ``ApiClient`` for an existing client, a
+``Configuration``, or the pod's service account (in-cluster). Which of them a process uses is
+``controller.kubeconfigs``' answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Mapping
+import os
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final
 
 import aiohttp
+import yaml
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -103,26 +107,57 @@ def _retry_after(exc: ApiException) -> float | None:
         return None
 
 
-async def kubeconfig(path: Path) -> client.Configuration:
-    """A Configuration from a kubeconfig file (its current context)."""
+async def configuration(kubeconfigs: Sequence[Path]) -> client.Configuration:
+    """A Configuration from ``kubeconfigs`` merged in order, or, given none, the pod's service account."""
+    return await kubeconfig(*kubeconfigs) if kubeconfigs else in_cluster()
+
+
+async def kubeconfig(*paths: Path) -> client.Configuration:
+    """A Configuration from kubeconfig files merged as kubectl merges ``$KUBECONFIG``'s: the first file
+    to name a cluster, a user or a context defines it (kubernetes_asyncio's merge does that), and the
+    first to set ``current-context`` picks the context (kubernetes_asyncio would take the last's). An
+    empty file adds nothing; one that is not a YAML mapping is an error."""
+    named = ", ".join(map(str, paths))
     configuration = client.Configuration()
     try:
-        await config.load_kube_config(config_file=str(path), client_configuration=configuration)
-    except (config.ConfigException, OSError, ValueError) as exc:
-        raise errors.InvalidConfiguration(f"cannot use the kubeconfig {path}: {exc}") from None
+        documents = [(path, yaml.safe_load(path.read_text())) for path in paths]
+        for path, document in documents:
+            if document is not None and not isinstance(document, dict):
+                raise ValueError(f"{path} is not a kubeconfig (a YAML mapping)")
+        files = [str(path) for path, document in documents if document]
+        if not files:
+            raise ValueError("it holds no configuration")
+        current = next((d["current-context"] for _, d in documents if d and d.get("current-context")), None)
+        await config.load_kube_config(
+            config_file=os.pathsep.join(files), context=current, client_configuration=configuration
+        )
+    except (config.ConfigException, OSError, ValueError, yaml.YAMLError) as exc:
+        raise errors.InvalidConfiguration(f"cannot use the kubeconfig {named}: {_one_line(exc)}") from None
     return configuration
 
 
-def in_cluster() -> client.Configuration:
-    """The pod's service account: its token, the cluster CA and ``KUBERNETES_SERVICE_HOST``."""
+def in_cluster(
+    *, environ: Mapping[str, str] | None = None, token: Path | None = None, ca: Path | None = None
+) -> client.Configuration:
+    """The pod's service account: its token, the cluster CA and ``KUBERNETES_SERVICE_HOST``/``_PORT``
+    (``environ``, ``token`` and ``ca`` are the pod's own unless a test gives others)."""
     configuration = client.Configuration()
+    where: dict[str, Any] = {"environ": environ} if environ is not None else {}
+    if token is not None:
+        where["token_filename"] = str(token)
+    if ca is not None:
+        where["cert_filename"] = str(ca)
     try:
-        config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        config.load_incluster_config(client_configuration=configuration, **where)  # type: ignore[no-untyped-call]
     except config.ConfigException as exc:
         raise errors.InvalidConfiguration(
-            f"not running in a pod ({exc}); pass --kubeconfig to reach a cluster from outside"
+            f"cannot use the pod's service account ({exc}); pass --kubeconfig to reach a cluster from outside"
         ) from None
     return configuration
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 @asynccontextmanager

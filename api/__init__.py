@@ -3,7 +3,7 @@
 It reads the journal and never writes it. Modules, by what they hold:
 
 * ``app`` — ``create_app(journal, *, readiness=None, stats=None)``; ``serving`` — ``ApiServer`` /
-  ``serving(app, host=, port=)``, uvicorn inside a running event loop, and ``parse_address``;
+  ``serving(app, host=, port=)``, uvicorn inside a running event loop; ``addresses`` — ``parse_address``;
 * ``routes`` — the /api/v1 routes; ``probes`` — /healthz, /readyz, /metrics; ``pages`` — the timeline;
 * ``phases`` — phase history pages, from decision records and the observed phase changes between them
   (``phasehistory`` folds them; ``phaseindex`` keeps them in memory per app); ``journalfeed`` — raw

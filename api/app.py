@@ -6,6 +6,13 @@
     GET /api/v1/namespaces/{namespace}/autoscalingrunnersets/{name}   a scale set now
     GET /healthz, /readyz, /metrics, /openapi.json, and the timeline page (``api.pages``)
 
+FastAPI's ``/docs`` and ``/redoc`` are off: their pages load Swagger UI and ReDoc from a CDN, which a
+cluster without Internet access cannot reach, so they would be blank exactly where the controller runs.
+The one package that ships those assets for FastAPI (fastapi-offline) is a single maintainer's bundle
+of about 3 MB of minified JavaScript, refreshed when someone asks, that every controller pod would carry
+for a page no probe or collector reads. ``/openapi.json`` stays: any OpenAPI viewer on a workstation
+renders it, and the timeline page at ``/`` is the API's page for a person.
+
 Routes live in ``routes`` (history, journal, scale sets) and ``probes`` (health, metrics); this module
 wires them to the journal and starts the tasks that follow it: the metrics' counters and the phase
 history index (``phaseindex``).
@@ -74,6 +81,8 @@ def create_app(
         version=VERSION,
         summary="The phase history and journal of arcsm, read-only.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.api = state
     errors.install(app)

@@ -24,18 +24,6 @@ from fastapi import FastAPI
 GRACE = 5  # seconds requests in flight get to finish when the server stops
 
 
-def parse_address(text: str) -> tuple[str, int]:
-    """``HOST:PORT`` (``[::1]:8080`` for IPv6; ``:8080`` for every interface) as (host, port).
-
-    Raises ``ValueError`` with a one-line message for anything else.
-    """
-    host, sep, port_text = text.strip().rpartition(":")
-    if not sep or not port_text.isdigit() or int(port_text) > 65535:
-        raise ValueError(f"{text!r} is not HOST:PORT (e.g. 127.0.0.1:8080, or port 0 for a free one)")
-    host = host.removeprefix("[").removesuffix("]") or "0.0.0.0"
-    return host, int(port_text)
-
-
 class _EmbeddedServer(uvicorn.Server):
     @contextlib.contextmanager
     def capture_signals(self) -> Generator[None, None, None]:

@@ -1,93 +1,102 @@
-"""The ``arcsm`` command line."""
+"""The ``arcsm`` command line: the table of its commands and ``--version``.
+
+Each command lives in a module of its own, with its options, and is imported only when it runs or shows
+its help (``lazycommands``): ``arcsm listener``, which every listener pod runs, and ``arcsm run`` import
+neither the emulator nor each other's libraries, and ``arcsm --help`` lists the commands from the table.
+A command's ``summary`` here is the first paragraph of its own help (a test keeps them equal).
+"""
 
 from __future__ import annotations
 
-import asyncio
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from controller import (
-    demo,
-    history_command,
-    journal_commands,
-    listener_command,
-    manifests_command,
-    replay_command,
-    run_command,
+from controller.lazycommands import Lazy, LazyGroup
+
+HELP = "arcsm: GitHub Actions runner scale sets on Kubernetes, with a journaled phase lifecycle."
+
+
+class ArcsmCommands(LazyGroup):
+    lazy = {
+        "listener": Lazy(
+            "controller.listener_command",
+            "listener",
+            "Run a scale set's listener: take jobs from GitHub's message queue and scale its "
+            "EphemeralRunnerSet.",
+        ),
+        "run": Lazy(
+            "controller.run_command",
+            "run",
+            "Run the controller: watch the scale sets, decide, journal and act, until SIGTERM or SIGINT.",
+        ),
+        "replay": Lazy(
+            "controller.replay_command",
+            "replay",
+            "Replay a recorded journal: fold its records and decide each recorded decision again from the "
+            "journal prefix it read, with the machine settings the journal recorded; print the phase "
+            "timeline and effects, or with --check report the first decision that comes out differently.",
+        ),
+        "history": Lazy(
+            "controller.history_command",
+            "history",
+            "Print an object's phase history from a journal, oldest first (works while a controller runs).",
+        ),
+        "manifests": Lazy(
+            "controller.manifests_command",
+            "manifests_command",
+            "Print the manifests that install arcsm, for `kubectl apply -f -`.",
+        ),
+        "demo": Lazy(
+            "controller.demo",
+            "demo",
+            "Play the seed's story in an emulated cluster: a runner image refused, the scale set parked in "
+            "Outdated without churn, the image fixed and the scale set recovered; watch it on the timeline "
+            "page.",
+        ),
+        "sim": Lazy(
+            "controller.sim_command",
+            "sim",
+            "Run the emulated Kubernetes cluster (CRDs installed, namespaces default and arc-systems) and "
+            "the fake GitHub and Actions service.",
+        ),
+        "journal": Lazy(
+            "controller.journal_commands",
+            "app",
+            "Export, import and verify the journal (the SQLite file arcsm records every event and "
+            "decision in).",
+        ),
+    }
+
+
+# Plain help and errors, as click writes them (and kubectl and helm do): typer's rich boxes cost a
+# command's help about 0.15 s of importing and drawing, more than typer and the command together.
+app = typer.Typer(
+    cls=ArcsmCommands, no_args_is_help=True, add_completion=False, rich_markup_mode=None, help=HELP
 )
 
-app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    help="arcsm: GitHub Actions runner scale sets on Kubernetes, with a journaled phase lifecycle.",
-)
-app.add_typer(journal_commands.app, name="journal")
-app.command("listener")(listener_command.listener)
-app.command("run")(run_command.run)
-app.command("replay")(replay_command.replay)
-app.command("history")(history_command.history)
-app.command("manifests")(manifests_command.manifests_command)
-app.command("demo")(demo.demo)
+
+def _print_version(asked: bool) -> None:
+    if not asked:
+        return
+    from importlib import metadata
+
+    try:
+        typer.echo(f"arcsm {metadata.version('arcsm')}")
+    except metadata.PackageNotFoundError:
+        typer.echo("arcsm: no version: the package is not installed (pip install -e .)", err=True)
+        raise typer.Exit(1) from None
+    raise typer.Exit()
 
 
 @app.callback()
-def _root() -> None:
-    """arcsm: GitHub Actions runner scale sets on Kubernetes, with a journaled phase lifecycle."""
-
-
-@app.command()
-def sim(
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on; 0 picks a free one.")] = 0,
-    kubeconfig: Annotated[
-        Path | None, typer.Option(help="Write a kubeconfig that points at the emulated cluster here.")
-    ] = None,
-    watch_history: Annotated[
-        int,
-        typer.Option(help="Keep the last N events; older resourceVersions answer 410 Expired."),
-    ] = 100_000,
-    github_port: Annotated[
-        int, typer.Option(help="Port of the fake GitHub and Actions service; 0 picks a free one.")
-    ] = 0,
-    min_runner_version: Annotated[
-        str, typer.Option(help="Runners older than this X.Y.Z are refused at registration (they exit 7).")
-    ] = "0.0.0",
-    job_seconds: Annotated[float, typer.Option(help="How long a simulated job runs.")] = 1.0,
-    long_poll_seconds: Annotated[
-        float, typer.Option(help="How long GetMessage waits for a message before it answers 202.")
-    ] = 20.0,
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
 ) -> None:
-    """Run the emulated Kubernetes cluster (CRDs installed, namespaces default and arc-systems) and the
-    fake GitHub and Actions service."""
-    from controller import simulating
-    from sim.github.fake import GitHubSettings
-    from sim.github.records import version_tuple
-
-    if watch_history < 1:
-        raise typer.BadParameter("must be at least 1", param_hint="--watch-history")
-    if not 0 <= github_port <= 65535:
-        raise typer.BadParameter("must be a port number, or 0 for a free one", param_hint="--github-port")
-    if version_tuple(min_runner_version) is None:
-        raise typer.BadParameter("must be a version like 2.330.0", param_hint="--min-runner-version")
-    if job_seconds < 0:
-        raise typer.BadParameter("must not be negative", param_hint="--job-seconds")
-    if long_poll_seconds <= 0:
-        raise typer.BadParameter("must be positive", param_hint="--long-poll-seconds")
-    settings = GitHubSettings(
-        long_poll_seconds=long_poll_seconds, job_seconds=job_seconds, min_runner_version=min_runner_version
-    )
-    asyncio.run(
-        simulating.serve(
-            host=host,
-            port=port,
-            kubeconfig=kubeconfig,
-            watch_history=watch_history,
-            github_port=github_port,
-            github_settings=settings,
-        )
-    )
+    """arcsm: GitHub Actions runner scale sets on Kubernetes, with a journaled phase lifecycle."""
 
 
 def main() -> None:

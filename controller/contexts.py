@@ -10,9 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from controller.actionsclients import ActionsClients
-from controller.kubewriting import Kube
+if TYPE_CHECKING:
+    # For the annotations only: ``ExecutorSettings`` is read by ``arcsm run``'s option declarations,
+    # which must not pay for the Kubernetes and Actions clients (``controller.lazycommands``).
+    from controller.actionsclients import ActionsClients
+    from controller.kubewriting import Kube
 
 
 def utc_now() -> datetime:

@@ -25,8 +25,9 @@ from typing import Annotated
 import typer
 from kubernetes_asyncio import client
 
-from api.serving import parse_address
+from api.addresses import parse_address
 from controller import demostory, running
+from controller.kubeconfigs import Source
 from controller.logformat import LEVELS, configure_logging
 from controller.settings import ControllerSettings, HttpSettings, QueueSettings
 from sim.github.fake import GitHubFake, GitHubSettings
@@ -171,7 +172,7 @@ async def _running(
         say(f"emulated cluster at {world.url}, fake GitHub at {world.github_url}")
         settings = ControllerSettings(
             journal_path=journal_path,
-            kubeconfig=world.write_kubeconfig(directory / "kubeconfig"),
+            cluster=Source.kubeconfig(world.write_kubeconfig(directory / "kubeconfig")),
             journal=JournalSettings(durable=False),
             watch=WatchSettings(resync=None),
             queue=QueueSettings(workers=4),

@@ -26,7 +26,7 @@ from controller.roles import LEADER, Role
 from controller.runtimemetrics import RuntimeMetrics
 from controller.settings import HttpSettings
 from store.journal import Journal
-from watchers import Watchers
+from watchers.supervising import Watchers
 
 log = logging.getLogger("arcsm.controller")
 

@@ -22,6 +22,7 @@ T = TypeVar("T")
 app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode=None,  # plain help, as the rest of arcsm's (controller.cli)
     help="Export, import and verify the journal (the SQLite file arcsm records every event and decision in).",
 )
 

@@ -5,6 +5,11 @@ cluster's log collector.
 ``time``, ``level``, ``logger`` and ``msg``, the object keys of ``logkeys.FIELDS`` where the line is about
 an object (kind, namespace, name, seq, from_phase, to_phase, trigger), and ``error`` with the traceback
 when there is one. A text line is the message, which names its object and phases itself.
+
+Both formats stamp a line with its time in RFC 3339, in UTC, to the millisecond
+(``2026-12-01T23:25:38.123Z``): what log collectors parse without a format of their own, and one order
+for the lines of several pods. A local offset would have two replicas, or a pod and the person reading
+its logs, write the same moment differently; UTC is also what Kubernetes stamps its own times in.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import time
 from typing import Any, TextIO
 
 from controller import logkeys
@@ -31,10 +37,20 @@ def object_keys(record: logging.LogRecord) -> dict[str, Any]:
     return {key: getattr(record, attr) for key, attr in logkeys.FIELDS if hasattr(record, attr)}
 
 
-class JsonLines(logging.Formatter):
+class Rfc3339(logging.Formatter):
+    """A formatter whose times (``%(asctime)s``, ``formatTime``) are RFC 3339 in UTC with milliseconds."""
+
+    # logging's hooks for ``formatTime`` without a date format: the record's time as UTC, then its
+    # milliseconds (``record.msecs``) and the zone.
+    converter = staticmethod(time.gmtime)
+    default_time_format = "%Y-%m-%dT%H:%M:%S"
+    default_msec_format = "%s.%03dZ"
+
+
+class JsonLines(Rfc3339):
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S%z"),
+            "time": self.formatTime(record),
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
@@ -49,7 +65,7 @@ def formatter(fmt: str, stream: TextIO) -> logging.Formatter:
     """The formatter of ``fmt`` (one of ``FORMATS``) for lines written to ``stream``."""
     if fmt == "json" or (fmt == "auto" and not stream.isatty()):
         return JsonLines()
-    return logging.Formatter(TEXT)
+    return Rfc3339(TEXT)
 
 
 def configure_logging(level: str, fmt: str = "auto") -> None:

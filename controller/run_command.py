@@ -10,25 +10,28 @@ each. A repeatable option's variable holds several values separated by spaces or
 also read the variables upstream ARC's chart sets: ``CONTROLLER_MANAGER_POD_NAMESPACE``,
 ``CONTROLLER_MANAGER_CONTAINER_IMAGE`` and ``LISTENER_ENTRYPOINT``, when their ``ARCSM_`` one is unset.
 
-Without ``--kubeconfig`` it uses the pod's service account (in-cluster). ``--namespace`` limits the
-watches to those namespaces (the controller namespace, where listeners live, is always watched). Logs go
-to stderr (``logformat``): with ``--log-format auto``, text on a terminal and one JSON object per line
-otherwise, with the keys kind, namespace, name, seq, from_phase, to_phase and trigger where they apply. A
-bad option is one line on stderr and exit status 2; a failure to start is one line and exit status 1.
+It finds the cluster as kubectl and controller-runtime do (``kubeconfigs``): ``--kubeconfig`` (or
+``ARCSM_KUBECONFIG``), else ``$KUBECONFIG`` (its files merged as kubectl merges them), else the pod's
+service account when it runs in a pod, else ``~/.kube/config``; with none of them it says what it tried
+in one line and exits 1. ``--namespace`` limits the watches to those namespaces (the controller
+namespace, where listeners live, is always watched). Logs go to stderr (``logformat``): with
+``--log-format auto``, text on a terminal and one JSON object per line otherwise, with the keys kind,
+namespace, name, seq, from_phase, to_phase and trigger where they apply. A bad option is one line on
+stderr and exit status 2; a failure to start is one line and exit status 1.
 
 ``--http HOST:PORT`` serves the read-only HTTP API (phase history, journal, ``/healthz``, ``/readyz``,
 ``/metrics``) in the controller process; it is off unless given, so nothing listens that was not asked
 for (in a pod, pass ``--http 0.0.0.0:8080`` for the probes and Prometheus). It is where upstream's
 ``--metrics-addr`` and ``--health-probe-bind-address`` both point.
 
-Leader election: with ``--leader-elect`` (the default in-cluster, i.e. without ``--kubeconfig``) the
-replica decides and writes only while it holds the Lease ``--lease-name`` (arcsm-controller) in the
-controller namespace; otherwise it stands by, watching and journaling. The timings are client-go's:
-``--lease-duration`` 15 s, ``--renew-deadline`` 10 s, ``--retry-period`` 2 s; each flag also reads an
-environment variable (``ARCSM_LEADER_ELECT``, ``ARCSM_LEASE_NAME``, ``ARCSM_LEASE_DURATION``,
-``ARCSM_RENEW_DEADLINE``, ``ARCSM_RETRY_PERIOD``). The identity is the pod name (``HOSTNAME``) plus a
-random suffix. ``--no-leader-elect`` leads at once, for one replica. On SIGTERM the replica finishes its
-reconciles in flight (abandoning them after 20 s), releases the Lease and exits 0.
+Leader election: with ``--leader-elect`` (the default on the pod's service account, off when a kubeconfig
+was found) the replica decides and writes only while it holds the Lease ``--lease-name``
+(arcsm-controller) in the controller namespace; otherwise it stands by, watching and journaling. The
+timings are client-go's: ``--lease-duration`` 15 s, ``--renew-deadline`` 10 s, ``--retry-period`` 2 s;
+each flag also reads an environment variable (``ARCSM_LEADER_ELECT``, ``ARCSM_LEASE_NAME``,
+``ARCSM_LEASE_DURATION``, ``ARCSM_RENEW_DEADLINE``, ``ARCSM_RETRY_PERIOD``). The identity is the pod name
+(``HOSTNAME``) plus a random suffix. ``--no-leader-elect`` leads at once, for one replica. On SIGTERM the
+replica finishes its reconciles in flight (abandoning them after 20 s), releases the Lease and exits 0.
 
 Reconciles: ``--workers`` bounds those in flight across all kinds; ``--runner-concurrency`` (upstream's
 ``--runner-max-concurrent-reconciles``) and its siblings bound those of one kind. The journal keeps raw
@@ -41,19 +44,16 @@ installed by upstream ARC's chart as they are.
 
 from __future__ import annotations
 
-import asyncio
+import dataclasses
 from datetime import timedelta
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from actions import errors as actions_errors
-from actions import listenerconfig
-from api.serving import parse_address
-from controller import running
+from api.addresses import parse_address
+from controller import kubeconfigs
 from controller.contexts import ExecutorSettings
-from controller.leading import default_identity
 from controller.logformat import FORMATS, LEVELS, configure_logging
 from controller.runflags import (
     BadOption,
@@ -68,7 +68,6 @@ from controller.runflags import (
 )
 from controller.settings import ControllerSettings, HttpSettings, LeaderElectionSettings, QueueSettings
 from statemachines.snapshots import Settings as MachineSettings
-from store.errors import JournalError
 from store.settings import HistoryRetention, JournalSettings, RetentionSettings
 from watchers.settings import WatchSettings
 
@@ -94,7 +93,8 @@ def run(
         Path | None,
         typer.Option(
             envvar="ARCSM_KUBECONFIG",
-            help="Reach the cluster with this kubeconfig (default: the pod's service account).",
+            help="Reach the cluster with this kubeconfig (default: $KUBECONFIG, merged as kubectl merges "
+            "it; in a pod, its service account; else ~/.kube/config).",
             rich_help_panel=CLUSTER,
         ),
     ] = None,
@@ -328,7 +328,7 @@ def run(
             "--leader-elect/--no-leader-elect",
             envvar="ARCSM_LEADER_ELECT",
             help="Decide only while holding the Lease (replicas stand by, journaling). "
-            "Default: on in-cluster, off with --kubeconfig.",
+            "Default: on with the pod's service account, off with a kubeconfig.",
             rich_help_panel=LEADER,
         ),
     ] = None,
@@ -379,6 +379,15 @@ def run(
 
     Every option can be set by the environment variable shown beside it; a flag wins over its variable.
     """
+    # The controller's libraries are imported when it runs, not with the options above: ``arcsm run
+    # --help`` and ``arcsm --help`` read only the declarations (``controller.lazycommands``).
+    import asyncio
+
+    from actions import errors as actions_errors
+    from actions import listenerconfig
+    from controller import running
+    from store.errors import JournalError
+
     if qps <= 0 or burst < 1:
         typer.echo("arcsm run: --qps must be positive and --burst at least 1", err=True)
         raise typer.Exit(2)
@@ -390,7 +399,6 @@ def run(
             raise BadOption(f"--resync-period must not be negative (0: never), not {resync_period}")
         settings = ControllerSettings(
             journal_path=journal,
-            kubeconfig=kubeconfig,
             journal=JournalSettings(
                 retention=RetentionSettings(
                     max_age=days(journal_retain_days, "--journal-retain-days"),
@@ -431,21 +439,26 @@ def run(
                 listener_metrics_endpoint=listener_metrics_endpoint,
             ),
             http=address,
-            leader_election=_leader_election(
-                kubeconfig is None if leader_elect is None else leader_elect,
-                namespace=controller_namespace,
-                lease_name=lease_name,
-                lease_duration=lease_duration,
-                renew_deadline=renew_deadline,
-                retry_period=retry_period,
-            ),
+        )
+        # Checked whether or not it is on, so a bad timing is a bad option wherever the cluster is.
+        election = _leader_election(
+            namespace=controller_namespace,
+            lease_name=lease_name,
+            lease_duration=lease_duration,
+            renew_deadline=renew_deadline,
+            retry_period=retry_period,
         )
     except ValueError as exc:
         typer.echo(f"arcsm run: {exc}", err=True)
         raise typer.Exit(2) from None
-    if kubeconfig is not None and not kubeconfig.is_file():
-        typer.echo(f"arcsm run: cannot use the kubeconfig {kubeconfig}: no such file", err=True)
-        raise typer.Exit(1)
+    try:
+        cluster = kubeconfigs.find(kubeconfig, explicit_flag="--kubeconfig (or ARCSM_KUBECONFIG)")
+    except kubeconfigs.NoCluster as exc:
+        typer.echo(f"arcsm run: {exc}", err=True)
+        raise typer.Exit(1) from None
+    # By default a replica elects a leader where replicas run: in a pod, on its service account.
+    elect = cluster.in_cluster if leader_elect is None else leader_elect
+    settings = dataclasses.replace(settings, cluster=cluster, leader_election=election if elect else None)
     configure_logging(log_level, log_format)
     try:
         code = asyncio.run(running.run(settings))
@@ -457,16 +470,15 @@ def run(
 
 
 def _leader_election(
-    enabled: bool,
     *,
     namespace: str,
     lease_name: str,
     lease_duration: float,
     renew_deadline: float,
     retry_period: float,
-) -> LeaderElectionSettings | None:
-    if not enabled:
-        return None
+) -> LeaderElectionSettings:
+    from controller.leading import default_identity  # with the Kubernetes client: only when it runs
+
     return LeaderElectionSettings(
         identity=default_identity(),
         namespace=namespace,

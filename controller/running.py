@@ -5,8 +5,9 @@
         └──► Reconciler: queue → snapshot → decide → record → executor → record results
 
 Start: open the journal (its projection is rebuilt), journal the machine settings if they changed
-(``settingsrecords``), connect to the cluster (a kubeconfig, else the pod's service account), serve the
-HTTP API if asked (``httpapi``), start the watchers, and decide in terms (``terms``): without leader
+(``settingsrecords``), connect to the cluster (``settings.cluster``: kubeconfig files, or the pod's
+service account, as ``kubeconfigs.find`` chose), serve the HTTP API if asked (``httpapi``, imported
+only then), start the watchers, and decide in terms (``terms``): without leader
 election one term, from now to the stop; with it (``settings.leader_election``, ``leading``) only while
 this replica holds the Lease, the watchers journaling all along. Each term resumes a fold at the journal's
 last record, performs the outbox, and decides once the watchers have listed everything; every write
@@ -27,7 +28,7 @@ from collections.abc import AsyncIterator, Callable
 from kubernetes_asyncio import client
 
 from actions import kubepatching
-from controller import folding, httpapi, requestcounting, settingsrecords, terms
+from controller import folding, requestcounting, settingsrecords, terms
 from controller.actionsclients import ActionsClients
 from controller.executing import Executor as KubeExecutor
 from controller.leading import Elector, LeaderOnly
@@ -39,7 +40,7 @@ from controller.timing import Timers
 from statemachines.effects import ObjectRef
 from store.clocks import SystemClock
 from store.journal import Journal
-from watchers import Watchers
+from watchers.supervising import Watchers
 
 log = logging.getLogger("arcsm.controller")
 
@@ -80,6 +81,7 @@ async def _serve(
     on_http: Callable[[str], None] | None = None,
 ) -> None:
     log.info("journal %s open at seq %d", settings.journal_path, journal.last_seq)
+    log.info("reaching the cluster with %s", settings.cluster)
     async with client.ApiClient(configuration) as api:
         clients = ActionsClients()
         metrics = RuntimeMetrics()  # controller-runtime's families, over every term
@@ -108,8 +110,8 @@ async def _serve(
 
             role = Role()
             watchers = Watchers(api=api, journal=journal, known=journal.projection, settings=settings.watch)
-            served = httpapi.serving(
-                settings.http, journal=journal, role=role, watchers=watchers, on_url=on_http, metrics=metrics
+            served = _served(
+                settings, journal=journal, role=role, watchers=watchers, on_url=on_http, metrics=metrics
             )
             async with served:
                 watchers.start()
@@ -128,15 +130,33 @@ async def _serve(
             await clients.aclose()
 
 
+def _served(
+    settings: ControllerSettings,
+    *,
+    journal: Journal,
+    role: Role,
+    watchers: Watchers,
+    on_url: Callable[[str], None] | None,
+    metrics: RuntimeMetrics,
+) -> contextlib.AbstractAsyncContextManager[str | None]:
+    """The HTTP API while the block runs (``httpapi.serving``); nothing without ``settings.http``."""
+    if settings.http is None:
+        return contextlib.nullcontext(None)
+    # FastAPI and uvicorn only for a controller asked to serve: one that is not never imports them.
+    from controller import httpapi
+
+    return httpapi.serving(
+        settings.http, journal=journal, role=role, watchers=watchers, on_url=on_url, metrics=metrics
+    )
+
+
 def _watched(settings: ControllerSettings) -> Callable[[ObjectRef], bool]:
     kinds, namespaces = frozenset(settings.watch.kinds), frozenset(settings.watch.namespaces)
     return lambda ref: ref.kind in kinds and (not namespaces or ref.namespace in namespaces)
 
 
 async def _configuration(settings: ControllerSettings) -> client.Configuration:
-    if settings.kubeconfig is not None:
-        return await kubepatching.kubeconfig(settings.kubeconfig)
-    return kubepatching.in_cluster()
+    return await kubepatching.configuration(settings.cluster.files)
 
 
 @contextlib.asynccontextmanager

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controller.contexts import ExecutorSettings
+from controller.kubeconfigs import Source
 from statemachines.snapshots import Settings as MachineSettings
 from store.settings import JournalSettings
 from watchers.settings import WatchSettings
@@ -116,8 +117,8 @@ class LeaderElectionSettings:
 @dataclass(frozen=True)
 class ControllerSettings:
     journal_path: Path
-    # None: the in-cluster configuration (the pod's service account).
-    kubeconfig: Path | None = None
+    # How to reach the cluster: kubeconfig files, or the pod's service account (``kubeconfigs.find``).
+    cluster: Source = field(default_factory=Source.service_account)
     journal: JournalSettings = field(default_factory=JournalSettings)
     watch: WatchSettings = field(default_factory=WatchSettings)
     queue: QueueSettings = field(default_factory=QueueSettings)

@@ -1,18 +1,58 @@
-"""Shared test helpers: waiting on conditions with a deadline (never on sleeps), and where the ``arcsm``
-command the tests run is."""
+"""Shared test helpers: waiting on conditions with a deadline (never on sleeps), where the ``arcsm``
+command the tests run is, which modules a process imported, and kubeconfigs of the emulated cluster
+that tell apart which one a process used."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import yaml
 
 from controller import waiting
 
+if TYPE_CHECKING:
+    from sim.world import World
+
 # The installed command; beside the interpreter when the virtualenv's bin is not on PATH.
 ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+
+# Run by a Python process at start (``site`` imports it from PYTHONPATH): at exit, it writes the names
+# of every module the process imported, one a line, to the file named by MODULES_REPORT.
+SITECUSTOMIZE = """\
+import atexit, os, sys
+
+def _report(path=os.environ["MODULES_REPORT"]):
+    with open(path, "w") as out:
+        out.write("\\n".join(sorted(sys.modules)))
+
+atexit.register(_report)
+"""
+
+
+def reporting_modules(directory: Path) -> tuple[dict[str, str], Path]:
+    """Environment variables that make a Python subprocess (the ``arcsm`` script too) write the modules
+    it imported to a file when it exits, and that file (read it with ``modules_in``)."""
+    hook = directory / "modules-hook"
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text(SITECUSTOMIZE)
+    report = directory / "modules.txt"
+    paths = [str(hook), *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {"PYTHONPATH": os.pathsep.join(paths), "MODULES_REPORT": str(report)}, report
+
+
+def modules_in(report: Path) -> set[str]:
+    assert report.is_file(), f"the process wrote no list of its modules to {report}"
+    return set(report.read_text().splitlines())
+
+
+def of_packages(modules: set[str], *packages: str) -> set[str]:
+    """Those of ``modules`` that are ``packages`` or inside them."""
+    return {m for m in modules if any(m == p or m.startswith(p + ".") for p in packages)}
 
 
 async def eventually(
@@ -33,3 +73,22 @@ async def eventually(
         )
     except waiting.TimedOut:
         raise AssertionError(f"timed out after {timeout}s waiting for {what}") from None
+
+
+# The variables that point a process at a cluster; a test that chooses the cluster removes them.
+CLUSTER_VARIABLES = ("KUBECONFIG", "ARCSM_KUBECONFIG", "KUBERNETES_SERVICE_HOST", "KUBERNETES_SERVICE_PORT")
+
+
+def kubeconfig_as(world: World, path: Path, user: str, **changes: Any) -> Path:
+    """The world's kubeconfig at ``path`` with the token ``user`` (the name the emulator logs), and any
+    top-level ``changes`` (a key set to None is removed)."""
+    world.write_kubeconfig(path)
+    document = yaml.safe_load(path.read_text())
+    document["users"][0]["user"]["token"] = user
+    for key, value in changes.items():
+        if value is None:
+            document.pop(key.replace("_", "-"), None)
+        else:
+            document[key.replace("_", "-")] = value
+    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    return path

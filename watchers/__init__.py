@@ -1,18 +1,20 @@
 """List+watch loops per kind. They only append ``observed`` (and ``sync``) records to the journal; they
 never decide, and they import nothing of the project but ``store.records``.
 
-    Watchers(api=..., journal=journal, known=journal.projection, settings=WatchSettings(...))
+    supervising.Watchers(api=..., journal=journal, known=journal.projection, settings=WatchSettings(...))
 
 Modules: ``kinds`` (the watched kinds), ``settings``, ``ports`` (what they need of the journal),
 ``objects`` (the cache of what was journaled), ``listing`` (lists and the diff a list reveals),
 ``streams`` (watch streams to records), ``requesting`` and ``errors`` (the HTTP edge), ``retrying``
 (backoff), ``watching`` (one watcher's loop), ``supervising`` (all of them).
+
+The package exports the kinds, ports and settings; the loops (``supervising.Watchers``,
+``watching.Watcher``) are imported from their modules, so reading the settings does not bring in
+kubernetes_asyncio's client.
 """
 
 from watchers.kinds import KINDS, WatchedKind
 from watchers.ports import Appender, Known
 from watchers.settings import Backoff, WatchSettings
-from watchers.supervising import Watchers
-from watchers.watching import Watcher
 
-__all__ = ["KINDS", "Appender", "Backoff", "Known", "WatchSettings", "WatchedKind", "Watcher", "Watchers"]
+__all__ = ["KINDS", "Appender", "Backoff", "Known", "WatchSettings", "WatchedKind"]

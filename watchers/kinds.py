@@ -10,11 +10,12 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
-
-from kubernetes_asyncio import client
+from typing import TYPE_CHECKING, Any
 
 from statemachines import kinds as arc
+
+if TYPE_CHECKING:
+    from kubernetes_asyncio import client
 
 # A kubernetes_asyncio list function with its positional arguments bound; takes the query as keywords.
 ListCall = Callable[..., Awaitable[Any]]
@@ -37,6 +38,10 @@ class WatchedKind:
 
     def list_call(self, api: client.ApiClient, namespace: str | None) -> ListCall:
         """The call that lists this kind in ``namespace`` (None: every namespace)."""
+        # Imported here, not with the table: the settings read the table, and whoever only reads the
+        # settings (``arcsm run --help``) does without kubernetes_asyncio's client.
+        from kubernetes_asyncio import client
+
         if not self.snake:
             custom = client.CustomObjectsApi(api)
             if namespace is None:

@@ -1,6 +1,7 @@
 """``arcsm listener`` as a process: it reads an upstream-shaped config.json, reaches the emulated cluster
-through ``--kubeconfig``, opens a message session on the fake GitHub and scales the EphemeralRunnerSet,
-and on SIGTERM deletes its session and exits 0; a bad config exits 1 with one line on stderr.
+through ``--kubeconfig`` or ``$KUBECONFIG`` (the flag winning), opens a message session on the fake
+GitHub and scales the EphemeralRunnerSet, and on SIGTERM deletes its session and exits 0, having imported
+nothing of the emulator; a bad config exits 1 with one line on stderr.
 
 Inputs: a ``World`` with a fake GitHub in this process, the installed console script in a subprocess.
 """
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import re
 import signal
 from collections.abc import AsyncIterator, Awaitable
 from pathlib import Path
@@ -30,7 +33,18 @@ from tests.e2e.actions.runnersets import (
     create_runner_set,
     read_runner_set,
 )
-from tests.helpers import ARCSM, eventually
+from tests.helpers import (
+    ARCSM,
+    CLUSTER_VARIABLES,
+    eventually,
+    kubeconfig_as,
+    modules_in,
+    of_packages,
+    reporting_modules,
+)
+
+# RFC 3339 in UTC with milliseconds, e.g. 2026-12-01T23:25:38.123Z.
+RFC3339_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
 @pytest.fixture
@@ -40,15 +54,15 @@ async def world() -> AsyncIterator[World]:
         yield w
 
 
-async def listener_process(*args: str) -> asyncio.subprocess.Process:
+async def listener_process(*args: str, env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        ARCSM, "listener", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        ARCSM, "listener", *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
 
 
-async def test_the_listener_command_scales_and_stops_on_sigterm(
-    world: World, kube: client.ApiClient, tmp_path: Path
-) -> None:
+async def prepare(world: World, kube: client.ApiClient, tmp_path: Path) -> tuple[int, Path]:
+    """A scale set on the fake GitHub, its EphemeralRunnerSet, and a listener config.json (JSON logs)
+    for it: the scale set's id and the config's path."""
     async with ActionsClient(
         config_url=world.github.config_url("my-org"),
         credentials=PersonalAccessToken(token=SecretStr(PAT)),
@@ -60,11 +74,17 @@ async def test_the_listener_command_scales_and_stops_on_sigterm(
     config = tmp_path / "config.json"
     raw = config_json(world.github.config_url("my-org"), scale_set.id, min_runners=2, max_runners=4)
     config.write_text(json.dumps({**raw, "log_format": "json", "log_level": "info"}))
-    kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+    return scale_set.id, config
 
-    proc = await listener_process("--config", str(config), "--kubeconfig", str(kubeconfig))
+
+async def scale_and_stop(
+    world: World, kube: client.ApiClient, scale_set_id: int, *args: str, env: dict[str, str] | None = None
+) -> list[str]:
+    """``arcsm listener ARGS`` until it opened its session and scaled the runner set to minRunners, then
+    SIGTERM: it must exit 0 with its session deleted. Its stderr lines."""
+    proc = await listener_process(*args, env=env)
     try:
-        await eventually(lambda: world.github.state.session_of(scale_set.id), what="a session", timeout=20)
+        await eventually(lambda: world.github.state.session_of(scale_set_id), what="a session", timeout=20)
         await eventually(
             lambda: _equals(read_runner_set(kube), (0, 2)), what="scaled to minRunners", timeout=10
         )
@@ -77,10 +97,62 @@ async def test_the_listener_command_scales_and_stops_on_sigterm(
     assert proc.stderr is not None
     lines = (await proc.stderr.read()).decode().splitlines()
     assert code == 0, lines[-5:]
-    assert world.github.state.session_of(scale_set.id) is None
+    assert world.github.state.session_of(scale_set_id) is None
+    return lines
+
+
+def patched_by(world: World) -> set[str]:
+    """Who patched the EphemeralRunnerSet: the tokens of those requests, as the emulator logged them."""
+    return {r.user for r in world.requests if r.method == "PATCH" and "/ephemeralrunnersets/" in r.path}
+
+
+def environment(tmp_path: Path, **variables: str) -> dict[str, str]:
+    """This process's environment without what points at a cluster, a home of its own, and ``variables``."""
+    kept = {k: v for k, v in os.environ.items() if k not in CLUSTER_VARIABLES}
+    return {**kept, "HOME": str(tmp_path / "home"), **variables}
+
+
+async def test_the_listener_command_scales_and_stops_on_sigterm(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    scale_set_id, config = await prepare(world, kube, tmp_path)
+    kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+    lines = await scale_and_stop(
+        world, kube, scale_set_id, "--config", str(config), "--kubeconfig", str(kubeconfig)
+    )
     logged = [json.loads(line) for line in lines]
+    assert all(RFC3339_MS.fullmatch(entry["time"]) for entry in logged), logged[0]
     assert any("message session" in entry["msg"] and "opened" in entry["msg"] for entry in logged)
     assert all(PAT not in line for line in lines)
+
+
+async def test_the_listener_finds_the_cluster_through_kubeconfig_and_imports_no_emulator(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    scale_set_id, config = await prepare(world, kube, tmp_path)
+    from_env = kubeconfig_as(world, tmp_path / "from-env", "env-user")
+    report_env, report = reporting_modules(tmp_path)
+    listed = os.pathsep.join([str(tmp_path / "missing"), str(from_env)])
+    env = environment(tmp_path, KUBECONFIG=listed, **report_env)
+    await scale_and_stop(world, kube, scale_set_id, "--config", str(config), env=env)
+    assert patched_by(world) == {"env-user"}
+    modules = modules_in(report)
+    assert "actions.listener" in modules
+    assert not of_packages(modules, "sim", "fastapi", "uvicorn"), of_packages(
+        modules, "sim", "fastapi", "uvicorn"
+    )
+
+
+async def test_the_listener_s_kubeconfig_flag_wins_over_kubeconfig(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    scale_set_id, config = await prepare(world, kube, tmp_path)
+    flag = kubeconfig_as(world, tmp_path / "flag", "flag-user")
+    env = environment(tmp_path, KUBECONFIG=str(kubeconfig_as(world, tmp_path / "from-env", "env-user")))
+    await scale_and_stop(
+        world, kube, scale_set_id, "--config", str(config), "--kubeconfig", str(flag), env=env
+    )
+    assert patched_by(world) == {"flag-user"}
 
 
 async def _equals(value: Awaitable[object], expected: object) -> bool:

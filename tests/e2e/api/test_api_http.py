@@ -478,3 +478,11 @@ async def test_the_stream_takes_several_kinds_and_types(journal: Journal, client
     async with client.stream("GET", "/api/v1/journal/stream", params=params) as stream:
         found = [(record["kind"], record["name"]) async for _, record in _events(stream, count=2)]
     assert found == [("AutoscalingRunnerSet", "a"), ("EphemeralRunnerSet", "set")]
+
+
+async def test_no_docs_page_loads_from_a_cdn_and_openapi_json_stays(client: httpx.AsyncClient) -> None:
+    for path in ("/docs", "/redoc", "/docs/oauth2-redirect"):
+        assert (await client.get(path)).status_code == 404, path
+    answer = await client.get("/openapi.json")
+    assert answer.status_code == 200
+    assert answer.json()["info"]["title"] == "arcsm"

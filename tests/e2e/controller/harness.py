@@ -23,6 +23,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from controller import running
+from controller.kubeconfigs import Source
 from controller.settings import ControllerSettings, QueueSettings
 from sim.world import World
 from statemachines import decisions, kinds
@@ -230,7 +231,7 @@ class Controller:
         kubeconfig = self.world.write_kubeconfig(self.directory / "kubeconfig")
         self.settings = ControllerSettings(
             journal_path=self.directory / "journal.db",
-            kubeconfig=kubeconfig,
+            cluster=Source.kubeconfig(kubeconfig),
             journal=JournalSettings(durable=False),
             watch=WatchSettings(resync=None),
             queue=QueueSettings(workers=4),

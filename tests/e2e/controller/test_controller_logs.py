@@ -1,12 +1,14 @@
 """``arcsm run`` configured by environment variables alone, logging JSON lines: every line on stderr is one
-JSON object, and a transition's line carries the keys of DESIGN.md (kind, namespace, name, seq,
-from_phase, to_phase, trigger) matching the decision journaled at that seq. No secret reaches a line."""
+JSON object stamped in RFC 3339 (UTC, milliseconds), and a transition's line carries the keys of DESIGN.md
+(kind, namespace, name, seq, from_phase, to_phase, trigger) matching the decision journaled at that seq.
+No secret reaches a line."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import re
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -22,6 +24,8 @@ from tests.e2e.controller import harness
 from tests.helpers import ARCSM, eventually
 
 KEYS = ("kind", "namespace", "name", "seq", "from_phase", "to_phase", "trigger")
+# RFC 3339 in UTC with milliseconds, e.g. 2026-12-01T23:25:38.123Z.
+RFC3339_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
 
 @pytest.fixture
@@ -81,6 +85,7 @@ async def test_json_logs_carry_the_object_keys_of_a_transition(
 
     entries = parsed(lines)  # every line is one JSON object
     assert all({"time", "level", "logger", "msg"} <= set(entry) for entry in entries)
+    assert all(RFC3339_MS.fullmatch(entry["time"]) for entry in entries), entries[0]["time"]
     line = running_line(lines)
     assert line is not None and set(KEYS) <= set(line), line
     assert (line["namespace"], line["name"]) == (harness.NS, "arc")

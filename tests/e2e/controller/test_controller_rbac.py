@@ -19,6 +19,7 @@ import yaml
 from kubernetes_asyncio import client
 
 from controller import manifests, permissions
+from controller.kubeconfigs import Source
 from controller.permissions import Permission
 from sim import routing
 from sim.world import World
@@ -63,7 +64,8 @@ async def test_the_cluster_role_allows_every_request_of_a_full_run(
 ) -> None:
     controller = Controller(world, tmp_path)
     controller.settings = dataclasses.replace(
-        controller.settings, kubeconfig=controller_kubeconfig(world, tmp_path / "controller.kubeconfig")
+        controller.settings,
+        cluster=Source.kubeconfig(controller_kubeconfig(world, tmp_path / "controller.kubeconfig")),
     )
     async with controller:
         await harness.create(kube, harness.scale_set_body(world, minRunners=1))

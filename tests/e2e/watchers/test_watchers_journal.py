@@ -24,8 +24,9 @@ from store.journal import Journal
 from tests.e2e.watchers import support
 from tests.e2e.watchers.support import Counting, Direct, Failing, Writer
 from tests.helpers import eventually
-from watchers import Backoff, Watchers, WatchSettings
+from watchers import Backoff, WatchSettings
 from watchers.kinds import NAMES
+from watchers.supervising import Watchers
 
 FAST = Backoff(initial=0.01, maximum=0.1)
 NS = "default"

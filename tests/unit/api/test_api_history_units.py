@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from api import etags, metrics, phases
-from api.serving import parse_address
+from api.addresses import parse_address
 from store.records import Record, RecordType, Seq
 from tests.unit.api.listreader import ListReader
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import types
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,8 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from controller import cli, logformat, logkeys, run_command
+from controller import cli, kubeconfigs, logformat, logkeys, run_command, running
+from controller.kubeconfigs import Origin, Source
 from controller.settings import ControllerSettings, QueueSettings
 from statemachines.effects import ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
@@ -51,7 +51,7 @@ class Started:
 @pytest.fixture
 def started(monkeypatch: pytest.MonkeyPatch) -> Started:
     fake = Started()
-    monkeypatch.setattr(run_command, "running", types.SimpleNamespace(run=fake.run))
+    monkeypatch.setattr(running, "run", fake.run)
     monkeypatch.setattr(run_command, "configure_logging", fake.configure_logging)
     for name in UPSTREAM_VARIABLES:
         monkeypatch.delenv(name, raising=False)
@@ -171,7 +171,7 @@ def test_variables_land_in_the_settings_and_repeatable_ones_split_on_spaces_and_
     }
     settings = settings_of(started, arcsm_run(env=env))
     assert settings.journal_path == Path("from-env.db")
-    assert settings.kubeconfig == kubeconfig
+    assert settings.cluster == Source.kubeconfig(kubeconfig)
     assert settings.watch.namespaces == ("team-a", "team-b", "team-c", "arc-systems")
     assert settings.queue == QueueSettings(workers=3, per_kind={"EphemeralRunner": 2})
     assert settings.journal.retention.max_bytes == 2 << 30
@@ -282,3 +282,68 @@ def test_auto_writes_json_unless_the_stream_is_a_terminal(
     fmt: str, stream: io.StringIO, json_lines: bool
 ) -> None:
     assert isinstance(logformat.formatter(fmt, stream), logformat.JsonLines) is json_lines
+
+
+@pytest.fixture
+def in_a_pod(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The environment of a pod: the service host set, a token where the service account is mounted
+    (here a temporary one), no $KUBECONFIG, and a home without a kubeconfig."""
+    token = tmp_path / "serviceaccount" / "token"
+    token.parent.mkdir()
+    token.write_text("a-token")
+    monkeypatch.setattr(kubeconfigs, "TOKEN", token)
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("ARCSM_KUBECONFIG", raising=False)
+    (tmp_path / "home").mkdir()
+    return {
+        "KUBERNETES_SERVICE_HOST": "10.96.0.1",
+        "KUBERNETES_SERVICE_PORT": "443",
+        "HOME": str(tmp_path / "home"),
+    }
+
+
+def test_in_a_pod_it_uses_the_service_account_and_elects_a_leader(
+    started: Started, in_a_pod: dict[str, str]
+) -> None:
+    settings = settings_of(started, arcsm_run("--journal", "j.db", env=in_a_pod))
+    assert settings.cluster == Source.service_account()
+    assert settings.leader_election is not None
+    assert settings.leader_election.namespace == settings.machines.controller_namespace
+
+
+def test_a_kubeconfig_in_a_pod_wins_and_then_no_leader_is_elected_unless_asked(
+    started: Started, in_a_pod: dict[str, str], kubeconfig: Path
+) -> None:
+    env = {**in_a_pod, "KUBECONFIG": str(kubeconfig)}
+    settings = settings_of(started, arcsm_run("--journal", "j.db", env=env))
+    assert settings.cluster == Source(Origin.ENVIRONMENT, (kubeconfig,))
+    assert settings.leader_election is None
+    asked = settings_of(started, arcsm_run("--journal", "j.db", "--leader-elect", env=env))
+    assert asked.cluster.files == (kubeconfig,) and asked.leader_election is not None
+
+
+def test_the_home_kubeconfig_elects_no_leader(
+    started: Started, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    home = tmp_path / "home"
+    (home / ".kube").mkdir(parents=True)
+    (home / ".kube" / "config").write_text("apiVersion: v1\nkind: Config\n")
+    settings = settings_of(started, arcsm_run("--journal", "j.db", env={"HOME": str(home)}))
+    assert settings.cluster == Source(Origin.HOME, (home / ".kube" / "config",))
+    assert settings.leader_election is None
+
+
+def test_a_bad_lease_timing_is_a_bad_option_even_with_no_cluster_to_reach(
+    started: Started, tmp_path: Path
+) -> None:
+    env = {"HOME": str(tmp_path), "KUBECONFIG": "", "KUBERNETES_SERVICE_HOST": ""}
+    result = arcsm_run("--journal", "j.db", "--renew-deadline", "30", env=env)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith("arcsm run: leader election needs 0 < retry period < renew deadline")
+    result = arcsm_run("--journal", "j.db", env=env)
+    assert result.exit_code == 1
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("arcsm run: no cluster to reach: no --kubeconfig (or ARCSM_KUBECONFIG), ")
+    assert started.settings is None
