@@ -45,7 +45,7 @@ class ArcsmCommands(LazyGroup):
         "manifests": Lazy(
             "controller.manifests_command",
             "manifests_command",
-            "Print the manifests that install arcsm, for `kubectl apply -f -`.",
+            "Print the manifests that install arcsm (its Helm chart, rendered), for `kubectl apply -f -`.",
         ),
         "demo": Lazy(
             "controller.demo",
