@@ -136,14 +136,23 @@ async def test_apply_k_installs_the_committed_manifests(cluster: Path) -> None:
     assert {c["metadata"]["name"] for c in crds["items"]} == {k.crd_name for k in crdgen.resources.KINDS}
 
     pdb_version = (await get_json(cluster, "pdb", "arcsm", "-n", NS))["metadata"]["resourceVersion"]
+    sts_generation = sts["metadata"]["generation"]
     again = applied(await ok(cluster, "apply", "-k", str(DEPLOY)))
     # A kubectl that knows policy/v1 always re-sends a PodDisruptionBudget's selector (its patch strategy
     # is "replace") and so reports it configured; the server finds nothing to change and keeps its
     # resourceVersion.
     pdb = "poddisruptionbudget.policy/arcsm"
     assert again.pop(pdb) in ("configured", "unchanged")
+    # Likewise a StatefulSet's volumeClaimTemplates (replaced whole too): the server stores each claim
+    # template with its defaults (volumeMode, status.phase), so kubectl finds the live list different and
+    # re-sends it; the spec does not change, so neither does the generation (its status moves on as the
+    # controller runs the pods, so its resourceVersion does).
+    assert again.pop("statefulset.apps/arcsm") in ("configured", "unchanged")
     assert set(again.values()) == {"unchanged"}
     assert (await get_json(cluster, "pdb", "arcsm", "-n", NS))["metadata"]["resourceVersion"] == pdb_version
+    assert (await get_json(cluster, "statefulset", "arcsm", "-n", NS))["metadata"][
+        "generation"
+    ] == sts_generation
 
 
 async def test_an_upgrade_is_a_client_side_apply_patch(cluster: Path) -> None:
