@@ -8,6 +8,10 @@ the controller's own tasks drain the queue and write through the ``ApiServer`` v
 ``QueueController`` is that loop: subclasses say what to queue (``seed``, ``on_event``) and how to
 handle one item (``handle``).
 
+``QueueController.add_after`` queues an item again after a delay (client-go's ``AddAfter``), for the
+controllers that wait on the clock (``minReadySeconds``, progress deadlines); pending timers are
+cancelled when the controller stops.
+
 Known limits: no rate limiting or retry back-off; a controller that wants a retry re-adds the item.
 """
 
@@ -89,6 +93,7 @@ class QueueController(Generic[T]):
         self._queue: WorkQueue[T] = WorkQueue()
         self._started = asyncio.Event()
         self._active = False
+        self._timers: dict[T, asyncio.TimerHandle] = {}
 
     async def __call__(self, api: ApiServer) -> None:
         await self.run(api)
@@ -109,6 +114,24 @@ class QueueController(Generic[T]):
 
     def handle(self, api: ApiServer, item: T) -> None:
         raise NotImplementedError
+
+    def add_after(self, item: T, delay: float) -> None:
+        """Queue ``item`` once ``delay`` seconds have passed (an earlier pending timer for it wins)."""
+        if not self._active:
+            return
+        loop = asyncio.get_running_loop()
+        pending = self._timers.get(item)
+        when = loop.time() + max(delay, 0.0)
+        if pending is not None and not pending.cancelled() and pending.when() <= when:
+            return
+        if pending is not None:
+            pending.cancel()
+        self._timers[item] = loop.call_at(when, self._fire, item)
+
+    def _fire(self, item: T) -> None:
+        self._timers.pop(item, None)
+        if self._active:
+            self._queue.add(item)
 
     def _listen(self, event: Event) -> None:
         if self._active:
@@ -138,6 +161,9 @@ class QueueController(Generic[T]):
                         await task
         finally:
             self._active = False
+            for timer in self._timers.values():
+                timer.cancel()
+            self._timers.clear()
 
     async def _work(self, api: ApiServer) -> None:
         while True:

@@ -28,12 +28,15 @@ from aiohttp import web
 from sim import containers, kinds
 from sim.apiserver import ApiServer
 from sim.collecting import GarbageCollector
+from sim.deployments import DeploymentController
 from sim.faults import Fault, LoggedRequest
 from sim.github.fake import GitHubFake
 from sim.kubelet import Kubelet
 from sim.namespacing import Namespaces, ServiceAccounts
+from sim.replicasets import ReplicaSetController
 from sim.scheduling import Scheduler
 from sim.server import Server
+from sim.statefulsets import StatefulSetController
 from sim.store import Event, Store
 
 CRD_DIR = Path(__file__).resolve().parent.parent / "deploy" / "crds"
@@ -242,5 +245,17 @@ class World:
 def default_controllers() -> list[Controller]:
     """The simulated controllers every world runs unless a test picks its own: the garbage collector
     (10-100 ms per item), the scheduler and kubelet of ``sim-node-1`` (millisecond steps), the
-    ServiceAccount controller and the namespace controller."""
-    return [GarbageCollector(), Scheduler(), Kubelet(), ServiceAccounts(), Namespaces()]
+    ServiceAccount controller and the namespace controller, and the workload controllers."""
+    return [
+        GarbageCollector(),
+        Scheduler(),
+        Kubelet(),
+        ServiceAccounts(),
+        Namespaces(),
+        *workload_controllers(),
+    ]
+
+
+def workload_controllers() -> list[Controller]:
+    """The Deployment, ReplicaSet and StatefulSet controllers."""
+    return [DeploymentController(), ReplicaSetController(), StatefulSetController()]
