@@ -103,6 +103,11 @@ class QueueController(Generic[T]):
         await self._started.wait()
         await self._queue.idle()
 
+    @property
+    def busy(self) -> bool:
+        """Whether an item is queued or in flight (timers of ``add_after`` do not count)."""
+        return len(self._queue) > 0
+
     def seed(self, api: ApiServer) -> None:
         """Queue the work that exists at start (the store listener is already on)."""
 

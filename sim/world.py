@@ -47,6 +47,7 @@ from sim.scheduling import Scheduler
 from sim.server import Server
 from sim.statefulsets import StatefulSetController
 from sim.store import Event, Store
+from sim.workqueue import QueueController
 
 CRD_DIR = Path(__file__).resolve().parent.parent / "deploy" / "crds"
 NAMESPACES = ("default", "arc-systems")
@@ -256,6 +257,16 @@ class World:
         if self._kubelet is None:
             raise RuntimeError("this world runs without a kubelet")
         return self._kubelet
+
+    async def controllers_idle(self) -> None:
+        """Return once no simulated controller with a work queue (all but the kubelet) has anything
+        queued or in flight, at the same moment; work they set for later (``add_after``) does not count."""
+        queued = [c for c in self._controllers if isinstance(c, QueueController)]
+        while True:
+            for controller in queued:
+                await controller.idle()
+            if not any(c.busy for c in queued):
+                return
 
     def claim_path(self, namespace: str, claim: str) -> Path | None:
         """The host directory backing PersistentVolumeClaim ``namespace/claim`` once it is Bound (a
