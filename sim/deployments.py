@@ -370,6 +370,7 @@ class _Sync:
                 return self.on_collision(name)
             if err.code == 403 and "being terminated" in err.message:
                 return None
+            self.controller.retry(self.key)
             message = f'Failed to create new replica set "{name}": {err.message}'
             if spec.get("progressDeadlineSeconds") is not None:
                 rollouts.set_condition(
@@ -378,6 +379,7 @@ class _Sync:
                 self.write_status(status)
             self.event(recording.WARNING, rollouts.FAILED_RS_CREATE, message)
             return None
+        self.controller.forget(self.key)
         if rs_spec["replicas"] > 0:
             self.event(
                 recording.NORMAL,

@@ -8,7 +8,8 @@
   unless the set is being deleted;
 * too few: it creates the missing pods from the template (``generateName: <set>-``, so names are
   ``<set>-<5 random characters>``, with a controller reference that has ``blockOwnerDeletion``),
-  recording ``SuccessfulCreate`` (or ``FailedCreate`` and a ``ReplicaFailure`` condition);
+  recording ``SuccessfulCreate`` (or ``FailedCreate`` and a ``ReplicaFailure`` condition, and tries
+  again after a back-off);
 * too many: it deletes the surplus in upstream's ``ActivePodsWithRanks`` order - unscheduled before
   scheduled, Pending before Unknown before Running, not ready before ready, lower
   ``controller.kubernetes.io/pod-deletion-cost`` first, more pods of the same owner on its node first,
@@ -195,6 +196,10 @@ class ReplicaSetController(QueueController[ObjectKey]):
         error: errors.ApiError | None = None
         if not meta(rs).get("deletionTimestamp"):
             error = self._manage(api, rs, active, now)
+        if error is None:
+            self.forget(key)
+        else:
+            self.retry(key)  # e.g. the namespace's default ServiceAccount is not there yet
         self._update_status(api, rs, active, error, now)
 
     def _claim(self, api: ApiServer, rs: Obj, pods: list[Obj]) -> list[Obj]:

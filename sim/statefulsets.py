@@ -27,7 +27,8 @@
   ``currentReplicas``, ``updatedReplicas``, ``currentRevision``, ``updateRevision`` and
   ``collisionCount`` (so ``kubectl rollout status statefulset/x`` works); revisions beyond
   ``revisionHistoryLimit`` that no pod uses are deleted.
-* Events ``SuccessfulCreate``/``FailedCreate`` (claims and pods) and ``SuccessfulDelete``.
+* Events ``SuccessfulCreate``/``FailedCreate`` (claims and pods) and ``SuccessfulDelete``; a claim or
+  pod that cannot be created (or a claim still being deleted) is tried again after a back-off.
 
 Known limits: orphan pods are not adopted and pods are never released; a pod whose identity labels or
 volumes drift from its set is not repaired (upstream updates it in place); the alpha
@@ -137,6 +138,7 @@ class _SetSync:
         self.pod_kind = _kind(api, *PODS)
         self.claim_kind = _kind(api, *CLAIMS)
         self.history = revisions.History(api, sts)
+        self.failed = False  # a claim or pod could not be had: try again after a back-off
 
     def event(self, event_type: str, reason: str, message: str) -> None:
         recording.record(self.api, self.sts, event_type, reason, message, component=COMPONENT)
@@ -222,7 +224,7 @@ class _SetSync:
             existing = self.api.store.get((*CLAIMS, self.namespace, cname))
             if existing is not None:
                 if meta(existing).get("deletionTimestamp"):
-                    ok = False
+                    ok = False  # upstream: "pvc ... is being deleted"; made anew once it is gone
                 continue
             try:
                 self.api.create(self.claim_kind, self.namespace, claim)
@@ -236,6 +238,7 @@ class _SetSync:
                 continue
             message = f"create Claim {cname} Pod {pod_name} in StatefulSet {self.name} success"
             self.event(recording.NORMAL, "SuccessfulCreate", message)
+        self.failed = self.failed or not ok
         return ok
 
     def create_pod(self, ordinal: int, revision: Obj) -> None:
@@ -250,6 +253,7 @@ class _SetSync:
             if err.reason != "AlreadyExists":
                 message = f"create Pod {name} in StatefulSet {self.name} failed error: {err.message}"
                 self.event(recording.WARNING, "FailedCreate", message)
+                self.failed = True
             return
         self.fix_claim_owners(created)
         self.event(
@@ -316,6 +320,11 @@ class _SetSync:
         if not meta(self.sts).get("deletionTimestamp"):
             self.reconcile(current, update)
         self.write_status(current, update, collisions)
+        key = (*STATEFULSETS, self.namespace, self.name)
+        if self.failed:
+            self.controller.retry(key)
+        else:
+            self.controller.forget(key)
         live = {
             meta(current)["name"],
             meta(update)["name"],

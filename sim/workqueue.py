@@ -9,10 +9,12 @@ the controller's own tasks drain the queue and write through the ``ApiServer`` v
 handle one item (``handle``).
 
 ``QueueController.add_after`` queues an item again after a delay (client-go's ``AddAfter``), for the
-controllers that wait on the clock (``minReadySeconds``, progress deadlines); pending timers are
-cancelled when the controller stops.
+controllers that wait on the clock (``minReadySeconds``, progress deadlines); ``retry`` does it with a
+per-item exponential back-off (5 ms doubling up to ``RETRY_MAX``, as client-go's item failure rate
+limiter, but capped lower) and ``forget`` resets it. Pending timers are cancelled when the controller
+stops.
 
-Known limits: no rate limiting or retry back-off; a controller that wants a retry re-adds the item.
+Known limits: a failed ``handle`` is not retried on its own; a controller that wants a retry asks for one.
 """
 
 from __future__ import annotations
@@ -31,6 +33,9 @@ if TYPE_CHECKING:
     from sim.apiserver import ApiServer
 
 T = TypeVar("T", bound=Hashable)
+
+RETRY_BASE = 0.005
+RETRY_MAX = 10.0
 
 
 class WorkQueue(Generic[T]):
@@ -94,6 +99,7 @@ class QueueController(Generic[T]):
         self._started = asyncio.Event()
         self._active = False
         self._timers: dict[T, asyncio.TimerHandle] = {}
+        self._failures: dict[T, int] = {}
 
     async def __call__(self, api: ApiServer) -> None:
         await self.run(api)
@@ -132,6 +138,16 @@ class QueueController(Generic[T]):
         if pending is not None:
             pending.cancel()
         self._timers[item] = loop.call_at(when, self._fire, item)
+
+    def retry(self, item: T) -> None:
+        """Queue ``item`` again after its next back-off (it failed in a way a retry may fix)."""
+        failures = self._failures.get(item, 0)
+        self._failures[item] = failures + 1
+        self.add_after(item, min(RETRY_BASE * 2**failures, RETRY_MAX))
+
+    def forget(self, item: T) -> None:
+        """``item`` succeeded: its next failure starts the back-off again."""
+        self._failures.pop(item, None)
 
     def _fire(self, item: T) -> None:
         self._timers.pop(item, None)

@@ -16,7 +16,10 @@ import yaml
 from kubernetes_asyncio import client
 
 from sim import validation
+from sim.kubelet import Kubelet
+from sim.replicasets import ReplicaSetController
 from sim.runtimes import FAIL
+from sim.scheduling import Scheduler
 from sim.world import World
 from tests.e2e.sim.kubectl_cli import get_json, kubectl, ok, requires_kubectl
 from tests.e2e.sim.watch_history import History, label, ready, terminal, terminating
@@ -408,3 +411,45 @@ async def test_a_single_replica_deployment_with_a_journal_claim_rolls_out(
     assert path is not None and path.is_dir()
     listed = await ok(kubeconfig, "get", "all", "-o", "name")
     assert {"deployment.apps/web", "service/web", f"pod/{pod.metadata.name}"} <= set(listed.split())
+
+
+async def test_a_replica_set_whose_pods_are_refused_reports_it_and_tries_again() -> None:
+    # Without the ServiceAccount controller nothing makes a namespace's default ServiceAccount, so
+    # ServiceAccount admission refuses the set's pods until the test makes it.
+    controllers = [ReplicaSetController(), Scheduler(), Kubelet()]
+    async with (
+        World(seed=1, crd_dir=None, controllers=controllers) as world,
+        client.ApiClient(world.configuration()) as kube,
+    ):
+        core, apps = client.CoreV1Api(kube), client.AppsV1Api(kube)
+        labels = {"app": "rs"}
+        body = {
+            "metadata": {"name": "rs"},
+            "spec": {
+                "replicas": 2,
+                "selector": {"matchLabels": labels},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {"containers": [{"name": "main", "image": "a"}]},
+                },
+            },
+        }
+        await apps.create_namespaced_replica_set(NS, body)
+
+        async def failure() -> Any:
+            rs = await apps.read_namespaced_replica_set("rs", NS)
+            return next((c for c in rs.status.conditions or [] if c.type == "ReplicaFailure"), None)
+
+        condition = await eventually(failure, what="the ReplicaFailure condition")
+        assert (condition.status, condition.reason) == ("True", "FailedCreate")
+        assert 'serviceaccount "default" not found' in condition.message
+        events = await core.list_namespaced_event(NS, field_selector="reason=FailedCreate")
+        assert events.items and events.items[0].type == "Warning"
+
+        await core.create_namespaced_service_account(NS, {"metadata": {"name": "default"}})
+
+        async def recovered() -> bool:
+            rs = await apps.read_namespaced_replica_set("rs", NS)
+            return rs.status.ready_replicas == 2 and not rs.status.conditions
+
+        await eventually(recovered, timeout=15, what="the pods made on a later try")
