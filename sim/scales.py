@@ -55,10 +55,8 @@ def update(
     if not isinstance(body, dict):
         raise errors.bad_request("the body of the request was not a JSON object")
     existing = api.get(kind, namespace, name)
-    emeta = existing["metadata"]
-    rv = str((body.get("metadata") or {}).get("resourceVersion") or "")
-    if rv and rv != emeta["resourceVersion"]:
-        raise errors.conflict(f"{kind.plural}/scale", kind.group, name, errors.STALE)
+    # A resourceVersion in the Scale is a precondition on the workload (a conflict names the workload).
+    rv = str((body.get("metadata") or {}).get("resourceVersion") or existing["metadata"]["resourceVersion"])
     replicas = (body.get("spec") or {}).get("replicas") or 0
     if not isinstance(replicas, int) or isinstance(replicas, bool):
         raise errors.bad_request(
@@ -73,7 +71,8 @@ def update(
             [errors.invalid_value("spec.replicas", replicas, "must be greater than or equal to 0")],
         )
     spec = {**(existing.get("spec") or {}), "replicas": replicas}
-    written = api.update(kind, namespace, name, {**existing, "spec": spec}, dry_run=dry_run)
+    meta = {**existing["metadata"], "resourceVersion": rv}
+    written = api.update(kind, namespace, name, {**existing, "metadata": meta, "spec": spec}, dry_run=dry_run)
     return Result(200, scale_of(written.body), written.warnings)
 
 

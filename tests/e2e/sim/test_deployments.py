@@ -9,11 +9,14 @@ checked at each step, not only at the end.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
 
 from sim import validation
 from sim.kubelet import Kubelet
@@ -453,3 +456,46 @@ async def test_a_replica_set_whose_pods_are_refused_reports_it_and_tries_again()
             return rs.status.ready_replicas == 2 and not rs.status.conditions
 
         await eventually(recovered, timeout=15, what="the pods made on a later try")
+
+
+async def test_the_scale_subresource_reads_and_writes_spec_replicas(
+    world: World, kube: client.ApiClient
+) -> None:
+    apps = client.AppsV1Api(kube)
+    labels = {"app": "rs"}
+    body = {
+        "metadata": {"name": "rs"},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": labels},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {"containers": [{"name": "main", "image": "a"}]},
+            },
+        },
+    }
+    rs = await apps.create_namespaced_replica_set(NS, body)
+    scale = await apps.read_namespaced_replica_set_scale("rs", NS)
+    assert (scale.spec.replicas, scale.metadata.uid) == (1, rs.metadata.uid)
+
+    patched = await apps.patch_namespaced_replica_set_scale("rs", NS, {"spec": {"replicas": 3}})
+    assert patched.spec.replicas == 3
+    current = await apps.read_namespaced_replica_set("rs", NS)
+    assert (current.spec.replicas, current.metadata.generation) == (3, 2)
+
+    stale = {
+        "metadata": {"name": "rs", "resourceVersion": rs.metadata.resource_version},
+        "spec": {"replicas": 0},
+    }
+    with pytest.raises(ApiException) as conflict:
+        await apps.replace_namespaced_replica_set_scale("rs", NS, stale)
+    assert conflict.value.status == 409
+    assert json.loads(conflict.value.body)["message"].startswith(
+        'Operation cannot be fulfilled on replicasets.apps "rs": the object has been modified'
+    )
+
+    async def status_caught_up() -> bool:
+        scale = await apps.read_namespaced_replica_set_scale("rs", NS)
+        return scale.status.replicas == 3 and scale.status.selector == "app=rs"
+
+    await eventually(status_caught_up, what="the Scale's status")
