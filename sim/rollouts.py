@@ -17,6 +17,10 @@ a ``datetime``. Nothing here writes.
   complete, ReplicaSetUpdated on progress, ProgressDeadlineExceeded once the deadline has passed
   without any, and the ReplicaFailure condition copied from the sets).
 * ``omit_empty`` - a status as Go encodes it (zero counts and empty lists left out).
+
+Known limits: ``terminatingReplicas`` (alpha in 1.34, DeploymentReplicaSetTerminatingReplicas) is not
+counted; ``maxSurge``/``maxUnavailable`` strings that are not percentages raise ``ValueError`` (the API
+server's validation keeps them out).
 """
 
 from __future__ import annotations
