@@ -499,3 +499,27 @@ async def test_the_scale_subresource_reads_and_writes_spec_replicas(
         return scale.status.replicas == 3 and scale.status.selector == "app=rs"
 
     await eventually(status_caught_up, what="the Scale's status")
+
+
+async def test_kubectl_rollout_undo_brings_the_previous_replica_set_back_at_a_new_revision(
+    world: World, kube: client.ApiClient, kubeconfig: Path
+) -> None:
+    apps = client.AppsV1Api(kube)
+    await apply(kubeconfig, deployment(replicas=2, image="nginx:1.27"))
+    await rolled_out(kubeconfig)
+    [first] = (await apps.list_namespaced_replica_set(NS)).items
+    await apply(kubeconfig, deployment(replicas=2, image="nginx:1.28"))
+    await rolled_out(kubeconfig)
+    history = await ok(kubeconfig, "rollout", "history", "deployment/web")
+    assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["1", "2"]
+
+    await ok(kubeconfig, "rollout", "undo", "deployment/web")
+    await rolled_out(kubeconfig)
+    back = await apps.read_namespaced_replica_set(first.metadata.name, NS)
+    assert back.spec.replicas == 2
+    assert back.metadata.annotations[REVISION] == "3"
+    assert back.metadata.annotations["deployment.kubernetes.io/revision-history"] == "1"
+    d = await apps.read_namespaced_deployment("web", NS)
+    assert d.metadata.annotations[REVISION] == "3"
+    assert d.spec.template.spec.containers[0].image == "nginx:1.27"
+    assert len((await apps.list_namespaced_replica_set(NS)).items) == 2

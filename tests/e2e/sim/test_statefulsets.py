@@ -353,3 +353,28 @@ async def test_when_deleted_delete_removes_the_claims_with_the_set(
 
     await eventually(nothing_left, timeout=15, what="the claims and their volumes deleted")
     assert not any(p is not None and p.exists() for p in paths)
+
+
+async def test_kubectl_rollout_undo_goes_back_to_the_previous_revision(
+    world: World, kube: client.ApiClient, kubeconfig: Path
+) -> None:
+    apps, core = client.AppsV1Api(kube), client.CoreV1Api(kube)
+    await apply(kubeconfig, statefulset(replicas=2, claims=False))
+    await rolled_out(kubeconfig)
+    first = (await apps.read_namespaced_stateful_set("db", NS)).status.current_revision
+    await apply(kubeconfig, statefulset(replicas=2, claims=False, image="postgres:17"))
+    await rolled_out(kubeconfig)
+    history = await ok(kubeconfig, "rollout", "history", "statefulset/db")
+    assert [line.split()[0] for line in history.splitlines()[2:] if line.strip()] == ["1", "2"]
+
+    await ok(kubeconfig, "rollout", "undo", "statefulset/db")
+    await rolled_out(kubeconfig)
+    sts = await apps.read_namespaced_stateful_set("db", NS)
+    # The revision of the first template is reused, renumbered as the newest.
+    assert sts.status.current_revision == sts.status.update_revision == first
+    numbers = {
+        r.metadata.name: r.revision for r in (await apps.list_namespaced_controller_revision(NS)).items
+    }
+    assert numbers[first] == 3 and len(numbers) == 2
+    images = [(await core.read_namespaced_pod(f"db-{i}", NS)).spec.containers[0].image for i in range(2)]
+    assert images == ["postgres:16", "postgres:16"]
