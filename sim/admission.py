@@ -14,7 +14,7 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sim import builtins, errors, persistentvolumes, schemas, validation, workloads
+from sim import builtins, errors, persistentvolumes, schemas, services, validation, workloads
 from sim.kinds import Kind
 from sim.store import Obj
 
@@ -122,6 +122,8 @@ def _builtin_create(kind: Kind, obj: Obj, *, sa_exists: SaLookup, rand: random.R
         _raise_invalid(kind, name, builtins.validate_role(obj))
     elif kind.group == "" and plural == "namespaces":
         obj = builtins.default_namespace(obj)
+    elif kind.group == "" and plural == "services":
+        obj = services.default_service(obj)
     return obj
 
 
@@ -167,6 +169,9 @@ def _builtin_update(kind: Kind, old: Obj, new: Obj) -> Obj:
         # Both are stored (core) shapes here; the events.k8s.io/v1 rules take the v1 view.
         old_v1, new_v1 = builtins.core_to_events_v1(old), builtins.core_to_events_v1(new)
         _raise_invalid(kind, name, builtins.validate_events_v1_update(old_v1, new_v1))
+    elif kind.group == "" and plural == "services":
+        new = services.keep_allocated(old, services.default_service(new, create=False))
+        _raise_invalid(kind, name, services.validate_update(old, new))
     return new
 
 

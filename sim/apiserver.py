@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sim import admission, errors, patches, persistentvolumes, strategic, validation
+from sim import admission, errors, patches, persistentvolumes, services, strategic, validation
 from sim.kinds import Kind, Registry
 from sim.store import Obj, ObjectKey, Store
 
@@ -180,6 +180,9 @@ class ApiServer:
             default_class=self._default_storage_class,
         )
         obj = self.from_view(kind, obj)
+        if kind.key == ("", "services"):
+            # The Service REST storage allocates cluster IPs and node ports.
+            obj = services.allocate(obj, *services.allocated(self.store.items(("", "services"))))
         name = obj["metadata"]["name"]
         key = self.key(kind, namespace, name)
         if rv_on_create and not dry_run:

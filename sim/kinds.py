@@ -161,7 +161,17 @@ BUILTIN: tuple[Kind, ...] = (
         namespaced=False,
         create_on_update=True,
     ),
-    _plain("", "v1", "services", "Service", short_names=("svc",), categories=("all",)),
+    # Defaulted and given cluster IPs by sim.services; nothing routes traffic.
+    Kind(
+        "",
+        "v1",
+        "services",
+        "Service",
+        "service",
+        status_subresource=True,
+        short_names=("svc",),
+        categories=("all",),
+    ),
     # Workloads, simulated by sim.deployments, sim.replicasets and sim.statefulsets.
     Kind(
         "apps",
