@@ -3,8 +3,9 @@
 ``prepare_create`` and ``prepare_update`` are the admission chain and registry strategy rolled into
 one: metadata validation, the CRD structural schema (pruning, defaulting, validation), and the rules
 of the built-in kinds (pod defaults and update restrictions, ServiceAccount admission, secret data,
-lease and event validation, RBAC roleRef immutability). They raise ``errors.ApiError`` and return the
-object to store plus the warnings to send back in ``Warning`` headers.
+lease and event validation, RBAC roleRef immutability, the apps/v1 workloads of ``sim.workloads``, the
+storage kinds and the DefaultStorageClass admission of ``sim.persistentvolumes``). They raise
+``errors.ApiError`` and return the object to store plus the warnings to send back in ``Warning`` headers.
 """
 
 from __future__ import annotations
@@ -13,12 +14,14 @@ import random
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from sim import builtins, errors, schemas, validation
+from sim import builtins, errors, persistentvolumes, schemas, services, validation, workloads
 from sim.kinds import Kind
 from sim.store import Obj
 
 # Answers "does this ServiceAccount exist?" for the ServiceAccount admission of pods.
 SaLookup = Callable[[str, str], bool]
+# Answers "which StorageClass is the default?" for the DefaultStorageClass admission of claims.
+DefaultClassLookup = Callable[[], str | None]
 
 _schema_cache: dict[int, schemas.StructuralSchema] = {}
 
@@ -70,6 +73,7 @@ def prepare_create(
     field_validation: str,
     sa_exists: SaLookup,
     rand: random.Random,
+    default_class: DefaultClassLookup = lambda: None,
 ) -> tuple[Obj, list[str]]:
     warnings: list[str] = []
     meta, warnings_dedup = validation.dedupe_owner_references(obj.get("metadata") or {})
@@ -78,6 +82,8 @@ def prepare_create(
     if kind.is_custom:
         obj, more = _custom(kind, obj, field_validation)
         warnings += more
+    elif kind.key in _STORAGE or kind.group == "apps":
+        obj = _storage_or_workload_create(kind, obj, default_class)
     else:
         obj = _builtin_create(kind, obj, sa_exists=sa_exists, rand=rand)
     warnings += _metadata(kind, obj, None)
@@ -116,6 +122,8 @@ def _builtin_create(kind: Kind, obj: Obj, *, sa_exists: SaLookup, rand: random.R
         _raise_invalid(kind, name, builtins.validate_role(obj))
     elif kind.group == "" and plural == "namespaces":
         obj = builtins.default_namespace(obj)
+    elif kind.group == "" and plural == "services":
+        obj = services.default_service(obj)
     return obj
 
 
@@ -130,6 +138,8 @@ def prepare_update(kind: Kind, old: Obj, new: Obj, *, field_validation: str) -> 
     if kind.is_custom:
         new, more = _custom(kind, new, field_validation)
         warnings += more
+    elif kind.key in _STORAGE or kind.group == "apps":
+        new = _storage_or_workload_update(kind, old, new)
     else:
         new = _builtin_update(kind, old, new)
     warnings += _metadata(kind, new, old)
@@ -159,6 +169,53 @@ def _builtin_update(kind: Kind, old: Obj, new: Obj) -> Obj:
         # Both are stored (core) shapes here; the events.k8s.io/v1 rules take the v1 view.
         old_v1, new_v1 = builtins.core_to_events_v1(old), builtins.core_to_events_v1(new)
         _raise_invalid(kind, name, builtins.validate_events_v1_update(old_v1, new_v1))
+    elif kind.group == "" and plural == "services":
+        new = services.keep_allocated(old, services.default_service(new, create=False))
+        _raise_invalid(kind, name, services.validate_update(old, new))
+    return new
+
+
+_PVC = ("", "persistentvolumeclaims")
+_PV = ("", "persistentvolumes")
+_SC = ("storage.k8s.io", "storageclasses")
+_STORAGE = (_PVC, _PV, _SC)
+
+
+def _storage_or_workload_create(kind: Kind, obj: Obj, default_class: DefaultClassLookup) -> Obj:
+    """The apps/v1 kinds and the storage kinds on create: status reset (PrepareForCreate), defaults,
+    admission, validation."""
+    name = (obj.get("metadata") or {}).get("name", "")
+    if kind.status_subresource:
+        obj = {k: v for k, v in obj.items() if k != "status"}
+    if kind.key == _PVC:
+        obj = persistentvolumes.admit_claim(persistentvolumes.default_claim(obj), default_class())
+        _raise_invalid(kind, name, persistentvolumes.validate_claim(obj))
+    elif kind.key == _PV:
+        obj = persistentvolumes.admit_volume(persistentvolumes.default_volume(obj))
+        _raise_invalid(kind, name, persistentvolumes.validate_volume(obj))
+    elif kind.key == _SC:
+        obj = persistentvolumes.default_class(obj)
+        _raise_invalid(kind, name, persistentvolumes.validate_class(obj))
+    else:
+        obj = workloads.prepare(kind.kind, obj)
+        _raise_invalid(kind, name, workloads.validate(kind.kind, obj))
+    return obj
+
+
+def _storage_or_workload_update(kind: Kind, old: Obj, new: Obj) -> Obj:
+    name = (new.get("metadata") or {}).get("name", "")
+    if kind.key == _PVC:
+        new = persistentvolumes.default_claim(new)
+        _raise_invalid(kind, name, persistentvolumes.validate_claim_update(old, new))
+    elif kind.key == _PV:
+        new = persistentvolumes.default_volume(new)
+        _raise_invalid(kind, name, persistentvolumes.validate_volume_update(old, new))
+    elif kind.key == _SC:
+        new = persistentvolumes.default_class(new)
+        _raise_invalid(kind, name, persistentvolumes.validate_class_update(old, new))
+    else:
+        new = workloads.prepare(kind.kind, new)
+        _raise_invalid(kind, name, workloads.validate_update(kind.kind, old, new))
     return new
 
 

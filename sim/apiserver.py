@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sim import admission, errors, patches, strategic, validation
+from sim import admission, errors, patches, persistentvolumes, services, strategic, validation
 from sim.kinds import Kind, Registry
 from sim.store import Obj, ObjectKey, Store
 
@@ -97,6 +97,9 @@ class ApiServer:
     def _sa_exists(self, namespace: str, name: str) -> bool:
         return self.store.get(("", "serviceaccounts", namespace, name)) is not None
 
+    def _default_storage_class(self) -> str | None:
+        return persistentvolumes.default_class_name(self.store.items(("storage.k8s.io", "storageclasses")))
+
     def _check_namespace(self, kind: Kind, namespace: str, name: str) -> None:
         if not kind.namespaced:
             return
@@ -169,9 +172,17 @@ class ApiServer:
         # NamespaceLifecycle is the first admission plugin: it runs before defaulting and validation.
         self._check_namespace(kind, namespace, meta.get("name", ""))
         obj, warnings = admission.prepare_create(
-            kind, obj, field_validation=field_validation, sa_exists=self._sa_exists, rand=self.random
+            kind,
+            obj,
+            field_validation=field_validation,
+            sa_exists=self._sa_exists,
+            rand=self.random,
+            default_class=self._default_storage_class,
         )
         obj = self.from_view(kind, obj)
+        if kind.key == ("", "services"):
+            # The Service REST storage allocates cluster IPs and node ports.
+            obj = services.allocate(obj, *services.allocated(self.store.items(("", "services"))))
         name = obj["metadata"]["name"]
         key = self.key(kind, namespace, name)
         if rv_on_create and not dry_run:

@@ -47,7 +47,21 @@ def _resource(kind: Kind) -> list[dict[str, Any]]:
     }
     if kind.short_names:
         main["shortNames"] = list(kind.short_names)
+    if kind.categories:
+        main["categories"] = list(kind.categories)
     out = [main]
+    if kind.scale:
+        out.append(
+            {
+                "name": f"{kind.plural}/scale",
+                "singularName": "",
+                "namespaced": kind.namespaced,
+                "group": "autoscaling",
+                "version": "v1",
+                "kind": "Scale",
+                "verbs": ["get", "patch", "update"],
+            }
+        )
     if kind.status_subresource:
         out.append(
             {
@@ -144,6 +158,13 @@ def _kind_paths(kind: Kind) -> dict[str, dict[str, Any]]:
             "delete": _operation(kind, "delete", f"delete{name}", ("dryRun", "propagationPolicy")),
         },
     }
+    if kind.scale:
+        scale = Kind("autoscaling", "v1", kind.plural, "Scale", "scale")
+        paths[f"{item}/scale"] = {
+            "get": _operation(scale, "get", f"read{name}Scale"),
+            "put": _operation(scale, "put", f"replace{name}Scale", _WRITE_PARAMS),
+            "patch": _operation(scale, "patch", f"patch{name}Scale", (*_WRITE_PARAMS, "force")),
+        }
     if kind.status_subresource:
         paths[f"{item}/status"] = {
             "get": _operation(kind, "get", f"read{name}Status"),

@@ -36,6 +36,10 @@ class Kind:
     # Custom resources: the openAPIV3Schema of the served version.
     schema: Mapping[str, Any] | None = None
     short_names: tuple[str, ...] = ()
+    # Discovery categories (``kubectl get all`` lists the kinds in "all").
+    categories: tuple[str, ...] = ()
+    # The ``scale`` subresource (autoscaling/v1 Scale over spec.replicas, sim.scales).
+    scale: bool = False
     # Some kinds are views of another kind's storage (events.k8s.io Events are stored as core Events).
     storage: tuple[str, str] | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
@@ -96,6 +100,7 @@ BUILTIN: tuple[Kind, ...] = (
         delete_returns_object=True,
         graceful=True,
         short_names=("po",),
+        categories=("all",),
     ),
     Kind("", "v1", "secrets", "Secret", "secret"),
     Kind(
@@ -156,32 +161,83 @@ BUILTIN: tuple[Kind, ...] = (
         namespaced=False,
         create_on_update=True,
     ),
-    _plain("", "v1", "services", "Service", short_names=("svc",)),
-    _plain(
+    # Defaulted and given cluster IPs by sim.services; nothing routes traffic.
+    Kind(
         "",
         "v1",
-        "persistentvolumeclaims",
-        "PersistentVolumeClaim",
+        "services",
+        "Service",
+        "service",
         status_subresource=True,
-        short_names=("pvc",),
+        short_names=("svc",),
+        categories=("all",),
     ),
-    _plain(
+    # Workloads, simulated by sim.deployments, sim.replicasets and sim.statefulsets.
+    Kind(
         "apps",
         "v1",
         "deployments",
         "Deployment",
+        "deployment",
         status_subresource=True,
         generation=True,
         short_names=("deploy",),
+        categories=("all",),
+        scale=True,
     ),
-    _plain(
+    Kind(
+        "apps",
+        "v1",
+        "replicasets",
+        "ReplicaSet",
+        "replicaset",
+        status_subresource=True,
+        generation=True,
+        short_names=("rs",),
+        categories=("all",),
+        scale=True,
+    ),
+    Kind(
         "apps",
         "v1",
         "statefulsets",
         "StatefulSet",
+        "statefulset",
         status_subresource=True,
         generation=True,
         short_names=("sts",),
+        categories=("all",),
+        scale=True,
+    ),
+    Kind("apps", "v1", "controllerrevisions", "ControllerRevision", "controllerrevision"),
+    # Storage, bound and provisioned by sim.claimbinding and sim.provisioning.
+    Kind(
+        "",
+        "v1",
+        "persistentvolumeclaims",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaim",
+        status_subresource=True,
+        short_names=("pvc",),
+    ),
+    Kind(
+        "",
+        "v1",
+        "persistentvolumes",
+        "PersistentVolume",
+        "persistentvolume",
+        namespaced=False,
+        status_subresource=True,
+        short_names=("pv",),
+    ),
+    Kind(
+        "storage.k8s.io",
+        "v1",
+        "storageclasses",
+        "StorageClass",
+        "storageclass",
+        namespaced=False,
+        short_names=("sc",),
     ),
     _plain(
         "policy",

@@ -3,6 +3,10 @@
 ``Scheduler`` binds every pod that asks for the default scheduler (``spec.schedulerName`` empty or
 ``default-scheduler``) and has no ``nodeName`` through ``ApiServer.bind`` to ``NODE``, the one node of the
 simulated cluster (served by ``sim.kubelet``); pods for other schedulers stay Pending and unbound.
+A pod with PersistentVolumeClaims is bound only once ``sim.volumebinding`` says its claims allow it:
+a missing claim leaves it Pending with ``PodScheduled=False`` (Unschedulable), a WaitForFirstConsumer
+claim gets the node chosen for it and the pod waits for the claim to be bound; waiting pods are looked
+at again whenever claims, volumes or storage classes change.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import asyncio
 import logging
 from typing import Any
 
-from sim import apiserver, store, workqueue
+from sim import apiserver, store, volumebinding, workqueue
 
 # One logger for the simulated node's scheduler and kubelet.
 log = logging.getLogger("arcsm.sim.kubelet")
@@ -51,10 +55,16 @@ class Scheduler(workqueue.QueueController[store.ObjectKey]):
         super().__init__()
         self.node = node
         self.delay = delay
+        self._blocked: set[store.ObjectKey] = set()  # pods waiting on their volumes
 
     def on_event(self, event: store.Event) -> None:
-        if event.key[:2] == ("", "pods") and event.type != "DELETED" and schedulable(event.obj):
+        if event.key[:2] == ("", "pods") and event.type == "DELETED":
+            self._blocked.discard(event.key)
+        elif event.key[:2] == ("", "pods") and schedulable(event.obj):
             self._queue.add(event.key)
+        elif event.key[:2] in volumebinding.WATCHED:
+            for key in self._blocked:
+                self._queue.add(key)
 
     def seed(self, api: apiserver.ApiServer) -> None:
         for pod in api.store.items(("", "pods")):
@@ -67,7 +77,14 @@ class Scheduler(workqueue.QueueController[store.ObjectKey]):
 
     def handle(self, api: apiserver.ApiServer, key: store.ObjectKey) -> None:
         pod = api.store.get(key)
+        self._blocked.discard(key)
         if pod is None or not schedulable(pod):
+            return
+        verdict = volumebinding.check(api, pod, self.node)
+        if not verdict.bind:
+            self._blocked.add(key)
+            if verdict.unschedulable:
+                volumebinding.report_unschedulable(api, pod, verdict.unschedulable)
             return
         m = workqueue.meta(pod)
         api.bind(

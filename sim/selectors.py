@@ -12,6 +12,8 @@ What is here:
   comma is AND, values escaped with ``\\,`` ``\\=`` ``\\\\``); a field the kind does not support answers
   ``field label not supported: <field>``. Like upstream, nothing is trimmed: ``a = b`` asks for the field
   ``"a "``.
+* ``from_label_selector``: the ``LabelSelector`` of a workload's ``spec.selector`` object (``matchLabels``,
+  ``matchExpressions``), for the simulated controllers.
 * ``field_set`` and ``SUPPORTED_FIELDS``: the selectable fields of the built-in kinds; a missing value
   reads as ``""`` (so ``spec.nodeName=`` selects unscheduled pods, as upstream).
 
@@ -456,6 +458,36 @@ def parse_label_selector(text: str) -> LabelSelector:
         requirements = _LabelParser(text).parse()
     except _ParseError as exc:
         raise errors.bad_request(str(exc)) from None
+    return LabelSelector(tuple(sorted(requirements, key=lambda r: r.key)))
+
+
+_EXPRESSION_OPERATORS = {
+    "In": Operator.IN,
+    "NotIn": Operator.NOT_IN,
+    "Exists": Operator.EXISTS,
+    "DoesNotExist": Operator.DOES_NOT_EXIST,
+}
+
+
+def from_label_selector(selector: Mapping[str, Any] | None) -> LabelSelector | None:
+    """``metav1.LabelSelectorAsSelector`` of a ``{matchLabels, matchExpressions}`` object, for the simulated
+    controllers; ``None`` for a missing selector (which selects nothing) or an operator it does not know.
+
+    An empty object selects everything. The object is assumed valid (the API server checked it).
+    """
+    if selector is None:
+        return None
+    requirements: list[Requirement] = []
+    for key, value in sorted((selector.get("matchLabels") or {}).items()):
+        requirements.append(Requirement(str(key), Operator.EQUALS, (str(value),)))
+    for expression in selector.get("matchExpressions") or []:
+        if not isinstance(expression, Mapping):
+            return None
+        operator = _EXPRESSION_OPERATORS.get(str(expression.get("operator") or ""))
+        if operator is None:
+            return None
+        values = tuple(sorted({str(v) for v in expression.get("values") or []}))
+        requirements.append(Requirement(str(expression.get("key") or ""), operator, values))
     return LabelSelector(tuple(sorted(requirements, key=lambda r: r.key)))
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from sim import discovery, errors, listing, routing, watching
+from sim import discovery, errors, listing, routing, scales, watching
 from sim.apiserver import MERGE, ApiServer, Result
 from sim.faults import Fault, LoggedRequest
 
@@ -303,6 +303,19 @@ class Server:
                     "MethodNotAllowed",
                     f'{verb} is not supported on resources of kind "{qualified}"',
                     {"group": kind.group, "kind": kind.plural},
+                )
+            raise errors.method_not_allowed()
+        if sub == "scale" and kind.scale:
+            if method == "GET":
+                return _json_response(scales.get(self.api, kind, ns, target.name))
+            if method == "PUT":
+                self._require_json(request)
+                body = await _body(request)
+                return self._result(scales.update(self.api, kind, ns, target.name, body, dry_run=dry_run))
+            if method == "PATCH":
+                body = await _body(request)
+                return self._result(
+                    scales.patch(self.api, kind, ns, target.name, body, _media_type(request), dry_run=dry_run)
                 )
             raise errors.method_not_allowed()
         if sub == "binding" and kind.group == "" and kind.plural == "pods":

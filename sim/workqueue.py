@@ -8,7 +8,13 @@ the controller's own tasks drain the queue and write through the ``ApiServer`` v
 ``QueueController`` is that loop: subclasses say what to queue (``seed``, ``on_event``) and how to
 handle one item (``handle``).
 
-Known limits: no rate limiting or retry back-off; a controller that wants a retry re-adds the item.
+``QueueController.add_after`` queues an item again after a delay (client-go's ``AddAfter``), for the
+controllers that wait on the clock (``minReadySeconds``, progress deadlines); ``retry`` does it with a
+per-item exponential back-off (5 ms doubling up to ``RETRY_MAX``, as client-go's item failure rate
+limiter, but capped lower) and ``forget`` resets it. Pending timers are cancelled when the controller
+stops.
+
+Known limits: a failed ``handle`` is not retried on its own; a controller that wants a retry asks for one.
 """
 
 from __future__ import annotations
@@ -27,6 +33,9 @@ if TYPE_CHECKING:
     from sim.apiserver import ApiServer
 
 T = TypeVar("T", bound=Hashable)
+
+RETRY_BASE = 0.005
+RETRY_MAX = 10.0
 
 
 class WorkQueue(Generic[T]):
@@ -89,6 +98,8 @@ class QueueController(Generic[T]):
         self._queue: WorkQueue[T] = WorkQueue()
         self._started = asyncio.Event()
         self._active = False
+        self._timers: dict[T, asyncio.TimerHandle] = {}
+        self._failures: dict[T, int] = {}
 
     async def __call__(self, api: ApiServer) -> None:
         await self.run(api)
@@ -97,6 +108,11 @@ class QueueController(Generic[T]):
         """Return when the controller has started and nothing is queued or in flight."""
         await self._started.wait()
         await self._queue.idle()
+
+    @property
+    def busy(self) -> bool:
+        """Whether an item is queued or in flight (timers of ``add_after`` do not count)."""
+        return len(self._queue) > 0
 
     def seed(self, api: ApiServer) -> None:
         """Queue the work that exists at start (the store listener is already on)."""
@@ -109,6 +125,34 @@ class QueueController(Generic[T]):
 
     def handle(self, api: ApiServer, item: T) -> None:
         raise NotImplementedError
+
+    def add_after(self, item: T, delay: float) -> None:
+        """Queue ``item`` once ``delay`` seconds have passed (an earlier pending timer for it wins)."""
+        if not self._active:
+            return
+        loop = asyncio.get_running_loop()
+        pending = self._timers.get(item)
+        when = loop.time() + max(delay, 0.0)
+        if pending is not None and not pending.cancelled() and pending.when() <= when:
+            return
+        if pending is not None:
+            pending.cancel()
+        self._timers[item] = loop.call_at(when, self._fire, item)
+
+    def retry(self, item: T) -> None:
+        """Queue ``item`` again after its next back-off (it failed in a way a retry may fix)."""
+        failures = self._failures.get(item, 0)
+        self._failures[item] = failures + 1
+        self.add_after(item, min(RETRY_BASE * 2**failures, RETRY_MAX))
+
+    def forget(self, item: T) -> None:
+        """``item`` succeeded: its next failure starts the back-off again."""
+        self._failures.pop(item, None)
+
+    def _fire(self, item: T) -> None:
+        self._timers.pop(item, None)
+        if self._active:
+            self._queue.add(item)
 
     def _listen(self, event: Event) -> None:
         if self._active:
@@ -138,6 +182,9 @@ class QueueController(Generic[T]):
                         await task
         finally:
             self._active = False
+            for timer in self._timers.values():
+                timer.cancel()
+            self._timers.clear()
 
     async def _work(self, api: ApiServer) -> None:
         while True:

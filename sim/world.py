@@ -7,8 +7,13 @@
         world.write_kubeconfig(path)        # or a kubeconfig file for kubectl and the controller
 
 It installs the project's CRDs (the ``crds/`` of the Helm chart, shipped in the ``deploy`` package)
-through its own API, creates the namespaces ``default`` and ``arc-systems``, and exposes the test hooks:
+through its own API, creates the namespaces ``default`` and ``arc-systems`` (and, with the local-path
+provisioner among its controllers, the default StorageClass ``standard``), and exposes the test hooks:
 faults, dropping watches, compaction and the request log.
+
+The world owns a temporary state directory (``state_dir``), made when it starts and removed when it
+stops; provisioned volumes are directories under it, and ``claim_path(namespace, claim)`` says which
+directory backs a bound claim.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ import asyncio
 import contextlib
 import functools
 import random
+import shutil
+import tempfile
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from types import TracebackType
@@ -26,16 +33,23 @@ import yaml
 from aiohttp import web
 
 import deploy
-from sim import containers, kinds
+from sim import containers, kinds, provisioning
 from sim.apiserver import ApiServer
+from sim.claimbinding import VolumeBinder
 from sim.collecting import GarbageCollector
+from sim.deployments import DeploymentController
+from sim.ephemeralvolumes import EphemeralVolumes
 from sim.faults import Fault, LoggedRequest
 from sim.github.fake import GitHubFake
 from sim.kubelet import Kubelet
 from sim.namespacing import Namespaces, ServiceAccounts
+from sim.provisioning import LocalPathProvisioner
+from sim.replicasets import ReplicaSetController
 from sim.scheduling import Scheduler
 from sim.server import Server
+from sim.statefulsets import StatefulSetController
 from sim.store import Event, Store
+from sim.workqueue import QueueController
 
 CRD_DIR = deploy.chart_path() / "crds"
 NAMESPACES = ("default", "arc-systems")
@@ -91,6 +105,8 @@ class World:
         self._gc = next((c for c in self._controllers if isinstance(c, GarbageCollector)), None)
         self._kubelet = next((c for c in self._controllers if isinstance(c, Kubelet)), None)
         self._service_accounts = next((c for c in self._controllers if isinstance(c, ServiceAccounts)), None)
+        self._provisioner = next((c for c in self._controllers if isinstance(c, LocalPathProvisioner)), None)
+        self.state_dir: Path | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._runner: web.AppRunner | None = None
         self.url = ""
@@ -104,6 +120,9 @@ class World:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     async def start(self) -> World:
+        self.state_dir = Path(tempfile.mkdtemp(prefix="arcsm-sim-"))
+        if self._provisioner is not None:
+            self._provisioner.use(self.state_dir / "volumes")
         for task_fn in self._controllers:
             name = getattr(task_fn, "__name__", type(task_fn).__name__)
             self._tasks.append(asyncio.create_task(task_fn(self.api), name=f"sim-{name}"))
@@ -116,6 +135,10 @@ class World:
         assert ns_kind is not None
         for name in self._namespaces:
             self.api.create(ns_kind, "", {"metadata": {"name": name}})
+        if self._provisioner is not None:
+            sc_kind = self.registry.get("storage.k8s.io", "v1", "storageclasses")
+            assert sc_kind is not None
+            self.api.create(sc_kind, "", provisioning.storage_class())
         if self._service_accounts is not None:
             # Pods need the default ServiceAccount: have it in the initial namespaces before anyone asks.
             await self._service_accounts.idle()
@@ -147,6 +170,9 @@ class World:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        if self.state_dir is not None:
+            shutil.rmtree(self.state_dir, ignore_errors=True)
+            self.state_dir = None
 
     async def __aenter__(self) -> World:
         return await self.start()
@@ -234,6 +260,25 @@ class World:
             raise RuntimeError("this world runs without a kubelet")
         return self._kubelet
 
+    async def controllers_idle(self) -> None:
+        """Return once no simulated controller with a work queue (all but the kubelet) has anything
+        queued or in flight, at the same moment; work they set for later (``add_after``) does not count."""
+        queued = [c for c in self._controllers if isinstance(c, QueueController)]
+        while True:
+            for controller in queued:
+                await controller.idle()
+            if not any(c.busy for c in queued):
+                return
+
+    def claim_path(self, namespace: str, claim: str) -> Path | None:
+        """The host directory backing PersistentVolumeClaim ``namespace/claim`` once it is Bound (a
+        directory under ``state_dir`` for provisioned volumes); None before, or without a provisioner.
+
+        The kubelet mounts it into process containers: pass ``world.claim_path`` as the callable."""
+        if self._provisioner is None:
+            return None
+        return self._provisioner.claim_path(namespace, claim)
+
     async def gc_idle(self) -> None:
         """Return once the garbage collector has nothing queued or in flight (at once without one)."""
         if self._gc is not None:
@@ -243,5 +288,25 @@ class World:
 def default_controllers() -> list[Controller]:
     """The simulated controllers every world runs unless a test picks its own: the garbage collector
     (10-100 ms per item), the scheduler and kubelet of ``sim-node-1`` (millisecond steps), the
-    ServiceAccount controller and the namespace controller."""
-    return [GarbageCollector(), Scheduler(), Kubelet(), ServiceAccounts(), Namespaces()]
+    ServiceAccount controller and the namespace controller, and the workload and storage controllers."""
+    return [
+        GarbageCollector(),
+        Scheduler(),
+        Kubelet(),
+        ServiceAccounts(),
+        Namespaces(),
+        *workload_controllers(),
+    ]
+
+
+def workload_controllers() -> list[Controller]:
+    """The Deployment, ReplicaSet and StatefulSet controllers, the volume binder, the local-path
+    provisioner and the ephemeral volume controller."""
+    return [
+        DeploymentController(),
+        ReplicaSetController(),
+        StatefulSetController(),
+        VolumeBinder(),
+        LocalPathProvisioner(),
+        EphemeralVolumes(),
+    ]

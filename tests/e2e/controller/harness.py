@@ -59,10 +59,12 @@ async def github_world() -> AsyncIterator[World]:
 
 async def stop_pods(world: World) -> None:
     """Delete the pods left running while the fake GitHub is still up: a listener stopped after it spends
-    its retries on a service that is gone."""
+    its retries on a service that is gone. Workloads first, which would make their pods again."""
     async with client.ApiClient(world.configuration()) as api:
-        core = client.CoreV1Api(api)
+        core, apps = client.CoreV1Api(api), client.AppsV1Api(api)
         for namespace in (NS, CONTROLLER_NS):
+            await apps.delete_collection_namespaced_deployment(namespace)
+            await apps.delete_collection_namespaced_stateful_set(namespace)
             await core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)
 
         async def gone() -> bool:

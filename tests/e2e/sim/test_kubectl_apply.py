@@ -10,11 +10,7 @@ what was applied, and the CRDs applied this way are served.
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import json
-import shutil
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,27 +21,14 @@ import yaml
 import deploy
 from controller import crdgen, manifests
 from sim.world import World
+from tests.e2e.sim.kubectl_cli import apply_flags, get_json, kubectl, ok, requires_kubectl
 
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(
-    KUBECTL is None, reason="kubectl is not installed (Debian: apt-get install kubernetes-client)"
-)
+pytestmark = requires_kubectl
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 NS = "arc-systems"
-
-
-@functools.cache
-def apply_flags() -> tuple[str, ...]:
-    """``--validate=false`` for a kubectl older than 1.27 (Debian bookworm's is 1.20): it validates
-    against OpenAPI v2 in protobuf, which the emulator does not serve; newer ones read OpenAPI v3 and leave
-    validation to the server (``fieldValidation=Strict``)."""
-    assert KUBECTL is not None
-    out = subprocess.run([KUBECTL, "version", "--client", "-o", "json"], capture_output=True, check=True)
-    minor = int("".join(c for c in json.loads(out.stdout)["clientVersion"]["minor"] if c.isdigit()))
-    return () if minor >= 27 else ("--validate=false",)
 
 
 @pytest.fixture
@@ -54,34 +37,6 @@ async def cluster(tmp_path: Path) -> AsyncIterator[Path]:
     apply_flags()  # ask kubectl its version before the event loop serves the cluster
     async with World(seed=1, crd_dir=None, namespaces=("default",)) as world:
         yield world.write_kubeconfig(tmp_path / "kubeconfig")
-
-
-async def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    """Run kubectl without blocking the event loop the emulated cluster is served from."""
-    assert KUBECTL is not None
-    flags = apply_flags() if args[:1] == ("apply",) else ()
-    proc = await asyncio.create_subprocess_exec(
-        KUBECTL,
-        "--kubeconfig",
-        str(kubeconfig),
-        *args,
-        *flags,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin is not None else None), 120)
-    return proc.returncode or 0, out.decode(), err.decode()
-
-
-async def ok(kubeconfig: Path, *args: str, stdin: str | None = None) -> str:
-    code, out, err = await kubectl(kubeconfig, *args, stdin=stdin)
-    assert code == 0, f"kubectl {' '.join(args)} failed ({code}): {err}"
-    return out
-
-
-async def get_json(kubeconfig: Path, *args: str) -> Any:
-    return json.loads(await ok(kubeconfig, "get", *args, "-o", "json"))
 
 
 def expected_objects(release: manifests.Release) -> set[str]:
