@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +34,9 @@ from statemachines.kinds import AL, ARS, ER
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, PAT, Controller
 from tests.helpers import eventually
+from tests.kubectl import ok, requires_kubectl
 
-KUBECTL = shutil.which("kubectl")
-pytestmark = pytest.mark.skipif(
-    KUBECTL is None, reason="kubectl is not installed (Debian: kubernetes-client)"
-)
+pytestmark = requires_kubectl
 
 CHART = Path(__file__).parent / "scale_set_chart"
 RUNNERS_NS = "arc-runners"
@@ -51,22 +48,6 @@ MODES: dict[str, dict[str, Any]] = {
     "dind": {"type": "dind"},
     "kubernetes": {"type": "kubernetes", "kubernetesModeWorkVolumeClaim": KUBE_MODE_CLAIM},
 }
-
-
-async def kubectl(kubeconfig: Path, *args: str, stdin: str | None = None) -> str:
-    assert KUBECTL is not None
-    proc = await asyncio.create_subprocess_exec(
-        KUBECTL,
-        "--kubeconfig",
-        str(kubeconfig),
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(proc.communicate(stdin.encode() if stdin else None), 120)
-    assert proc.returncode == 0, f"kubectl {' '.join(args)}: {err.decode()}"
-    return out.decode()
 
 
 def user_values(world: World, mode: dict[str, Any]) -> dict[str, Any]:
@@ -106,13 +87,13 @@ async def render_scale_set(kubeconfig: Path, values: dict[str, Any]) -> list[dic
 
 async def install_arcsm(kubeconfig: Path, **values: Any) -> list[dict[str, Any]]:
     rendered = manifests.render(manifests.Release(values=values))
-    await kubectl(kubeconfig, "apply", "-f", "-", stdin=manifests.dump(rendered))
+    await ok(kubeconfig, "apply", "-f", "-", stdin=manifests.dump(rendered))
     return rendered
 
 
 async def prepared(world: World, tmp_path: Path) -> Path:
     kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
-    await kubectl(
+    await ok(
         kubeconfig,
         "apply",
         "-f",
@@ -137,7 +118,7 @@ async def test_a_scale_set_from_upstreams_chart_runs_a_job_with_no_controller_va
         assert binding["subjects"] == [
             {"kind": "ServiceAccount", "name": account["metadata"]["name"], "namespace": CONTROLLER_NS}
         ]
-        await kubectl(kubeconfig, "apply", "-f", "-", stdin=manifests.dump(scale_set))
+        await ok(kubeconfig, "apply", "-f", "-", stdin=manifests.dump(scale_set))
 
         async with Controller(world, tmp_path):
 
@@ -190,9 +171,7 @@ async def test_a_scale_set_from_upstreams_chart_runs_a_job_with_no_controller_va
             assert {d["kind"] for d in protected} >= {"Role", "RoleBinding", "ServiceAccount", "Secret"}
             for doc in protected:
                 kind, name = doc["kind"].lower(), doc["metadata"]["name"]
-                await kubectl(
-                    kubeconfig, "delete", kind, name, "-n", RUNNERS_NS, "--wait=true", "--timeout=60s"
-                )
+                await ok(kubeconfig, "delete", kind, name, "-n", RUNNERS_NS, "--wait=true", "--timeout=60s")
 
 
 async def test_the_lookup_fails_as_upstreams_without_or_with_two_controllers_and_a_named_account_works(
@@ -234,7 +213,7 @@ async def test_the_lookup_fails_as_upstreams_without_or_with_two_controllers_and
                 },
             },
         }
-        await kubectl(kubeconfig, "apply", "-f", "-", stdin=json.dumps(upstream))
+        await ok(kubeconfig, "apply", "-f", "-", stdin=json.dumps(upstream))
         with pytest.raises(helm.HelmError, match="More than one gha-rs-controller deployment found"):
             await render_scale_set(kubeconfig, values)
         named = {**values, "controllerServiceAccount": {"name": "arcsm", "namespace": CONTROLLER_NS}}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sim.world import World
-from tests.e2e.sim.kubectl_cli import KUBECTL, apply_flags
+from tests.kubectl import KUBECTL, apply_flags
 
 
 @pytest.fixture

@@ -24,9 +24,9 @@ from sim.replicasets import ReplicaSetController
 from sim.runtimes import FAIL
 from sim.scheduling import Scheduler
 from sim.world import World
-from tests.e2e.sim.kubectl_cli import get_json, kubectl, ok, requires_kubectl
 from tests.e2e.sim.watch_history import History, label, ready, terminal, terminating
 from tests.helpers import eventually
+from tests.kubectl import get_json, kubectl, ok, requires_kubectl
 
 pytestmark = requires_kubectl
 

@@ -21,7 +21,7 @@ import yaml
 import deploy
 from controller import crdgen, manifests
 from sim.world import World
-from tests.e2e.sim.kubectl_cli import apply_flags, get_json, kubectl, ok, requires_kubectl
+from tests.kubectl import apply_flags, get_json, kubectl, ok, requires_kubectl
 
 pytestmark = requires_kubectl
 

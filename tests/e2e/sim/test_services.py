@@ -18,7 +18,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from sim.world import World
-from tests.e2e.sim.kubectl_cli import get_json, ok, requires_kubectl
+from tests.kubectl import get_json, ok, requires_kubectl
 
 NS = "default"
 

@@ -16,9 +16,9 @@ import yaml
 from kubernetes_asyncio import client
 
 from sim.world import World
-from tests.e2e.sim.kubectl_cli import get_json, ok, requires_kubectl
 from tests.e2e.sim.watch_history import History, ready
 from tests.helpers import eventually
+from tests.kubectl import get_json, ok, requires_kubectl
 
 pytestmark = requires_kubectl
 

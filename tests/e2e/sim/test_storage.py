@@ -17,9 +17,9 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from sim.world import World
-from tests.e2e.sim.kubectl_cli import get_json, ok, requires_kubectl
 from tests.e2e.sim.watch_history import History
 from tests.helpers import eventually
+from tests.kubectl import get_json, ok, requires_kubectl
 
 NS = "default"
 PROVISIONER = "sim.arcsm.io/local-path"
