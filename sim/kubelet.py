@@ -34,7 +34,9 @@ import functools
 import hashlib
 import logging
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sim import errors, runtimes, scheduling
@@ -525,6 +527,8 @@ class Kubelet:
         self._ips = 0
         self._active = False
         self._api: ApiServer | None = None
+        # Where pod files go on the host (the world's state directory; set by whoever composes).
+        self.state_dir: Callable[[], Path] | None = None
 
     async def __call__(self, api: ApiServer) -> None:
         await self.run(api)
