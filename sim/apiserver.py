@@ -94,8 +94,8 @@ class ApiServer:
             raise errors.not_found(kind.plural, kind.group, name)
         return obj
 
-    def _sa_exists(self, namespace: str, name: str) -> bool:
-        return self.store.get(("", "serviceaccounts", namespace, name)) is not None
+    def _service_account(self, namespace: str, name: str) -> Obj | None:
+        return self.store.get(("", "serviceaccounts", namespace, name))
 
     def _check_namespace(self, kind: Kind, namespace: str, name: str) -> None:
         if not kind.namespaced:
@@ -169,7 +169,11 @@ class ApiServer:
         # NamespaceLifecycle is the first admission plugin: it runs before defaulting and validation.
         self._check_namespace(kind, namespace, meta.get("name", ""))
         obj, warnings = admission.prepare_create(
-            kind, obj, field_validation=field_validation, sa_exists=self._sa_exists, rand=self.random
+            kind,
+            obj,
+            field_validation=field_validation,
+            service_account=self._service_account,
+            rand=self.random,
         )
         obj = self.from_view(kind, obj)
         name = obj["metadata"]["name"]

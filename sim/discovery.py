@@ -68,6 +68,21 @@ def _resource(kind: Kind) -> list[dict[str, Any]]:
                 "verbs": ["create"],
             }
         )
+        out.append(
+            {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]}
+        )
+    if kind.group == "" and kind.plural == "serviceaccounts":
+        out.append(
+            {
+                "name": "serviceaccounts/token",
+                "singularName": "",
+                "namespaced": True,
+                "group": "authentication.k8s.io",
+                "version": "v1",
+                "kind": "TokenRequest",
+                "verbs": ["create"],
+            }
+        )
     return out
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from sim import discovery, errors, listing, routing, watching
+from sim import discovery, errors, listing, protobuf, routing, tokenrequests, watching
 from sim.apiserver import MERGE, ApiServer, Result
 from sim.faults import Fault, LoggedRequest
 
@@ -309,9 +309,25 @@ class Server:
             if method != "POST":
                 raise errors.method_not_allowed()
             return self._result(self.api.bind(ns, target.name, await _body(request)))
+        if sub == "token" and kind.group == "" and kind.plural == "serviceaccounts":
+            if method != "POST":
+                raise errors.method_not_allowed()
+            return self._result(
+                tokenrequests.create_token(self.api, ns, target.name, await self._token_body(request))
+            )
         if kind.is_custom:
             raise errors.not_found(kind.plural, kind.group, target.name)
         raise errors.no_such_resource()
+
+    async def _token_body(self, request: web.Request) -> Any:
+        """A TokenRequest in JSON, or in protobuf as kubectl's typed client sends it."""
+        if _media_type(request) == protobuf.MEDIA_TYPE:
+            try:
+                return protobuf.decode(await request.read())
+            except ValueError:
+                raise errors.unsupported_media_type(protobuf.MEDIA_TYPE, ["application/json"]) from None
+        self._require_json(request)
+        return await _body(request)
 
     def _require_json(self, request: web.Request) -> None:
         media = _media_type(request)
