@@ -1,6 +1,10 @@
 """The emulated API server over HTTP: aiohttp handlers that parse Kubernetes requests, call the verbs of
 ``sim.apiserver`` and answer JSON objects or ``Status`` errors the way kube-apiserver does.
 
+Every request is first authenticated (``sim.authenticating``) and, when it bears a token the emulator
+issued, authorized by RBAC (``sim.authorizing``): 401 and 403 come before faults and handlers, as in
+kube-apiserver's filter chain. Requests with no token or another one are served as before.
+
 Besides the Kubernetes API it serves a few test hooks under ``/_sim/`` (faults, dropping watches,
 compaction, the request log) so a test can reach them when the emulator runs in another process.
 """
@@ -15,7 +19,18 @@ from typing import Any
 
 from aiohttp import web
 
-from sim import discovery, errors, listing, protobuf, routing, tokenrequests, watching
+from sim import (
+    authenticating,
+    authorizing,
+    discovery,
+    errors,
+    listing,
+    protobuf,
+    routing,
+    tokenrequests,
+    tokens,
+    watching,
+)
 from sim.apiserver import MERGE, ApiServer, Result
 from sim.faults import Fault, LoggedRequest
 
@@ -84,11 +99,6 @@ def _verb(request: web.Request, target: routing.Target | routing.Discovery) -> s
     return method.lower()
 
 
-def _bearer(request: web.Request) -> str:
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
-
-
 class Server:
     def __init__(self, api: ApiServer, *, bookmark_interval: float = 60.0) -> None:
         self.api = api
@@ -99,6 +109,7 @@ class Server:
         self._watch_transports: set[asyncio.BaseTransport] = set()
         self.app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         self.app.router.add_get("/version", self._version)
+        self.app.router.add_get("/version/", self._version)  # kubernetes_asyncio's VersionApi asks this
         self.app.router.add_get(discovery.OPENAPI_PREFIX, self._openapi_index)
         self.app.router.add_get(discovery.OPENAPI_PREFIX + "/{tail:.+}", self._openapi_group_version)
         self.app.router.add_route("*", "/_sim/{hook}", self._hook)
@@ -111,8 +122,18 @@ class Server:
         verb = ""
         status = 500
         content_type = _media_type(request)
+        # The request log names the user: an emulator token's account once authenticated, any other
+        # bearer token as it is (tests use account names as tokens); never an emulator token itself.
+        token = authenticating.bearer(request.headers.get("Authorization", ""))
+        user_name = "" if tokens.issued_here(token) else token
         try:
             if not request.path.startswith("/_sim/"):
+                user = authenticating.authenticate(
+                    self.api.store, request.headers.get("Authorization", ""), now=self.api.clock()
+                )
+                if user is not None:
+                    user_name = user.name
+                    authorizing.check(self.api.store, user, request.method, request.path, request.query)
                 try:
                     verb = _verb(request, routing.parse(self.api.registry, request.path))
                 except errors.ApiError:
@@ -153,7 +174,7 @@ class Server:
                         verb,
                         content_type,
                         status,
-                        user=_bearer(request),
+                        user=user_name,
                     )
                 )
 
