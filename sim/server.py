@@ -25,6 +25,7 @@ from sim import (
     discovery,
     errors,
     listing,
+    podlogs,
     protobuf,
     routing,
     tokenrequests,
@@ -105,6 +106,8 @@ class Server:
         self.bookmark_interval = bookmark_interval
         self.faults: list[Fault] = []
         self.requests: list[LoggedRequest] = []
+        # The node's container logs (the world sets them when it has a kubelet): pods/log.
+        self.pod_logs: podlogs.PodLogs | None = None
         self._watch_tasks: set[asyncio.Task[Any]] = set()
         self._watch_transports: set[asyncio.BaseTransport] = set()
         self.app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
@@ -330,6 +333,13 @@ class Server:
             if method != "POST":
                 raise errors.method_not_allowed()
             return self._result(self.api.bind(ns, target.name, await _body(request)))
+        if sub == "log" and kind.group == "" and kind.plural == "pods":
+            if method != "GET":
+                raise errors.method_not_allowed()
+            if self.pod_logs is None:
+                self.api.get(kind, ns, target.name)  # 404 for a missing pod
+                return web.Response(body=b"", content_type="text/plain")
+            return await self.pod_logs.serve(request, ns, target.name)
         if sub == "token" and kind.group == "" and kind.plural == "serviceaccounts":
             if method != "POST":
                 raise errors.method_not_allowed()

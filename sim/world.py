@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 from aiohttp import web
 
-from sim import certificates, containers, kinds, publishing
+from sim import certificates, containers, kinds, podlogs, publishing
 from sim.apiserver import ApiServer
 from sim.collecting import GarbageCollector
 from sim.faults import Fault, LoggedRequest
@@ -112,6 +112,7 @@ class World:
         if self._kubelet is not None:
             # Pod volumes, logs and claim directories go under the world's state directory.
             self._kubelet.state_dir = lambda: self.state_dir
+            self.server.pod_logs = podlogs.PodLogs(self.store, self._kubelet.logs_root)
         # The fake GitHub/Actions service on its own port: World(github=True), or a configured GitHubFake.
         self._github = github if isinstance(github, GitHubFake) else GitHubFake(host=host) if github else None
         if self._github is not None and self._kubelet is not None:
