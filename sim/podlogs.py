@@ -60,13 +60,14 @@ class LogWriter:
         self._pending += data
         while True:
             newline = self._pending.find(b"\n")
-            if newline < 0 or newline > MAX_LINE:
+            if 0 <= newline <= MAX_LINE:
+                line, self._pending = self._pending[:newline], self._pending[newline + 1 :]
+                self._emit(line, "F")
+            elif len(self._pending) > MAX_LINE:
+                self._emit(self._pending[:MAX_LINE], "P")
+                self._pending = self._pending[MAX_LINE:]
+            else:
                 break
-            line, self._pending = self._pending[:newline], self._pending[newline + 1 :]
-            self._emit(line, "F")
-        while len(self._pending) > MAX_LINE:
-            self._emit(self._pending[:MAX_LINE], "P")
-            self._pending = self._pending[MAX_LINE:]
 
     def close(self) -> None:
         """End of the stream: what is left without a newline is a partial line."""
