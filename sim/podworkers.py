@@ -341,7 +341,9 @@ class PodWorker:
         assert self.volumes is not None
         while True:
             due = self.volumes.next_token_refresh()
-            await asyncio.sleep(min(self.timing.volume_resync, due if due is not None else float("inf")))
+            wait = min(self.timing.volume_resync, due if due is not None else float("inf"))
+            # At least a second: a token that cannot be renewed (its account gone) is not asked for in a loop.
+            await asyncio.sleep(max(wait, min(1.0, self.timing.volume_resync)))
             self.volumes.refresh()
 
     def _host_files(self, c: ContainerState) -> runtimes.HostFiles:
