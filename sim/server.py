@@ -113,6 +113,8 @@ class Server:
         self.app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         self.app.router.add_get("/version", self._version)
         self.app.router.add_get("/version/", self._version)  # kubernetes_asyncio's VersionApi asks this
+        for check in ("/healthz", "/livez", "/readyz"):
+            self.app.router.add_get(check, self._healthy)
         self.app.router.add_get(discovery.OPENAPI_PREFIX, self._openapi_index)
         self.app.router.add_get(discovery.OPENAPI_PREFIX + "/{tail:.+}", self._openapi_group_version)
         self.app.router.add_route("*", "/_sim/{hook}", self._hook)
@@ -185,6 +187,9 @@ class Server:
 
     async def _version(self, request: web.Request) -> web.Response:
         return _json_response(discovery.KUBE_VERSION)
+
+    async def _healthy(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok", content_type="text/plain")
 
     async def _openapi_index(self, request: web.Request) -> web.Response:
         return _json_response(discovery.openapi_index(self.api.registry))

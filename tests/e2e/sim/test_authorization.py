@@ -169,6 +169,9 @@ async def test_discovery_and_version_are_open_to_every_account(robot: client.Api
     assert "apps" in {g.name for g in groups.groups}
     resources = await client.CoreV1Api(robot).get_api_resources()
     assert "pods" in {r.name for r in resources.resources}
+    for check in ("/healthz", "/livez", "/readyz"):
+        answer = await robot.call_api(check, "GET", auth_settings=["BearerToken"], _preload_content=False)
+        assert (answer.status, await answer.text()) == (200, "ok")
 
 
 async def test_a_role_the_binding_names_that_does_not_exist_is_in_the_reason(
