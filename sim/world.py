@@ -158,8 +158,11 @@ class World:
         await https.start()
         sockets = getattr(https._server, "sockets", None) or []
         self.https_port = sockets[0].getsockname()[1] if sockets else self.https_port
-        self.https_url = f"https://{self.host}:{self.https_port}"
-        publishing.publish_api_endpoint(self.api, address=self.host, port=self.https_port)
+        # Where clients and pods reach the API server; a wildcard host is reached on loopback, the
+        # address the serving certificate names.
+        address = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+        self.https_url = f"https://{address}:{self.https_port}"
+        publishing.publish_api_endpoint(self.api, address=address, port=self.https_port)
         if self._github is not None:
             await self._github.start()
         return self

@@ -224,9 +224,9 @@ async def test_the_readiness_probe_decides_ready(world: World, core: client.Core
 
     assert await ready(False), "running but not ready before the probe passes"
     await ask(pod_ip, port, "/ready")
-    await eventually(lambda: ready(True), timeout=15, what="Ready after the probe passed")
+    await eventually(lambda: ready(True), timeout=30, what="Ready after the probe passed")
     await ask(pod_ip, port, "/unready")
-    await eventually(lambda: ready(False), timeout=15, what="not Ready after it failed")
+    await eventually(lambda: ready(False), timeout=30, what="not Ready after it failed")
     events = await core.list_namespaced_event(NS, field_selector="reason=Unhealthy")
     assert any(
         e.message.startswith("Readiness probe failed: HTTP probe failed with statuscode: 503")
@@ -357,7 +357,7 @@ async def test_a_missing_secret_keeps_the_container_waiting_until_it_exists(
         w = statuses[0].state.waiting if statuses else None
         return pod if w is not None and w.reason == "CreateContainerConfigError" else None
 
-    pod = await eventually(waiting, timeout=15, what="CreateContainerConfigError")
+    pod = await eventually(waiting, timeout=30, what="CreateContainerConfigError")
     assert pod.status.phase == "Pending"
     assert pod.status.container_statuses[0].state.waiting.message == 'secret "later" not found'
     await core.create_namespaced_secret(NS, {"metadata": {"name": "later"}, "stringData": {"token": "t"}})
@@ -373,7 +373,7 @@ async def test_a_command_that_is_not_there_is_a_start_error(world: World, core: 
         pod = await core.read_namespaced_pod("broken", NS)
         return pod if pod.status.phase == "Failed" else None
 
-    pod = await eventually(failed, timeout=15, what="the pod Failed")
+    pod = await eventually(failed, timeout=30, what="the pod Failed")
     terminated = pod.status.container_statuses[0].state.terminated
     assert (terminated.reason, terminated.exit_code) == ("StartError", 128)
     assert terminated.message == (
@@ -417,7 +417,7 @@ async def test_a_machine_without_mount_namespaces_is_reported(
         return pod if pod.status.phase == "Failed" else None
 
     terminated = (
-        (await eventually(failed, timeout=15, what="the pod Failed"))
+        (await eventually(failed, timeout=30, what="the pod Failed"))
         .status.container_statuses[0]
         .state.terminated
     )
