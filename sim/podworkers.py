@@ -407,6 +407,12 @@ class PodWorker:
                 self._start_failed(c, str(exc))
                 self.kubelet.record(pod, "Failed", f"Error: {exc}", warning=True, container=c.name)
                 return
+            except (OSError, ValueError) as exc:  # the runtime's own trouble: the container did not start
+                log.exception(
+                    "kubelet: starting container %s of pod %s/%s", c.name, self.namespace, self.name
+                )
+                self._start_failed(c, f"unable to start container process: {exc}")
+                return
         c.exit = loop.create_future()
         c.state = "running"
         c.retry_delay = 0.0

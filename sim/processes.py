@@ -221,14 +221,14 @@ class ProcessRuntime:
         finally:
             os.close(status_write)
             os.close(plan_read)
-        # The plan goes through a pipe (it holds secret values): written from a thread, as it may
-        # be larger than the pipe holds before the helper reads.
-        await asyncio.to_thread(_write_all, plan_write, json.dumps(plan).encode())
         pumps = [
             asyncio.ensure_future(_pump(proc.stdout, podlogs.LogWriter(ctx.host.log, "stdout"))),
             asyncio.ensure_future(_pump(proc.stderr, podlogs.LogWriter(ctx.host.log, "stderr"))),
         ]
         try:
+            # The plan goes through a pipe (it holds secret values): written from a thread, as it may
+            # be larger than the pipe holds before the helper reads.
+            await asyncio.to_thread(_write_all, plan_write, json.dumps(plan).encode())
             report = await _read_all(status_read)
         except BaseException:
             await self._kill(proc, pumps)

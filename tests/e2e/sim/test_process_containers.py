@@ -27,10 +27,17 @@ from kubernetes_asyncio import client, watch
 from sim import processes, tokens
 from sim.world import World
 from tests.e2e.sim import processworld
-from tests.e2e.sim.processworld import NS, ask, free_port, pod_body, server_container, serving
+from tests.e2e.sim.processworld import (
+    MOUNTS_ALLOWED,
+    NS,
+    ask,
+    free_port,
+    needs_mounts,
+    pod_body,
+    server_container,
+    serving,
+)
 from tests.helpers import eventually
-
-pytestmark = processworld.needs_mounts
 
 KUBECTL = shutil.which("kubectl")
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -130,6 +137,7 @@ def on_host(*paths: str) -> dict[str, bool]:
     return {p: Path(p).exists() for p in paths}
 
 
+@needs_mounts
 async def test_the_process_sees_its_environment_volumes_and_token(
     world: World, kube: client.ApiClient, core: client.CoreV1Api
 ) -> None:
@@ -182,6 +190,7 @@ async def test_the_process_sees_its_environment_volumes_and_token(
     assert on_host(*host_before) == host_before
 
 
+@needs_mounts
 async def test_in_cluster_config_reaches_the_api_over_https_under_its_rbac(
     world: World, kube: client.ApiClient, core: client.CoreV1Api
 ) -> None:
@@ -208,6 +217,7 @@ def conditions(pod: Any) -> dict[str, str]:
     return {c.type: c.status for c in pod.status.conditions or []}
 
 
+@needs_mounts
 async def test_the_readiness_probe_decides_ready(world: World, core: client.CoreV1Api) -> None:
     port = free_port()
     probe = {"httpGet": {"path": "/readyz", "port": "http"}, "periodSeconds": 1, "failureThreshold": 1}
@@ -234,6 +244,7 @@ async def test_the_readiness_probe_decides_ready(world: World, core: client.Core
     )
 
 
+@needs_mounts
 async def test_a_failing_liveness_probe_restarts_the_container(world: World, core: client.CoreV1Api) -> None:
     port = free_port()
     probe = {"httpGet": {"path": "/healthz", "port": port}, "periodSeconds": 1, "failureThreshold": 2}
@@ -276,6 +287,7 @@ async def deletion_status(core: client.CoreV1Api, name: str) -> Any:
     return last
 
 
+@needs_mounts
 async def test_deletion_sends_sigterm_and_the_exit_code_shows(world: World, core: client.CoreV1Api) -> None:
     port = free_port()
     container = server_container(port, env=[{"name": "EXIT_ON_TERM", "value": "42"}])
@@ -285,6 +297,7 @@ async def test_deletion_sends_sigterm_and_the_exit_code_shows(world: World, core
     assert (status.state.terminated.exit_code, status.state.terminated.reason) == (42, "Error")
 
 
+@needs_mounts
 async def test_a_process_that_ignores_sigterm_is_killed_after_the_grace_period(
     world: World, core: client.CoreV1Api
 ) -> None:
@@ -296,6 +309,7 @@ async def test_a_process_that_ignores_sigterm_is_killed_after_the_grace_period(
     assert (status.state.terminated.exit_code, status.state.terminated.reason) == (137, "Error")
 
 
+@needs_mounts
 async def test_logs_come_back_through_the_log_subresource(
     world: World, core: client.CoreV1Api, tmp_path: Path
 ) -> None:
@@ -344,6 +358,7 @@ async def test_logs_come_back_through_the_log_subresource(
         assert "terminating on SIGTERM" in rest.decode()
 
 
+@needs_mounts
 async def test_a_missing_secret_keeps_the_container_waiting_until_it_exists(
     world: World, core: client.CoreV1Api
 ) -> None:
@@ -365,6 +380,7 @@ async def test_a_missing_secret_keeps_the_container_waiting_until_it_exists(
     assert (await ask(pod_ip, port, "/env"))[1]["TOKEN"] == "t"
 
 
+@needs_mounts
 async def test_a_command_that_is_not_there_is_a_start_error(world: World, core: client.CoreV1Api) -> None:
     container = {"name": "main", "image": processworld.IMAGE, "command": ["/no/such/program"]}
     await core.create_namespaced_pod(NS, pod_body("broken", container, restartPolicy="Never"))
@@ -382,6 +398,7 @@ async def test_a_command_that_is_not_there_is_a_start_error(world: World, core: 
     )
 
 
+@needs_mounts
 async def test_an_image_executable_stands_for_a_host_command(world: World, core: client.CoreV1Api) -> None:
     port = free_port()
     runtime = processes.ProcessRuntime(
@@ -396,17 +413,20 @@ async def test_an_image_executable_stands_for_a_host_command(world: World, core:
 async def test_a_machine_without_mount_namespaces_is_reported(
     world: World, core: client.CoreV1Api, tmp_path: Path
 ) -> None:
-    setpriv = shutil.which("setpriv")
-    if setpriv is None:
-        pytest.skip("setpriv is not installed (util-linux)")
-    # The helper runs as nobody: unshare(2) is refused, as on a machine that does not permit it.
-    wrapper = tmp_path / "unprivileged-python"
-    wrapper.write_text(
-        f'#!/bin/sh\nexec {setpriv} --reuid=65534 --regid=65534 --clear-groups {sys.executable} "$@"\n'
-    )
-    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    python = sys.executable
+    if MOUNTS_ALLOWED:
+        # Here the helper runs as nobody: unshare(2) is refused, as on a machine that does not permit it.
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("setpriv is not installed (util-linux)")
+        wrapper = tmp_path / "unprivileged-python"
+        wrapper.write_text(
+            f'#!/bin/sh\nexec {setpriv} --reuid=65534 --regid=65534 --clear-groups {sys.executable} "$@"\n'
+        )
+        wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+        python = str(wrapper)
     world.kubelet.runtimes.register_image(
-        "unprivileged", processes.ProcessRuntime(processworld.image(), python=str(wrapper))
+        "unprivileged", processes.ProcessRuntime(processworld.image(), python=python)
     )
     await core.create_namespaced_pod(
         NS, pod_body("refused", {"name": "main", "image": "unprivileged"}, restartPolicy="Never")
