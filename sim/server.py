@@ -133,16 +133,16 @@ class Server:
         user_name = "" if tokens.issued_here(token) else token
         try:
             if not request.path.startswith("/_sim/"):
+                try:
+                    verb = _verb(request, routing.parse(self.api.registry, request.path))
+                except errors.ApiError:
+                    verb = request.method.lower()
                 user = authenticating.authenticate(
                     self.api.store, request.headers.get("Authorization", ""), now=self.api.clock()
                 )
                 if user is not None:
                     user_name = user.name
                     authorizing.check(self.api.store, user, request.method, request.path, request.query)
-                try:
-                    verb = _verb(request, routing.parse(self.api.registry, request.path))
-                except errors.ApiError:
-                    verb = request.method.lower()
                 for fault in self.faults:
                     if fault.take(verb, request.path):
                         if fault.latency:
