@@ -18,8 +18,8 @@ from sim import builtins, errors, persistentvolumes, schemas, services, validati
 from sim.kinds import Kind
 from sim.store import Obj
 
-# Answers "does this ServiceAccount exist?" for the ServiceAccount admission of pods.
-SaLookup = Callable[[str, str], bool]
+# The ServiceAccount (namespace, name) for the ServiceAccount admission of pods; None when missing.
+SaLookup = Callable[[str, str], Obj | None]
 # Answers "which StorageClass is the default?" for the DefaultStorageClass admission of claims.
 DefaultClassLookup = Callable[[], str | None]
 
@@ -71,7 +71,7 @@ def prepare_create(
     obj: Obj,
     *,
     field_validation: str,
-    sa_exists: SaLookup,
+    service_account: SaLookup,
     rand: random.Random,
     default_class: DefaultClassLookup = lambda: None,
 ) -> tuple[Obj, list[str]]:
@@ -85,20 +85,24 @@ def prepare_create(
     elif kind.key in _STORAGE or kind.group == "apps":
         obj = _storage_or_workload_create(kind, obj, default_class)
     else:
-        obj = _builtin_create(kind, obj, sa_exists=sa_exists, rand=rand)
+        obj = _builtin_create(kind, obj, service_account=service_account, rand=rand)
     warnings += _metadata(kind, obj, None)
     return obj, warnings
 
 
-def _builtin_create(kind: Kind, obj: Obj, *, sa_exists: SaLookup, rand: random.Random) -> Obj:
+def _builtin_create(kind: Kind, obj: Obj, *, service_account: SaLookup, rand: random.Random) -> Obj:
     name = (obj.get("metadata") or {}).get("name", "")
     plural = kind.plural
     if kind.group == "" and plural == "pods":
-        obj = builtins.default_pod(obj, rand)
+        namespace = (obj.get("metadata") or {}).get("namespace", "")
+        spec = obj.get("spec")
+        spec = spec if isinstance(spec, dict) else {}
+        sa = str(spec.get("serviceAccountName") or spec.get("serviceAccount") or "default")
+        account = service_account(namespace, sa)
+        # The account's automountServiceAccountToken applies unless the pod says otherwise (S58).
+        obj = builtins.default_pod(obj, rand, service_account=account)
         _raise_invalid(kind, name, builtins.validate_pod(obj))
-        namespace = obj["metadata"].get("namespace", "")
-        sa = obj["spec"].get("serviceAccountName") or "default"
-        if not sa_exists(namespace, sa):
+        if account is None:
             raise errors.forbidden_error(
                 "pods",
                 "",

@@ -94,8 +94,8 @@ class ApiServer:
             raise errors.not_found(kind.plural, kind.group, name)
         return obj
 
-    def _sa_exists(self, namespace: str, name: str) -> bool:
-        return self.store.get(("", "serviceaccounts", namespace, name)) is not None
+    def _service_account(self, namespace: str, name: str) -> Obj | None:
+        return self.store.get(("", "serviceaccounts", namespace, name))
 
     def _default_storage_class(self) -> str | None:
         return persistentvolumes.default_class_name(self.store.items(("storage.k8s.io", "storageclasses")))
@@ -175,7 +175,7 @@ class ApiServer:
             kind,
             obj,
             field_validation=field_validation,
-            sa_exists=self._sa_exists,
+            service_account=self._service_account,
             rand=self.random,
             default_class=self._default_storage_class,
         )

@@ -7,7 +7,22 @@ from typing import Any
 
 from sim.kinds import Kind, Registry
 
-KUBE_VERSION = {"major": "1", "minor": "34", "gitVersion": "v1.34.0-arcsm-sim", "platform": "linux/amd64"}
+# The fields of version.Info; kubernetes_asyncio's VersionInfo requires them all.
+KUBE_VERSION = {
+    "major": "1",
+    "minor": "34",
+    "emulationMajor": "1",
+    "emulationMinor": "34",
+    "minCompatibilityMajor": "1",
+    "minCompatibilityMinor": "33",
+    "gitVersion": "v1.34.0-arcsm-sim",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2025-08-27T00:00:00Z",
+    "goVersion": "go1.24.6",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
 
 _VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 
@@ -79,6 +94,21 @@ def _resource(kind: Kind) -> list[dict[str, Any]]:
                 "singularName": "",
                 "namespaced": True,
                 "kind": "Binding",
+                "verbs": ["create"],
+            }
+        )
+        out.append(
+            {"name": "pods/log", "singularName": "", "namespaced": True, "kind": "Pod", "verbs": ["get"]}
+        )
+    if kind.group == "" and kind.plural == "serviceaccounts":
+        out.append(
+            {
+                "name": "serviceaccounts/token",
+                "singularName": "",
+                "namespaced": True,
+                "group": "authentication.k8s.io",
+                "version": "v1",
+                "kind": "TokenRequest",
                 "verbs": ["create"],
             }
         )

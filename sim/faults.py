@@ -87,7 +87,8 @@ class LoggedRequest:
     verb: str
     content_type: str
     status: int
-    # Who asked: the bearer token, which the emulator takes as the user name (it authenticates nobody).
+    # Who asked: the account of an emulator-issued token, else the bearer token itself, which the
+    # tests use as a user name (such tokens are not checked); "" for none or a refused token.
     user: str = ""
 
     def as_json(self) -> dict[str, Any]:

@@ -161,6 +161,9 @@ BUILTIN: tuple[Kind, ...] = (
         namespaced=False,
         create_on_update=True,
     ),
+    # The API server publishes its own address in these (sim.publishing); nothing else fills them.
+    _plain("", "v1", "endpoints", "Endpoints", short_names=("ep",)),
+    _plain("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),
     # Defaulted and given cluster IPs by sim.services; nothing routes traffic.
     Kind(
         "",

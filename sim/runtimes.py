@@ -8,13 +8,22 @@ registration wins. ``default_runtime`` runs until the pod is deleted, or exits w
 phase stays Pending), ``OOMKilled`` (terminated reason OOMKilled, exit 137, after run-seconds) or
 ``Evicted`` (after run-seconds: containers killed, phase Failed, ``status.reason: Evicted``); the kubelet
 acts out ``ErrImagePull`` and ``Evicted``, ``default_runtime`` ``OOMKilled``.
+
+A runtime that runs a real process (``sim.processes``) is a ``StagedRuntime``: the kubelet awaits its
+``start`` before it reports the container running, so a container that cannot be made
+(``ContainerConfigError``: waiting ``CreateContainerConfigError``, tried again) or started
+(``StartError``: terminated ``StartError``, exit code 128) is reported as a real kubelet would; with
+``host_volumes`` the kubelet first sets the pod's volumes up on the host (``sim.volumes``) and hands their
+directories, a log file and a scratch directory over in ``ContainerContext.host``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from sim import apiserver, store, workqueue
 
@@ -26,16 +35,51 @@ SIGTERM_EXIT = 143
 SIGKILL_EXIT = 137
 
 
+class ContainerConfigError(Exception):
+    """The container cannot be made from its spec as things are (a Secret or key it needs is missing):
+    the kubelet reports it waiting ``CreateContainerConfigError`` with this message and tries again."""
+
+
+class StartError(Exception):
+    """The container's process could not be started (its command is not there, the machine refuses the
+    mounts): terminated ``StartError``, exit code 128, with this message; restartPolicy says what next."""
+
+
+@dataclass(frozen=True)
+class HostVolume:
+    """A pod volume set up on the host: its directory, and whether the volume is read-only itself
+    (secret, configMap, downwardAPI and projected volumes always are; a claim or hostPath may be)."""
+
+    path: Path
+    read_only: bool = False
+
+
+@dataclass(frozen=True)
+class HostFiles:
+    """Where one run of a container keeps its files on the host."""
+
+    volumes: Mapping[str, HostVolume]  # the pod's volumes by name
+    log: Path  # the run's log file (CRI format, ``sim.podlogs.LogWriter``)
+    scratch: Path  # a directory of the run's own
+
+
 @dataclass
 class ContainerContext:
-    """What a container runtime gets: its pod and container, and a way to hear about deletion."""
+    """What a container runtime gets: its pod and container, and a way to hear it must stop."""
 
     api: apiserver.ApiServer
     pod: store.Obj  # the pod as stored when this run of the container started
     container: store.Obj  # its entry in spec.containers
     restart_count: int
-    stopping: asyncio.Event  # set when the pod is deleted (SIGTERM): return an exit code soon
+    # Set when the container must stop (the pod was deleted, or a probe failed): SIGTERM, then
+    # ``grace`` seconds to exit before SIGKILL. Return an exit code.
+    stopping: asyncio.Event
     reason: str | None = None  # a runtime may set the terminated reason (default Completed/Error)
+    message: str | None = None  # ... and its message
+    grace: float = 30.0
+    pod_ip: str = ""
+    host_ip: str = ""
+    host: HostFiles | None = field(default=None, repr=False)  # for a StagedRuntime with host_volumes
 
     @property
     def namespace(self) -> str:
@@ -66,6 +110,18 @@ class ContainerContext:
 
 Runtime = Callable[[ContainerContext], Awaitable[int]]
 Predicate = Callable[[store.Obj, store.Obj], bool]
+
+
+@runtime_checkable
+class StagedRuntime(Protocol):
+    """A runtime whose containers start in two steps: ``start`` returns once the process runs (raising
+    ``ContainerConfigError`` or ``StartError`` when it cannot), with an awaitable of its exit code."""
+
+    host_volumes: bool
+
+    async def start(self, ctx: ContainerContext) -> Awaitable[int]: ...
+
+    def __call__(self, ctx: ContainerContext) -> Awaitable[int]: ...
 
 
 async def _stopped_within(ctx: ContainerContext, seconds: float) -> bool:

@@ -1,6 +1,10 @@
 """The emulated API server over HTTP: aiohttp handlers that parse Kubernetes requests, call the verbs of
 ``sim.apiserver`` and answer JSON objects or ``Status`` errors the way kube-apiserver does.
 
+Every request is first authenticated (``sim.authenticating``) and, when it bears a token the emulator
+issued, authorized by RBAC (``sim.authorizing``): 401 and 403 come before faults and handlers, as in
+kube-apiserver's filter chain. Requests with no token or another one are served as before.
+
 Besides the Kubernetes API it serves a few test hooks under ``/_sim/`` (faults, dropping watches,
 compaction, the request log) so a test can reach them when the emulator runs in another process.
 """
@@ -15,7 +19,20 @@ from typing import Any
 
 from aiohttp import web
 
-from sim import discovery, errors, listing, routing, scales, watching
+from sim import (
+    authenticating,
+    authorizing,
+    discovery,
+    errors,
+    listing,
+    podlogs,
+    protobuf,
+    routing,
+    scales,
+    tokenrequests,
+    tokens,
+    watching,
+)
 from sim.apiserver import MERGE, ApiServer, Result
 from sim.faults import Fault, LoggedRequest
 
@@ -84,21 +101,21 @@ def _verb(request: web.Request, target: routing.Target | routing.Discovery) -> s
     return method.lower()
 
 
-def _bearer(request: web.Request) -> str:
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
-    return token.strip() if scheme.lower() == "bearer" else ""
-
-
 class Server:
     def __init__(self, api: ApiServer, *, bookmark_interval: float = 60.0) -> None:
         self.api = api
         self.bookmark_interval = bookmark_interval
         self.faults: list[Fault] = []
         self.requests: list[LoggedRequest] = []
+        # The node's container logs (the world sets them when it has a kubelet): pods/log.
+        self.pod_logs: podlogs.PodLogs | None = None
         self._watch_tasks: set[asyncio.Task[Any]] = set()
         self._watch_transports: set[asyncio.BaseTransport] = set()
         self.app = web.Application(middlewares=[self._middleware], client_max_size=64 * 1024 * 1024)
         self.app.router.add_get("/version", self._version)
+        self.app.router.add_get("/version/", self._version)  # kubernetes_asyncio's VersionApi asks this
+        for check in ("/healthz", "/livez", "/readyz"):
+            self.app.router.add_get(check, self._healthy)
         self.app.router.add_get(discovery.OPENAPI_PREFIX, self._openapi_index)
         self.app.router.add_get(discovery.OPENAPI_PREFIX + "/{tail:.+}", self._openapi_group_version)
         self.app.router.add_route("*", "/_sim/{hook}", self._hook)
@@ -111,12 +128,22 @@ class Server:
         verb = ""
         status = 500
         content_type = _media_type(request)
+        # The request log names the user: an emulator token's account once authenticated, any other
+        # bearer token as it is (tests use account names as tokens); never an emulator token itself.
+        token = authenticating.bearer(request.headers.get("Authorization", ""))
+        user_name = "" if tokens.issued_here(token) else token
         try:
             if not request.path.startswith("/_sim/"):
                 try:
                     verb = _verb(request, routing.parse(self.api.registry, request.path))
                 except errors.ApiError:
                     verb = request.method.lower()
+                user = authenticating.authenticate(
+                    self.api.store, request.headers.get("Authorization", ""), now=self.api.clock()
+                )
+                if user is not None:
+                    user_name = user.name
+                    authorizing.check(self.api.store, user, request.method, request.path, request.query)
                 for fault in self.faults:
                     if fault.take(verb, request.path):
                         if fault.latency:
@@ -153,7 +180,7 @@ class Server:
                         verb,
                         content_type,
                         status,
-                        user=_bearer(request),
+                        user=user_name,
                     )
                 )
 
@@ -161,6 +188,9 @@ class Server:
 
     async def _version(self, request: web.Request) -> web.Response:
         return _json_response(discovery.KUBE_VERSION)
+
+    async def _healthy(self, request: web.Request) -> web.Response:
+        return web.Response(text="ok", content_type="text/plain")
 
     async def _openapi_index(self, request: web.Request) -> web.Response:
         return _json_response(discovery.openapi_index(self.api.registry))
@@ -322,9 +352,32 @@ class Server:
             if method != "POST":
                 raise errors.method_not_allowed()
             return self._result(self.api.bind(ns, target.name, await _body(request)))
+        if sub == "log" and kind.group == "" and kind.plural == "pods":
+            if method != "GET":
+                raise errors.method_not_allowed()
+            if self.pod_logs is None:
+                self.api.get(kind, ns, target.name)  # 404 for a missing pod
+                return web.Response(body=b"", content_type="text/plain")
+            return await self.pod_logs.serve(request, ns, target.name)
+        if sub == "token" and kind.group == "" and kind.plural == "serviceaccounts":
+            if method != "POST":
+                raise errors.method_not_allowed()
+            return self._result(
+                tokenrequests.create_token(self.api, ns, target.name, await self._token_body(request))
+            )
         if kind.is_custom:
             raise errors.not_found(kind.plural, kind.group, target.name)
         raise errors.no_such_resource()
+
+    async def _token_body(self, request: web.Request) -> Any:
+        """A TokenRequest in JSON, or in protobuf as kubectl's typed client sends it."""
+        if _media_type(request) == protobuf.MEDIA_TYPE:
+            try:
+                return protobuf.decode(await request.read())
+            except ValueError:
+                raise errors.unsupported_media_type(protobuf.MEDIA_TYPE, ["application/json"]) from None
+        self._require_json(request)
+        return await _body(request)
 
     def _require_json(self, request: web.Request) -> None:
         media = _media_type(request)

@@ -11,9 +11,12 @@ through its own API, creates the namespaces ``default`` and ``arc-systems`` (and
 provisioner among its controllers, the default StorageClass ``standard``), and exposes the test hooks:
 faults, dropping watches, compaction and the request log.
 
-The world owns a temporary state directory (``state_dir``), made when it starts and removed when it
-stops; provisioned volumes are directories under it, and ``claim_path(namespace, claim)`` says which
-directory backs a bound claim.
+Besides plain HTTP (``url``, what ``configuration()`` and kubeconfigs use) it serves the same API over
+HTTPS (``https_url``) with a certificate of the cluster CA (``ca_file``; ``sim.certificates``), which is
+where the ``kubernetes`` Service in ``default`` points (``sim.publishing``) and how a pod's process
+reaches it. Files on the host (provisioned volumes, pod volumes and logs, the CA file) live under
+``state_dir``: a directory given, else a temporary one made on first use and removed when the world stops;
+``claim_path(namespace, claim)`` says which directory backs a bound claim.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import yaml
 from aiohttp import web
 
 import deploy
-from sim import containers, kinds, provisioning
+from sim import certificates, containers, kinds, podlogs, provisioning, publishing
 from sim.apiserver import ApiServer
 from sim.claimbinding import VolumeBinder
 from sim.collecting import GarbageCollector
@@ -44,6 +47,7 @@ from sim.github.fake import GitHubFake
 from sim.kubelet import Kubelet
 from sim.namespacing import Namespaces, ServiceAccounts
 from sim.provisioning import LocalPathProvisioner
+from sim.publishing import RootCAPublisher
 from sim.replicasets import ReplicaSetController
 from sim.scheduling import Scheduler
 from sim.server import Server
@@ -92,6 +96,8 @@ class World:
         seed: int | None = None,
         rv_gaps: bool = False,
         github: GitHubFake | bool = False,
+        https_port: int = 0,
+        state_dir: Path | None = None,
     ) -> None:
         self.host = host
         self.port = port
@@ -106,10 +112,21 @@ class World:
         self._kubelet = next((c for c in self._controllers if isinstance(c, Kubelet)), None)
         self._service_accounts = next((c for c in self._controllers if isinstance(c, ServiceAccounts)), None)
         self._provisioner = next((c for c in self._controllers if isinstance(c, LocalPathProvisioner)), None)
-        self.state_dir: Path | None = None
+        self._root_ca = next((c for c in self._controllers if isinstance(c, RootCAPublisher)), None)
         self._tasks: list[asyncio.Task[None]] = []
         self._runner: web.AppRunner | None = None
         self.url = ""
+        self.https_port = https_port
+        self.https_url = ""
+        self._state_dir = state_dir
+        self._owns_state_dir = False
+        if self._kubelet is not None:
+            # Pod volumes, logs and claim directories go under the world's state directory.
+            self._kubelet.state_dir = lambda: self.state_dir
+            if self._provisioner is not None:
+                # A claim's directory is its provisioned volume's.
+                self._kubelet.claim_path = self.claim_path
+            self.server.pod_logs = podlogs.PodLogs(self.store, self._kubelet.logs_root)
         # The fake GitHub/Actions service on its own port: World(github=True), or a configured GitHubFake.
         self._github = github if isinstance(github, GitHubFake) else GitHubFake(host=host) if github else None
         if self._github is not None and self._kubelet is not None:
@@ -120,7 +137,6 @@ class World:
     # -- lifecycle -----------------------------------------------------------------------------------
 
     async def start(self) -> World:
-        self.state_dir = Path(tempfile.mkdtemp(prefix="arcsm-sim-"))
         if self._provisioner is not None:
             self._provisioner.use(self.state_dir / "volumes")
         for task_fn in self._controllers:
@@ -142,6 +158,9 @@ class World:
         if self._service_accounts is not None:
             # Pods need the default ServiceAccount: have it in the initial namespaces before anyone asks.
             await self._service_accounts.idle()
+        if self._root_ca is not None:
+            # ... and their kube-root-ca.crt, which a pod's service-account volume reads.
+            await self._root_ca.idle()
         self._runner = web.AppRunner(
             self.server.app, handle_signals=False, access_log=None, shutdown_timeout=0.5
         )
@@ -153,6 +172,17 @@ class World:
         port = sockets[0].getsockname()[1] if sockets else self.port
         self.port = port
         self.url = f"http://{self.host}:{port}"
+        https = web.TCPSite(
+            self._runner, self.host, self.https_port, ssl_context=certificates.server_context()
+        )
+        await https.start()
+        sockets = getattr(https._server, "sockets", None) or []
+        self.https_port = sockets[0].getsockname()[1] if sockets else self.https_port
+        # Where clients and pods reach the API server; a wildcard host is reached on loopback, the
+        # address the serving certificate names.
+        address = "127.0.0.1" if self.host in ("", "0.0.0.0", "::") else self.host
+        self.https_url = f"https://{address}:{self.https_port}"
+        publishing.publish_api_endpoint(self.api, address=address, port=self.https_port)
         if self._github is not None:
             await self._github.start()
         return self
@@ -170,9 +200,10 @@ class World:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
-        if self.state_dir is not None:
-            shutil.rmtree(self.state_dir, ignore_errors=True)
-            self.state_dir = None
+        if self._owns_state_dir and self._state_dir is not None:
+            shutil.rmtree(self._state_dir, ignore_errors=True)
+            self._state_dir = None
+            self._owns_state_dir = False
 
     async def __aenter__(self) -> World:
         return await self.start()
@@ -197,6 +228,34 @@ class World:
 
         config = Configuration(host=self.url)
         return config
+
+    def https_configuration(self, *, token: str | None = None) -> Any:
+        """A kubernetes_asyncio ``Configuration`` for the HTTPS endpoint, verifying the server with the
+        cluster CA; with ``token``, requests bear it (``Authorization: Bearer``)."""
+        from kubernetes_asyncio.client import Configuration
+
+        config = Configuration(host=self.https_url)
+        config.ssl_ca_cert = str(self.ca_file)
+        if token is not None:
+            config.api_key = {"BearerToken": token}
+            config.api_key_prefix = {"BearerToken": "Bearer"}
+        return config
+
+    @property
+    def state_dir(self) -> Path:
+        """Where the world keeps files on the host (made on first use unless one was given)."""
+        if self._state_dir is None:
+            self._state_dir = Path(tempfile.mkdtemp(prefix="arcsm-sim-"))
+            self._owns_state_dir = True
+        return self._state_dir
+
+    @property
+    def ca_file(self) -> Path:
+        """The cluster CA certificate (PEM) as a file, for clients of ``https_url``."""
+        path = self.state_dir / "ca.crt"
+        if not path.exists():
+            path.write_bytes(certificates.material().ca_cert)
+        return path
 
     def kubeconfig(self, *, namespace: str = "default") -> dict[str, Any]:
         return {
@@ -288,13 +347,15 @@ class World:
 def default_controllers() -> list[Controller]:
     """The simulated controllers every world runs unless a test picks its own: the garbage collector
     (10-100 ms per item), the scheduler and kubelet of ``sim-node-1`` (millisecond steps), the
-    ServiceAccount controller and the namespace controller, and the workload and storage controllers."""
+    ServiceAccount controller, the namespace controller, the root CA publisher, and the workload and
+    storage controllers."""
     return [
         GarbageCollector(),
         Scheduler(),
         Kubelet(),
         ServiceAccounts(),
         Namespaces(),
+        RootCAPublisher(),
         *workload_controllers(),
     ]
 

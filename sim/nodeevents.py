@@ -1,0 +1,86 @@
+"""The kubelet's Events about a pod (``Unhealthy``, ``Killing``, ``FailedMount``, ``Failed``, ...), as
+client-go's event recorder writes them: a core/v1 Event named ``POD.<hex nanoseconds>`` in the pod's
+namespace, ``involvedObject`` the pod (with ``fieldPath: spec.containers{NAME}`` for a container's),
+``source`` {component kubelet, host the node}; the same event again increments ``count`` and
+``lastTimestamp`` of the first instead of writing a new one (the recorder's aggregation, simplified to
+identical events).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from sim import errors
+from sim.apiserver import MERGE, ApiServer, format_time
+from sim.store import Obj
+
+log = logging.getLogger("arcsm.sim.kubelet")
+
+COMPONENT = "kubelet"
+
+
+class Recorder:
+    def __init__(self, api: ApiServer, *, host: str) -> None:
+        self.api = api
+        self.host = host
+        self._seen: dict[tuple[str, str, str, str], tuple[str, int]] = {}
+
+    def record(
+        self, pod: Obj, reason: str, message: str, *, warning: bool = False, container: str = ""
+    ) -> None:
+        kind = self.api.registry.get("", "v1", "events")
+        if kind is None:
+            return
+        meta = pod.get("metadata") or {}
+        namespace, uid = str(meta.get("namespace", "")), str(meta.get("uid", ""))
+        field_path = f"spec.containers{{{container}}}" if container else ""
+        key = (uid, field_path, reason, message)
+        now = format_time(self.api.clock())
+        try:
+            if key in self._seen:
+                name, count = self._seen[key]
+                patch = {"count": count + 1, "lastTimestamp": now}
+                self.api.patch(kind, namespace, name, patch, MERGE)
+                self._seen[key] = (name, count + 1)
+                return
+        except errors.ApiError as err:
+            if err.code != 404:
+                log.info("kubelet: could not update event %s: %s", reason, err.message)
+                return
+        involved: dict[str, Any] = {
+            "kind": "Pod",
+            "namespace": namespace,
+            "name": meta.get("name", ""),
+            "uid": uid,
+            "apiVersion": "v1",
+        }
+        if field_path:
+            involved["fieldPath"] = field_path
+        name = f"{meta.get('name', '')}.{time.time_ns():x}"
+        body = {
+            "metadata": {"name": name, "namespace": namespace},
+            "involvedObject": involved,
+            "reason": reason,
+            "message": message,
+            "source": {"component": COMPONENT, "host": self.host},
+            "firstTimestamp": now,
+            "lastTimestamp": now,
+            "count": 1,
+            "type": "Warning" if warning else "Normal",
+            "eventTime": None,
+            "reportingComponent": COMPONENT,
+            "reportingInstance": self.host,
+        }
+        try:
+            self.api.create(kind, namespace, body)
+        except errors.ApiError as err:
+            log.info("kubelet: could not record event %s: %s", reason, err.message)
+            return
+        self._seen[key] = (name, 1)
+
+    def forget(self, uid: str) -> None:
+        """The pod is gone: drop what was recorded about it."""
+        for key in [k for k in self._seen if k[0] == uid]:
+            del self._seen[key]
