@@ -15,12 +15,13 @@
   process: its config is the file at ``$LISTENER_CONFIG_PATH`` (default
   ``/etc/gha-listener/config.json``), read through the pod's volume mounts from the Secret behind them
   (the ``listener-config`` volume of the ``<AL>-config`` Secret, key ``config.json``); it reaches the
-  world's API server as the pod's service account (the emulator does not authenticate, so the account is
-  only named) and runs until the pod is deleted, then deletes its session and exits 0. A bad config or
+  world's API server as the pod's service account (named in an unsigned token, which the emulator serves
+  unchecked) and runs until the pod is deleted, then deletes its session and exits 0. A bad config or
   a terminal error exits 1. With a ``metrics_addr`` in its config it serves its metrics (spec §5.5) at
   ``metrics_endpoint`` on that port of its pod's address (``status.podIP``, a loopback address: see
   ``sim.podaddresses``) whatever host the address names, as a pod's own network namespace would have
-  it, and stops serving when it exits.
+  it, and stops serving when it exits. When a process container (``sim.processes``, which shares the
+  node's network) holds that port on every address, it serves no metrics and says so in a warning.
 
 Nothing here logs a JIT config or a token.
 """
@@ -31,6 +32,7 @@ import base64
 import binascii
 import dataclasses
 import logging
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -180,7 +182,15 @@ class SimulatedListener:
             log.warning("%s: %s", where, exc)
             return FAILED_EXIT
         if config.metrics_addr:
-            config = dataclasses.replace(config, metrics_addr=on_pod_address(ctx, config.metrics_addr))
+            address = on_pod_address(ctx, config.metrics_addr)
+            if port_taken(address):
+                # A process container (which shares the node's network, sim.processes) holds the port on
+                # every pod address: a real pod would have its own. Serve no metrics rather than fail.
+                log.warning(
+                    "%s: %s is taken on the node by a host-network process; no metrics", where, address
+                )
+                address = ""
+            config = dataclasses.replace(config, metrics_addr=address)
         configuration = Configuration(host=self.kube_url())
         account = str((ctx.pod.get("spec") or {}).get("serviceAccountName") or "default")
         configuration.api_key = {"BearerToken": f"system:serviceaccount:{ctx.namespace}:{account}"}
@@ -191,6 +201,18 @@ class SimulatedListener:
             stop=ctx.stopping,
             owner_name=ctx.pod_name,
         )
+
+
+def port_taken(address: str) -> bool:
+    """Whether ``host:port`` cannot be bound now (something listens on it, or on the wildcard)."""
+    host, _, port = address.rpartition(":")
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, int(port)))
+        except OSError:
+            return True
+    return False
 
 
 def on_pod_address(ctx: runtimes.ContainerContext, addr: str) -> str:

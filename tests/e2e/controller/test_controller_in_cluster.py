@@ -158,7 +158,8 @@ async def test_arcsm_run_in_cluster_becomes_ready_and_answers_healthz(
     pod = await eventually(ready, timeout=TIMEOUT, interval=0.2, what="the arcsm pod Ready through /readyz")
     code, health = await ask(pod.status.pod_ip, port, "/healthz")
     assert (code, health) == (200, {"status": "ok"})
-    assert (world.state_dir / "claims" / NS / "journal" / "journal.db").is_file()
+    claim = world.claim_path(NS, "journal")
+    assert claim is not None and (claim / "journal.db").is_file()
 
     mine = [r for r in world.requests if r.user == USER]
     assert mine, "arcsm authenticated with its service-account token"

@@ -28,11 +28,6 @@ import pytest
 from kubernetes_asyncio import client
 
 from sim import processes
-from sim.collecting import GarbageCollector
-from sim.kubelet import Kubelet
-from sim.namespacing import Namespaces, ServiceAccounts
-from sim.publishing import RootCAPublisher
-from sim.scheduling import Scheduler
 from sim.world import World
 from tests.helpers import eventually
 
@@ -135,15 +130,6 @@ needs_mounts = pytest.mark.skipif(
 )
 
 
-class LoopbackKubelet(Kubelet):
-    """Pod addresses the host reaches: 127.244.x.y (all of 127/8 is the loopback network)."""
-
-    def allocate_ip(self) -> str:
-        n = self._ips
-        self._ips += 1
-        return f"127.244.{n // 250 % 256}.{n % 250 + 2}"
-
-
 def image(**overrides: Any) -> processes.Image:
     fields: dict[str, Any] = {"entrypoint": (sys.executable, "-c", SERVER), "env": {"PATH": "/usr/bin:/bin"}}
     fields.update(overrides)
@@ -156,15 +142,9 @@ def register(world: World) -> None:
 
 @contextlib.asynccontextmanager
 async def process_world() -> AsyncIterator[World]:
-    controllers = [
-        GarbageCollector(),
-        Scheduler(),
-        LoopbackKubelet(),
-        ServiceAccounts(),
-        Namespaces(),
-        RootCAPublisher(),
-    ]
-    async with World(seed=1, controllers=list(controllers)) as world:
+    """A world with every simulated controller (its kubelet hands out loopback pod addresses, which the
+    host reaches) and the test image registered."""
+    async with World(seed=1) as world:
         register(world)
         yield world
 

@@ -182,7 +182,8 @@ async def test_the_process_sees_its_environment_volumes_and_token(
 
     # The claim is a directory of the world's, the emptyDir one of the pod's; projected volumes are read-only.
     assert (await ask(pod_ip, port, "/write", path="/var/lib/testimg/hello"))[0] == 200
-    assert (world.state_dir / "claims" / NS / "data" / "hello").read_text() == "written in the pod"
+    claim = world.claim_path(NS, "data")
+    assert claim is not None and (claim / "hello").read_text() == "written in the pod"
     assert (await ask(pod_ip, port, "/write", path="/tmp/scratch"))[0] == 200
     assert (await ask(pod_ip, port, "/write", path="/etc/settings/level")) == (500, "Read-only file system")
     assert (await ask(pod_ip, port, "/write", path=f"{TOKEN_DIR}/token")) == (500, "Read-only file system")
