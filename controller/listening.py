@@ -39,9 +39,9 @@ def configure_logging(level: str, log_format: str) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(LEVELS.get(level, logging.DEBUG))
-    # The HTTP libraries' debug output (connection traces) says nothing the listener does not.
-    for noisy in ("httpcore", "hpack", "aiohttp.access"):
-        logging.getLogger(noisy).setLevel(max(root.level, logging.INFO))
+    # The HTTP libraries' debug output (connection traces) says nothing the listener does not, and the
+    # Kubernetes client's would print response bodies.
+    logformat.quiet_libraries(root.level, noisy_floor=logging.INFO)
 
 
 async def serve(config: ListenerConfig, cluster: Source) -> int:

@@ -29,7 +29,10 @@ TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 # Libraries that log every request or state change at INFO; the controller logs what matters
 # (transitions with their keys, failed effects) itself.
-NOISY = ("httpcore", "httpx", "hpack", "aiohttp.access", "aiosqlite", "transitions")
+NOISY = ("httpcore", "httpx", "hpack", "aiohttp.access", "aiosqlite", "transitions", "asyncio")
+# Loggers that write whole response bodies at DEBUG, Secrets' data among them (kubernetes_asyncio's REST
+# client): never below INFO, whatever the level asked for.
+SECRET_BEARING = ("kubernetes_asyncio.client.rest",)
 
 
 def object_keys(record: logging.LogRecord) -> dict[str, Any]:
@@ -75,5 +78,13 @@ def configure_logging(level: str, fmt: str = "auto") -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(LEVELS[level])
+    quiet_libraries(root.level)
+
+
+def quiet_libraries(level: int, *, noisy_floor: int = logging.WARNING) -> None:
+    """Hold the noisy libraries at ``noisy_floor`` (or ``level`` if higher) and the loggers that would
+    write Secrets at INFO at least."""
     for noisy in NOISY:
-        logging.getLogger(noisy).setLevel(max(root.level, logging.WARNING))
+        logging.getLogger(noisy).setLevel(max(level, noisy_floor))
+    for bearing in SECRET_BEARING:
+        logging.getLogger(bearing).setLevel(max(level, logging.INFO))
