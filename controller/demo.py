@@ -20,7 +20,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from kubernetes_asyncio import client
@@ -35,6 +35,9 @@ from sim.world import World
 from statemachines.snapshots import Settings as MachineSettings
 from store.settings import JournalSettings
 from watchers.settings import WatchSettings
+
+if TYPE_CHECKING:
+    from controller.clusterdemo import InClusterStory
 
 PREFIX = "arcsm demo:"
 INTERRUPTED = 130  # the shell's status for a process ended by SIGINT
@@ -69,6 +72,15 @@ def demo(
     log_level: Annotated[
         str, typer.Option(help="Controller logs on stderr: debug, info, warning or error.")
     ] = "warning",
+    in_cluster: Annotated[
+        bool,
+        typer.Option(
+            "--in-cluster",
+            help="Install arcsm with its Helm chart on the emulated cluster and run it there, as a real "
+            "in-cluster process (the HTTP API on --http's port of its pod), then run a job on a scale set "
+            "made as upstream's gha-runner-scale-set chart makes it. Needs the 'helm' extra and root.",
+        ),
+    ] = False,
 ) -> None:
     """Play the seed's story in an emulated cluster: a runner image refused, the scale set parked in
     Outdated without churn, the image fixed and the scale set recovered; watch it on the timeline page."""
@@ -80,11 +92,18 @@ def demo(
         raise typer.BadParameter("must be positive", param_hint="--step-timeout")
     if log_level not in LEVELS:
         raise typer.BadParameter(f"must be one of {', '.join(LEVELS)}", param_hint="--log-level")
+    if in_cluster and journal is not None:
+        raise typer.BadParameter(
+            "the in-cluster controller keeps its journal on its pod's volume", param_hint="--journal"
+        )
     if journal is not None and journal.exists():
         typer.echo(f"arcsm demo: {journal} already exists; name a new journal file or remove it", err=True)
         raise typer.Exit(2)
     configure_logging(log_level)
-    code = asyncio.run(play(journal=journal, host=host, port=port, once=once, step_timeout=step_timeout))
+    if in_cluster:
+        code = asyncio.run(play_in_cluster(port=port, once=once, step_timeout=step_timeout))
+    else:
+        code = asyncio.run(play(journal=journal, host=host, port=port, once=once, step_timeout=step_timeout))
     raise typer.Exit(code)
 
 
@@ -110,6 +129,85 @@ async def play(*, journal: Path | None, host: str, port: int, once: bool, step_t
             loop.remove_signal_handler(signum)
     say("stopped")
     return code
+
+
+async def play_in_cluster(*, port: int, once: bool, step_timeout: float) -> int:
+    """``--in-cluster``: ``controller.clusterdemo``'s steps, then run on until a signal (or not, ``once``)."""
+    from controller import clusterdemo, manifests
+
+    try:
+        manifests.helm()
+    except manifests.RenderError as exc:
+        say(str(exc))
+        return 1
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stopping.set)
+    github = GitHubFake(host="127.0.0.1")
+    try:
+        async with clusterdemo.world(github) as world, client.ApiClient(world.configuration()) as kube:
+            github.allow_pat(demostory.DEMO_PAT)
+            say(f"emulated cluster at {world.url} (pods: {world.https_url}), fake GitHub {world.github_url}")
+            story = clusterdemo.InClusterStory(world, kube, say, port=port)
+            story.timeout = step_timeout
+            code = await _in_cluster_until_first(story, stopping, once=once)
+            await _uninstall(kube)
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    say("stopped")
+    return code
+
+
+async def _in_cluster_until_first(story: InClusterStory, stopping: asyncio.Event, *, once: bool) -> int:
+    played = asyncio.create_task(story.play(), name="demo story")
+    interrupted = asyncio.create_task(stopping.wait(), name="demo signal")
+    try:
+        await asyncio.wait({played, interrupted}, return_when=asyncio.FIRST_COMPLETED)
+        if not played.done():
+            say("interrupted before the story ended")
+            return INTERRUPTED
+        from controller import clusterdemo
+
+        try:
+            played.result()
+        except clusterdemo.DemoFailed as exc:
+            say(str(exc))
+            return 1
+        except Exception as exc:  # the cluster failed under the story: say so, in one line
+            say(f"the story stopped on an error: {type(exc).__name__}: {exc}")
+            return 1
+        say("the story is over" + ("" if once else "; the demo runs on until interrupted (Ctrl-C)"))
+        if not once:
+            await interrupted
+        return 0
+    finally:
+        for task in (played, interrupted):
+            task.cancel()
+        await asyncio.gather(played, interrupted, return_exceptions=True)
+
+
+async def _uninstall(kube: client.ApiClient) -> None:
+    """Stop the controller (its Deployment deleted: SIGTERM, then exit), then every pod, while the fake
+    service still answers."""
+    with contextlib.suppress(client.ApiException):
+        await client.AppsV1Api(kube).delete_namespaced_deployment("arcsm", demostory.CONTROLLER_NAMESPACE)
+    core = client.CoreV1Api(kube)
+
+    async def controller_gone() -> bool:
+        pods = await core.list_namespaced_pod(
+            demostory.CONTROLLER_NAMESPACE, label_selector="app.kubernetes.io/name=arcsm"
+        )
+        return not pods.items
+
+    try:
+        await demostory.until(controller_gone, step="the controller stopped", timeout=STOP_TIMEOUT)
+    except demostory.StepTimedOut as exc:
+        print(f"{PREFIX} {exc}", file=sys.stderr, flush=True)
+    from controller import clusterdemo
+
+    await _stop_pods(kube, namespaces=(clusterdemo.NAMESPACE, demostory.CONTROLLER_NAMESPACE))
 
 
 async def _until_first(
@@ -226,11 +324,13 @@ def _print_urls(url: str) -> None:
     say(f"journal stream: curl -sN '{url}/api/v1/journal/stream?after=0'")
 
 
-async def _stop_pods(kube: client.ApiClient) -> None:
+async def _stop_pods(
+    kube: client.ApiClient,
+    namespaces: tuple[str, ...] = (demostory.NAMESPACE, demostory.CONTROLLER_NAMESPACE),
+) -> None:
     """Delete every pod and wait until they are gone, so runners and the listener end while the fake GitHub
     still answers."""
     core = client.CoreV1Api(kube)
-    namespaces = (demostory.NAMESPACE, demostory.CONTROLLER_NAMESPACE)
     try:
         for namespace in namespaces:
             await core.delete_collection_namespaced_pod(namespace, grace_period_seconds=0)

@@ -14,6 +14,7 @@ from pathlib import Path
 from controller.demostory import DEMO_PAT
 from store.records import RecordType
 from tests.e2e.controller import harness
+from tests.e2e.sim.processworld import needs_mounts
 from tests.helpers import ARCSM
 
 DEADLINE = 240.0  # the whole story; each of its steps has its own deadline inside the demo
@@ -93,3 +94,32 @@ async def test_demo_refuses_to_reuse_a_journal(tmp_path: Path) -> None:
         f"arcsm demo: {journal} already exists; name a new journal file or remove it"
     ]
     assert not lines
+
+
+@needs_mounts
+async def test_demo_in_cluster_installs_the_chart_runs_arcsm_in_its_pod_and_a_job() -> None:
+    code, lines, err = await arcsm_demo("--in-cluster", "--once", "--http", "127.0.0.1:0")
+    print("\n".join(lines))
+    assert code == 0, "\n".join([*lines, err])
+    text = "\n".join(lines)
+    for step in (
+        "installing arcsm's Helm chart (release arcsm in arc-systems)",
+        "is Ready through /readyz",
+        "binds its manager Role to arc-systems/arcsm",
+        "as upstream's gha-runner-scale-set chart 0.14.2 makes it",
+        "the scale set is Running",
+        "the job ran on runner",
+        "from the pod's HTTP API: Pending → Running",
+        "the story is over",
+    ):
+        assert step in text, f"no line says {step!r}"
+    page = next(line for line in lines if "its timeline page: " in line)
+    assert page.split("its timeline page: ")[1].startswith("http://127.244."), (
+        "the page is on the pod's address"
+    )
+    assert DEMO_PAT not in text + err
+
+
+async def test_demo_in_cluster_keeps_no_journal_of_its_own() -> None:
+    code, _, err = await arcsm_demo("--in-cluster", "--journal", "x.db")
+    assert code == 2 and "journal on its pod's volume" in err

@@ -143,7 +143,8 @@ def test_optional_sources_may_be_missing(api: ApiServer, tmp_path: Path) -> None
 def test_a_claim_is_a_directory_of_the_state_once_the_claim_exists(api: ApiServer, tmp_path: Path) -> None:
     kind = api.registry.get("", "v1", "persistentvolumeclaims")
     assert kind is not None
-    api.create(kind, "team", {"metadata": {"name": "data"}, "spec": {}})
+    spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+    api.create(kind, "team", {"metadata": {"name": "data"}, "spec": spec})
     pv = pod_volumes(
         api, tmp_path, [{"name": "d", "persistentVolumeClaim": {"claimName": "data", "readOnly": True}}]
     )
