@@ -3,7 +3,8 @@
     arcsm sim [--host 127.0.0.1] [--port 0] [--kubeconfig PATH] [--github-port 0] [...]
 
 It serves what the tests and ``arcsm demo`` run against (``controller.simulating``, ``sim/README.md``),
-so ``kubectl`` or ``arcsm run`` can be pointed at it through the kubeconfig it writes.
+so ``kubectl`` or ``arcsm run`` can be pointed at it through the kubeconfig it writes; arcsm's Helm chart
+applied to it runs this arcsm in-cluster.
 """
 
 from __future__ import annotations

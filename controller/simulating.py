@@ -1,4 +1,10 @@
-"""``arcsm sim``: run the emulated world in the foreground until interrupted."""
+"""``arcsm sim``: run the emulated world in the foreground until interrupted.
+
+Its kubelet runs the controller containers of image ``arcsm`` as this installation's ``arcsm``
+(``controller.simimage``), so arcsm's Helm chart applied to it (``kubectl apply -k deploy/``, or
+``arcsm manifests | kubectl apply -f -``) runs the controller in-cluster; listener pods stay arcsm's
+listener in the emulator's process.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ import signal
 import sys
 from pathlib import Path
 
+from controller import simimage
 from sim.github.fake import GitHubFake, GitHubSettings
 from sim.world import World
 
@@ -26,6 +33,7 @@ async def serve(
         loop.add_signal_handler(sig, stop.set)
     github = GitHubFake(host=host, port=github_port, settings=github_settings)
     async with World(host=host, port=port, watch_history=watch_history, github=github) as world:
+        simimage.register(world)
         if kubeconfig is not None:
             world.write_kubeconfig(kubeconfig)
         print(f"arcsm sim: kubernetes {world.url}", flush=True)

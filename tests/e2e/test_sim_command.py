@@ -8,15 +8,19 @@ from the kubeconfig it wrote.
 from __future__ import annotations
 
 import asyncio
+import json
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import httpx
 import pytest
 from kubernetes_asyncio import client, config, watch
 from kubernetes_asyncio.client.rest import ApiException
 
-from tests.helpers import ARCSM
+from tests.e2e.sim.processworld import free_port, needs_mounts
+from tests.helpers import ARCSM, eventually
+from tests.kubectl import ok, requires_kubectl
 
 
 async def start_sim(*args: str) -> tuple[asyncio.subprocess.Process, str]:
@@ -91,3 +95,33 @@ async def test_watch_history_expires_older_resource_versions(
                     pass
         assert raised.value.status == 410
     assert await stop(proc, signal.SIGINT) == 0
+
+
+@requires_kubectl
+@needs_mounts
+async def test_the_chart_applied_to_arcsm_sim_runs_the_controller_in_its_pod(tmp_path: Path) -> None:
+    # A user's try: `arcsm sim`, then arcsm's rendered chart through kubectl. The emulator's pods share the
+    # host's network, so the controller gets a port of its own instead of the chart's 8080.
+    kubeconfig = tmp_path / "kubeconfig"
+    proc, _ = await start_sim("--kubeconfig", str(kubeconfig))
+    try:
+        port = free_port()
+        rendered = await asyncio.create_subprocess_exec(
+            ARCSM,
+            "manifests",
+            "--set",
+            f"metrics.controllerManagerAddr=:{port}",
+            stdout=asyncio.subprocess.PIPE,
+        )
+        manifest, _ = await rendered.communicate()
+        assert rendered.returncode == 0
+        await eventually(kubeconfig.exists, timeout=10, what="the kubeconfig written")
+        await ok(kubeconfig, "apply", "-f", "-", stdin=manifest.decode())
+        await ok(kubeconfig, "rollout", "status", "deployment/arcsm", "-n", "arc-systems", "--timeout=120s")
+        pods = json.loads(await ok(kubeconfig, "get", "pods", "-n", "arc-systems", "-o", "json"))["items"]
+        [pod] = [p for p in pods if p["metadata"]["labels"].get("app.kubernetes.io/name") == "arcsm"]
+        async with httpx.AsyncClient(timeout=30) as http:
+            ready = (await http.get(f"http://{pod['status']['podIP']}:{port}/readyz")).json()
+        assert ready["role"] == "leader"
+    finally:
+        assert await stop(proc, signal.SIGTERM) == 0
