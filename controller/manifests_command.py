@@ -10,7 +10,6 @@ the shorthand options, then of ``--set``, merged as Helm merges them; see ``cont
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -19,17 +18,9 @@ import yaml
 
 from controller import manifests
 
-
-def merged(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
-    """``override`` over ``base``: maps merge key by key, anything else is replaced (Helm's rule)."""
-    out = dict(base)
-    for key, value in override.items():
-        current = out.get(key)
-        if isinstance(current, Mapping) and isinstance(value, Mapping):
-            out[key] = merged(current, value)
-        else:
-            out[key] = value
-    return out
+# Values merge as merge patches do (RFC 7386, nulls kept): maps key by key, anything else replaced, which
+# is Helm's rule for values files and --set; Helm then drops a key given as null.
+from statemachines.drafts import deep_merge as merged
 
 
 def values_file(path: Path) -> dict[str, Any]:

@@ -116,11 +116,6 @@ class VolumeBinder(QueueController[ObjectKey]):
     def __init__(self) -> None:
         super().__init__()
         self._told: set[tuple[str, str]] = set()  # (claim uid, reason) of events already recorded
-        self._api: ApiServer | None = None
-
-    async def run(self, api: ApiServer) -> None:
-        self._api = api
-        await super().run(api)
 
     def seed(self, api: ApiServer) -> None:
         for type_key in (CLAIMS, VOLUMES):

@@ -81,13 +81,8 @@ class GarbageCollector(QueueController[ObjectKey]):
         self._dependents: dict[str, set[ObjectKey]] = {}
         self._uids: dict[str, ObjectKey] = {}
         self._warned: set[tuple[str, str]] = set()
-        self._api: ApiServer | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------------
-
-    async def run(self, api: ApiServer) -> None:
-        self._api = api
-        await super().run(api)
 
     def seed(self, api: ApiServer) -> None:
         for kind in storage_kinds(api.registry):

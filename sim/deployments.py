@@ -84,14 +84,6 @@ class DeploymentController(QueueController[ObjectKey]):
     what = "deployments: syncing"
     ignored_codes = frozenset({404, 409})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._api: ApiServer | None = None
-
-    async def run(self, api: ApiServer) -> None:
-        self._api = api
-        await super().run(api)
-
     def seed(self, api: ApiServer) -> None:
         for d in api.store.items(DEPLOYMENTS):
             self._queue.add((*DEPLOYMENTS, meta(d)["namespace"], meta(d)["name"]))

@@ -86,16 +86,11 @@ class LocalPathProvisioner(QueueController[ObjectKey]):
         super().__init__()
         self.node = node
         self.root: Path | None = None
-        self._api: ApiServer | None = None
 
     def use(self, root: Path) -> None:
         """Keep volumes under ``root`` (created if missing)."""
         root.mkdir(parents=True, exist_ok=True)
         self.root = root
-
-    async def run(self, api: ApiServer) -> None:
-        self._api = api
-        await super().run(api)
 
     def seed(self, api: ApiServer) -> None:
         for type_key in (CLAIMS, VOLUMES):

@@ -145,14 +145,6 @@ class ReplicaSetController(QueueController[ObjectKey]):
     what = "replicasets: syncing"
     ignored_codes = frozenset({404, 409})
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._api: ApiServer | None = None
-
-    async def run(self, api: ApiServer) -> None:
-        self._api = api
-        await super().run(api)
-
     def seed(self, api: ApiServer) -> None:
         for rs in api.store.items(REPLICASETS):
             self._queue.add((*REPLICASETS, meta(rs)["namespace"], meta(rs)["name"]))

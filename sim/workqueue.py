@@ -96,6 +96,7 @@ class QueueController(Generic[T]):
 
     def __init__(self) -> None:
         self._queue: WorkQueue[T] = WorkQueue()
+        self._api: ApiServer | None = None  # the API server while running, for work a timer or hook starts
         self._started = asyncio.Event()
         self._active = False
         self._timers: dict[T, asyncio.TimerHandle] = {}
@@ -159,6 +160,7 @@ class QueueController(Generic[T]):
             self.on_event(event)
 
     async def run(self, api: ApiServer) -> None:
+        self._api = api
         self._active = True
         api.store.add_listener(self._listen)
         try:

@@ -102,6 +102,7 @@ async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_ch
         base = f"http://{pod.status.pod_ip}:{http_port}"
         ready = await get(f"{base}/readyz")
         assert ready["role"] == "leader"
+        assert (await get(f"{base}/healthz"))["status"] == "ok"
         claim = world.claim_path(CONTROLLER_NS, "journal-arcsm-0")
         assert claim is not None and (claim / "journal.db").is_file()
 
