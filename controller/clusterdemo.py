@@ -9,10 +9,11 @@ One line on stdout per step, each waiting on what it says with a deadline:
 2. the chart rendered by Helm (``controller.manifests``) with the HTTP API on ``port`` (0: a free one),
    created through the API in the order ``kubectl apply -f`` would (the CRDs, the namespace, the rest);
 3. the Deployment available: its pod Ready through ``/readyz``, its journal on its claim;
-4. a scale set as upstream's chart 0.14 makes it in its default container mode (``upstream_scale_set``):
-   the config Secret, the runners' no-permission ServiceAccount, the manager Role with its RoleBinding to
-   the account the controller's Deployment labels name (found as upstream's chart finds it), and the
-   AutoscalingRunnerSet with upstream's labels and cleanup annotations;
+4. a scale set as upstream's chart 0.14 makes it in its default container mode: ``sim.scalesetchart``,
+   the stand-in for that chart, rendered by Helm against the cluster with a user's values and nothing
+   about the controller, so its lookup finds arcsm's Deployment and binds the manager Role to the account
+   its labels name; its objects (the config Secret, the runners' ServiceAccount, the Role and RoleBinding,
+   the AutoscalingRunnerSet with its cleanup annotations) created;
 5. the scale set Running, its listener a real ``arcsm listener`` process;
 6. a job queued on the fake service, run by a runner;
 7. the phase history, read from the controller's HTTP API on its pod's address.
@@ -23,8 +24,9 @@ CAP_SYS_ADMIN), which the kubelet's process containers use; without either it sa
 
 from __future__ import annotations
 
-import base64
+import asyncio
 import contextlib
+import functools
 import socket
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -33,6 +35,7 @@ import httpx
 from kubernetes_asyncio import client, utils
 
 from controller import demostory, manifests, simimage
+from sim import scalesetchart
 from sim.github.fake import GitHubFake
 from sim.github.records import JobState
 from sim.world import World
@@ -41,10 +44,8 @@ from statemachines import kinds
 NAMESPACE = "arc-runners"
 CONTROLLER_NAMESPACE = manifests.NAMESPACE
 SCALE_SET = "arc-runner-set"
-CHART_VERSION = "0.14.2"  # the upstream chart whose objects ``upstream_scale_set`` makes
-CLEANUP_PROTECTION = "actions.github.com/cleanup-protection"
+CHART_VERSION = "0.14.2"  # the upstream chart sim.scalesetchart stands in for
 RUNNER_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
-PART_OF_CONTROLLER = "gha-rs-controller"
 CONTROLLER_PODS = "app.kubernetes.io/name=arcsm"
 
 
@@ -76,127 +77,16 @@ async def install(kube: client.ApiClient, documents: list[dict[str, Any]]) -> No
             raise DemoFailed(f"could not create {kind} {name}: {reasons}") from None
 
 
-async def controller_account(kube: client.ApiClient, namespace: str) -> tuple[str, str]:
-    """The controller's ServiceAccount, found as upstream's scale-set chart finds it: the one Deployment
-    labelled ``app.kubernetes.io/part-of=gha-rs-controller``, by its controller-service-account labels."""
-    found = await client.AppsV1Api(kube).list_deployment_for_all_namespaces(
-        label_selector=f"app.kubernetes.io/part-of={PART_OF_CONTROLLER}"
-    )
-    matching = [
-        d.metadata.labels
-        for d in found.items
-        if "actions.github.com/controller-watch-single-namespace" not in d.metadata.labels
-        or d.metadata.labels["actions.github.com/controller-watch-single-namespace"] == namespace
-    ]
-    if len(matching) != 1:
-        raise DemoFailed(
-            f"{len(matching)} gha-rs-controller Deployments found, as upstream's chart counts them"
-        )
-    labels = matching[0]
-    return (
-        labels["actions.github.com/controller-service-account-name"],
-        labels["actions.github.com/controller-service-account-namespace"],
-    )
-
-
-def upstream_scale_set(
-    *, config_url: str, token: str, account: tuple[str, str], namespace: str = NAMESPACE
-) -> list[dict[str, Any]]:
-    """The objects upstream's gha-runner-scale-set chart renders for a release named like its scale set,
-    default container mode, ``githubConfigSecret.github_token`` given: names ``<name>-gha-rs-*``, its
-    labels, the cleanup annotations on the scale set and cleanup-protection on what they name."""
-    fullname = f"{SCALE_SET}-gha-rs"
-    labels = {
-        "helm.sh/chart": f"gha-rs-{CHART_VERSION}",
-        "app.kubernetes.io/name": SCALE_SET,
-        "app.kubernetes.io/instance": SCALE_SET,
-        "app.kubernetes.io/version": CHART_VERSION,
-        "app.kubernetes.io/managed-by": "Helm",
-        "app.kubernetes.io/part-of": "gha-rs",
-        "actions.github.com/scale-set-name": SCALE_SET,
-        "actions.github.com/scale-set-namespace": namespace,
+def scale_set_values(world: World) -> dict[str, Any]:
+    """What a user gives upstream's scale-set chart: nothing about the controller."""
+    return {
+        "githubConfigUrl": world.github_url + "/org",
+        "githubConfigSecret": {"github_token": demostory.DEMO_PAT},
+        "runnerScaleSetName": SCALE_SET,
+        "minRunners": 0,
+        "maxRunners": 2,
+        "template": {"spec": {"containers": [{"name": "runner", "image": RUNNER_IMAGE}]}},
     }
-
-    def meta(name: str, component: str | None = None) -> dict[str, Any]:
-        extra = {"app.kubernetes.io/component": component} if component else {}
-        return {
-            "name": name,
-            "namespace": namespace,
-            "labels": {**labels, **extra},
-            "finalizers": [CLEANUP_PROTECTION],
-        }
-
-    secret, account_name, role = (
-        f"{fullname}-github-secret",
-        f"{fullname}-no-permission",
-        f"{fullname}-manager",
-    )
-    return [
-        {
-            "apiVersion": "v1",
-            "kind": "Secret",
-            "metadata": meta(secret),
-            "data": {"github_token": base64.b64encode(token.encode()).decode()},
-        },
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": meta(account_name)},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "Role",
-            "metadata": meta(role, "manager-role"),
-            "rules": [
-                {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete", "get"]},
-                {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["get"]},
-                {
-                    "apiGroups": [""],
-                    "resources": ["secrets", "serviceaccounts"],
-                    "verbs": ["create", "delete", "get", "list", "patch", "update"],
-                },
-                {
-                    "apiGroups": ["rbac.authorization.k8s.io"],
-                    "resources": ["rolebindings", "roles"],
-                    "verbs": ["create", "delete", "get", "patch", "update"],
-                },
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "RoleBinding",
-            "metadata": meta(role, "manager-role-binding"),
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": account[0], "namespace": account[1]}],
-        },
-        {
-            "apiVersion": f"{kinds.GROUP}/{kinds.VERSION}",
-            "kind": kinds.ARS,
-            "metadata": {
-                "name": SCALE_SET,
-                "namespace": namespace,
-                "labels": {**labels, "app.kubernetes.io/component": "autoscaling-runner-set"},
-                "annotations": {
-                    "actions.github.com/cleanup-github-secret-name": secret,
-                    "actions.github.com/cleanup-manager-role-binding": role,
-                    "actions.github.com/cleanup-manager-role-name": role,
-                    "actions.github.com/cleanup-no-permission-service-account-name": account_name,
-                },
-            },
-            "spec": {
-                "githubConfigUrl": config_url,
-                "githubConfigSecret": secret,
-                "runnerScaleSetName": SCALE_SET,
-                "minRunners": 0,
-                "maxRunners": 2,
-                "template": {
-                    "spec": {
-                        "restartPolicy": "Never",
-                        "serviceAccountName": account_name,
-                        "containers": [
-                            {"name": "runner", "image": RUNNER_IMAGE, "command": ["/home/runner/run.sh"]}
-                        ],
-                    }
-                },
-            },
-        },
-    ]
 
 
 class InClusterStory:
@@ -257,12 +147,22 @@ class InClusterStory:
 
     async def install_scale_set(self) -> None:
         await install(self.kube, [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}])
-        account = await controller_account(self.kube, NAMESPACE)
+        kubeconfig = self.world.write_kubeconfig(self.world.state_dir / "kubeconfig")
+        release = manifests.Release(name=SCALE_SET, namespace=NAMESPACE, values=scale_set_values(self.world))
+        try:
+            # Helm's SDK blocks while it asks the cluster, which this event loop serves.
+            render = functools.partial(
+                manifests.render_templates, chart=scalesetchart.path(), kubeconfig=kubeconfig
+            )
+            objects = await asyncio.to_thread(render, release)
+        except manifests.RenderError as exc:
+            raise DemoFailed(f"upstream's scale-set chart would fail: {exc}") from None
+        [binding] = [o for o in objects if o["kind"] == "RoleBinding"]
+        [account] = binding["subjects"]
+        bound = f"{account['namespace']}/{account['name']}"
         self.say(
-            f"upstream's scale-set chart binds its manager Role to {account[1]}/{account[0]}, by its labels"
-        )
-        objects = upstream_scale_set(
-            config_url=self.world.github_url + "/org", token=demostory.DEMO_PAT, account=account
+            f"upstream's gha-runner-scale-set chart ({CHART_VERSION}, a stand-in), given no controller "
+            f"values, found arcsm by its labels: its manager Role is bound to {bound}"
         )
         custom = client.CustomObjectsApi(self.kube)
         for body in objects:
@@ -272,10 +172,7 @@ class InClusterStory:
                 )
             else:
                 await install(self.kube, [body])
-        self.say(
-            f"scale set {NAMESPACE}/{SCALE_SET} created as upstream's gha-runner-scale-set chart "
-            f"{CHART_VERSION} makes it"
-        )
+        self.say(f"scale set {NAMESPACE}/{SCALE_SET} installed as that chart makes it")
 
         async def running() -> bool:
             ars = await custom.get_namespaced_custom_object(

@@ -125,7 +125,8 @@ def _load_all(text: str) -> list[Manifest]:
 
 
 def install_order(documents: Iterable[Manifest]) -> list[Manifest]:
-    """``documents`` sorted as Helm installs them: by kind, then by name."""
+    """``documents`` sorted by kind in Helm's install order (other kinds last), then by name, so the
+    rendering is stable."""
 
     def key(doc: Manifest) -> tuple[int, str]:
         kind = str(doc.get("kind") or "")
@@ -135,19 +136,26 @@ def install_order(documents: Iterable[Manifest]) -> list[Manifest]:
     return sorted(documents, key=key)
 
 
-def render_templates(release: Release) -> list[Manifest]:
-    """The chart's templates rendered by Helm for ``release`` (no CRDs), in install order."""
+def render_templates(
+    release: Release, *, chart: pathlib.Path | None = None, kubeconfig: pathlib.Path | None = None
+) -> list[Manifest]:
+    """A chart's templates (arcsm's by default) rendered by Helm for ``release`` (no CRDs), in install
+    order. With ``kubeconfig`` Helm renders against that cluster, so a template's ``lookup`` asks it, as
+    ``helm install`` would; without, offline, as ``helm template`` does."""
     if len(release.namespace) > 63 or not _DNS_LABEL.match(release.namespace):
         raise RenderError(
             f"{release.namespace!r} is not a namespace name: use lowercase letters, digits and '-'"
         )
     sdk = helm()
+    values, where = dict(release.values), {"name": release.name, "namespace": release.namespace}
     try:
         sdk.validate_release_name(release.name)
-        with sdk.Chart.load(str(chart_path())) as chart:
-            files: dict[str, str] = chart.render(
-                dict(release.values), name=release.name, namespace=release.namespace, is_install=True
-            )
+        with sdk.Chart.load(str(chart or chart_path())) as loaded:
+            if kubeconfig is None:
+                files: dict[str, str] = loaded.render(values, is_install=True, **where)
+            else:
+                with sdk.Config(kubeconfig_path=str(kubeconfig), namespace=release.namespace) as cluster:
+                    files = cluster.render(loaded, values, is_install=True, **where)
     except sdk.HelmError as exc:
         raise RenderError(_one_line(exc)) from None
     documents = [
@@ -165,9 +173,15 @@ def namespace(name: str) -> Manifest:
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
 
 
+def installed_namespace(release: Release) -> str:
+    """Where the chart puts its objects: ``namespaceOverride`` when given, else the release namespace."""
+    return str(release.values.get("namespaceOverride") or release.namespace)
+
+
 def render(release: Release, *, include_crds: bool = True) -> list[Manifest]:
     """The whole installation for ``kubectl apply -f``: the CRDs, the namespace, the templates."""
-    return [*(crds() if include_crds else []), namespace(release.namespace), *render_templates(release)]
+    documents = render_templates(release)
+    return [*(crds() if include_crds else []), namespace(installed_namespace(release)), *documents]
 
 
 def dump(documents: Sequence[Manifest]) -> str:
@@ -223,21 +237,27 @@ def render_kustomization() -> str:
 def render_files() -> dict[str, str]:
     """The generated files, by path relative to ``deploy/``. The default rendering is read from the
     chart as it is on disk, so write ``_rules.tpl`` before rendering it (``main`` does)."""
-    default = Release()
     return {
-        str(chart_path().relative_to(chart_path().parent.parent) / RULES_TEMPLATE): rules_template(),
-        MANIFEST_FILE: HEADER + dump([namespace(default.namespace), *render_templates(default)]),
+        rules_file(): rules_template(),
+        MANIFEST_FILE: HEADER + dump(render(Release(), include_crds=False)),
         KUSTOMIZATION: render_kustomization(),
     }
 
 
+def rules_file() -> str:
+    """``templates/_rules.tpl`` as a path relative to ``deploy/``."""
+    return str(chart_path().relative_to(chart_path().parent.parent) / RULES_TEMPLATE)
+
+
 def main() -> None:
     root = chart_path().parent.parent
-    (chart_path() / RULES_TEMPLATE).write_text(rules_template(), encoding="utf-8")
+    # The default rendering reads the rules from the chart: write them first.
+    (root / rules_file()).write_text(rules_template(), encoding="utf-8")
+    print(root.name / pathlib.Path(rules_file()))
     for filename, text in render_files().items():
-        path = root / filename
-        path.write_text(text, encoding="utf-8")
-        print(path.relative_to(root.parent))
+        if filename != rules_file():
+            (root / filename).write_text(text, encoding="utf-8")
+            print(root.name / pathlib.Path(filename))
 
 
 if __name__ == "__main__":

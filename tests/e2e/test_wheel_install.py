@@ -68,6 +68,8 @@ def test_the_wheel_carries_the_chart_and_the_page(installed: tuple[Path, Path]) 
     crds = {n for n in names if n.startswith(chart + "crds/")}
     assert len(crds) == 4
     assert "api/static/timeline.html" in names
+    # The stand-in for upstream's scale-set chart, which arcsm demo --in-cluster renders.
+    assert {"sim/scalesetchart/Chart.yaml", "sim/scalesetchart/templates/_names.tpl"} <= names
 
 
 def test_the_installed_package_is_what_runs(installed: tuple[Path, Path], outside: Path) -> None:

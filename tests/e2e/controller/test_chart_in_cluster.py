@@ -4,7 +4,7 @@ Inputs: a fresh emulated cluster (no CRDs yet) with the fake GitHub, whose kubel
 image ``arcsm`` as this installation's ``arcsm`` (``controller.simimage``: the controller and the
 listener, as real processes); arcsm's Helm chart rendered by Helm with two free ports for the HTTP API
 and the listeners' metrics, applied with Debian's kubectl; a scale set shaped as upstream's
-gha-runner-scale-set chart makes it (``scale_set_chart/``, rendered by Helm against the cluster, so it
+gha-runner-scale-set chart makes it (``sim.scalesetchart``, rendered by Helm against the cluster, so it
 finds arcsm's Deployment itself), with nothing about the controller in its values.
 
 Outputs: ``kubectl rollout status`` sees the Deployment available once the pod is Ready through its

@@ -105,8 +105,8 @@ async def test_demo_in_cluster_installs_the_chart_runs_arcsm_in_its_pod_and_a_jo
     for step in (
         "installing arcsm's Helm chart (release arcsm in arc-systems)",
         "is Ready through /readyz",
-        "binds its manager Role to arc-systems/arcsm",
-        "as upstream's gha-runner-scale-set chart 0.14.2 makes it",
+        "found arcsm by its labels: its manager Role is bound to arc-systems/arcsm",
+        "installed as that chart makes it",
         "the scale set is Running",
         "the job ran on runner",
         "from the pod's HTTP API: Pending → Running",

@@ -2,7 +2,7 @@
 only the values a user already gives ARC.
 
 Inputs: the emulated cluster with the fake GitHub; arcsm's own chart rendered by Helm and applied with
-Debian's kubectl (as ``arcsm manifests | kubectl apply -f -`` does); ``scale_set_chart/``, a stand-in for
+Debian's kubectl (as ``arcsm manifests | kubectl apply -f -`` does); ``sim.scalesetchart``, a stand-in for
 upstream's chart (0.14.x) written from the facts of its templates, rendered by Helm *against the
 emulated cluster* so that its ``lookup`` of the controller's Deployment is Helm's own, and applied with
 kubectl; the real controller in-process. The values are githubConfigUrl, githubConfigSecret,
@@ -22,12 +22,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-import helm_python as helm
 import pytest
-import yaml
 from kubernetes_asyncio import client
 
 from controller import manifests
+from sim import scalesetchart
 from sim.github.records import JobState
 from sim.world import World
 from statemachines.kinds import AL, ARS, ER
@@ -38,7 +37,6 @@ from tests.kubectl import ok, requires_kubectl
 
 pytestmark = requires_kubectl
 
-CHART = Path(__file__).parent / "scale_set_chart"
 RUNNERS_NS = "arc-runners"
 RELEASE = "arc-runner-set"
 TIMEOUT = 60.0
@@ -65,24 +63,11 @@ def user_values(world: World, mode: dict[str, Any]) -> dict[str, Any]:
 
 async def render_scale_set(kubeconfig: Path, values: dict[str, Any]) -> list[dict[str, Any]]:
     """The stand-in chart rendered by Helm with the cluster at hand (its ``lookup`` asks the cluster)."""
-
-    def rendering() -> dict[str, str]:
-        with (
-            helm.Config(kubeconfig_path=str(kubeconfig), namespace=RUNNERS_NS) as config,
-            helm.Chart.load(str(CHART)) as chart,
-        ):
-            files: dict[str, str] = config.render(chart, values, name=RELEASE, namespace=RUNNERS_NS)
-            return files
-
+    release = manifests.Release(name=RELEASE, namespace=RUNNERS_NS, values=values)
     # Helm's SDK blocks; the emulated cluster is served by this event loop.
-    files = await asyncio.to_thread(rendering)
-    return [
-        doc
-        for path, text in files.items()
-        if path.endswith(".yaml")
-        for doc in yaml.safe_load_all(text)
-        if doc
-    ]
+    return await asyncio.to_thread(
+        manifests.render_templates, release, chart=scalesetchart.path(), kubeconfig=kubeconfig
+    )
 
 
 async def install_arcsm(kubeconfig: Path, **values: Any) -> list[dict[str, Any]]:
@@ -180,7 +165,7 @@ async def test_the_lookup_fails_as_upstreams_without_or_with_two_controllers_and
     async with harness.github_world() as world:
         kubeconfig = await prepared(world, tmp_path)
         values = user_values(world, {})
-        with pytest.raises(helm.HelmError, match="No gha-rs-controller deployment found"):
+        with pytest.raises(manifests.RenderError, match="No gha-rs-controller deployment found"):
             await render_scale_set(kubeconfig, values)
         await install_arcsm(kubeconfig)
         assert await render_scale_set(kubeconfig, values)
@@ -214,7 +199,7 @@ async def test_the_lookup_fails_as_upstreams_without_or_with_two_controllers_and
             },
         }
         await ok(kubeconfig, "apply", "-f", "-", stdin=json.dumps(upstream))
-        with pytest.raises(helm.HelmError, match="More than one gha-rs-controller deployment found"):
+        with pytest.raises(manifests.RenderError, match="More than one gha-rs-controller deployment found"):
             await render_scale_set(kubeconfig, values)
         named = {**values, "controllerServiceAccount": {"name": "arcsm", "namespace": CONTROLLER_NS}}
         [binding] = [d for d in await render_scale_set(kubeconfig, named) if d["kind"] == "RoleBinding"]

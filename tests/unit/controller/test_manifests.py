@@ -255,3 +255,12 @@ def test_the_build_context_holds_every_package() -> None:
     for package in included:
         assert f"!{package}" in ignore
         assert package in copied
+
+
+def test_the_namespace_printed_is_the_one_the_chart_installs_into() -> None:
+    documents = manifests.render(
+        manifests.Release(namespace="ignored", values={"namespaceOverride": "ci-arc"})
+    )
+    [created] = [d for d in documents if d["kind"] == "Namespace"]
+    assert created["metadata"]["name"] == "ci-arc"
+    assert {d["metadata"]["namespace"] for d in documents if "namespace" in d["metadata"]} == {"ci-arc"}
