@@ -35,7 +35,7 @@ import httpx
 from kubernetes_asyncio import client, utils
 
 from controller import demostory, manifests, simimage
-from sim import scalesetchart
+from sim import processes, scalesetchart
 from sim.github.fake import GitHubFake
 from sim.github.records import JobState
 from sim.world import World
@@ -47,10 +47,6 @@ SCALE_SET = "arc-runner-set"
 CHART_VERSION = "0.14.2"  # the upstream chart sim.scalesetchart stands in for
 RUNNER_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
 CONTROLLER_PODS = "app.kubernetes.io/name=arcsm"
-
-
-class DemoFailed(Exception):
-    """A step could not be done or did not happen in time; the message says which and why."""
 
 
 def free_port() -> int:
@@ -74,7 +70,7 @@ async def install(kube: client.ApiClient, documents: list[dict[str, Any]]) -> No
         except utils.FailToCreateError as exc:
             reasons = "; ".join(getattr(e, "reason", str(e)) for e in exc.api_exceptions)
             kind, name = document["kind"], document["metadata"]["name"]
-            raise DemoFailed(f"could not create {kind} {name}: {reasons}") from None
+            raise demostory.DemoFailed(f"could not create {kind} {name}: {reasons}") from None
 
 
 def scale_set_values(world: World) -> dict[str, Any]:
@@ -105,9 +101,14 @@ class InClusterStory:
         try:
             return await demostory.until(predicate, step=step, timeout=self.timeout)
         except demostory.StepTimedOut as exc:
-            raise DemoFailed(f"{exc}{await self._pod_problem()}") from None
+            raise demostory.DemoFailed(f"{exc}{await self._pod_problem()}") from None
 
     async def play(self) -> None:
+        if not processes.mounts_allowed():
+            raise demostory.DemoFailed(
+                "the emulated kubelet runs arcsm's pods as processes in private mount namespaces, which this "
+                "machine does not allow: run the in-cluster demo as root (or with CAP_SYS_ADMIN)"
+            )
         await self.install_chart()
         await self.controller_ready()
         await self.install_scale_set()
@@ -156,7 +157,7 @@ class InClusterStory:
             )
             objects = await asyncio.to_thread(render, release)
         except manifests.RenderError as exc:
-            raise DemoFailed(f"upstream's scale-set chart would fail: {exc}") from None
+            raise demostory.DemoFailed(f"upstream's scale-set chart would fail: {exc}") from None
         [binding] = [o for o in objects if o["kind"] == "RoleBinding"]
         [account] = binding["subjects"]
         bound = f"{account['namespace']}/{account['name']}"
@@ -190,7 +191,7 @@ class InClusterStory:
     async def run_a_job(self) -> None:
         registered = self.world.github.scale_set(SCALE_SET)
         if registered is None:
-            raise DemoFailed("the scale set is Running but not registered with the fake service")
+            raise demostory.DemoFailed("the scale set is Running but not registered with the fake service")
         [job] = self.world.github.queue_jobs(registered.id, 1)
         self.say("a job is queued")
 

@@ -1,7 +1,9 @@
 """``arcsm demo``: the emulated world, the controller, the listener and the HTTP API in one process, playing
-the seed's story while the timeline page shows it.
+the seed's story while the timeline page shows it; or, with ``--in-cluster``, arcsm installed with its
+Helm chart on the emulated cluster and run there (``controller.clusterdemo``).
 
     arcsm demo [--journal PATH] [--http HOST:PORT] [--once] [--step-timeout SECONDS]
+    arcsm demo --in-cluster [--http HOST:PORT] [--once] [--step-timeout SECONDS]
 
 It starts ``sim.world.World`` with the fake GitHub (refusing runners older than
 ``demostory.MINIMUM_VERSION``; its kubelet runs listener pods as arcsm's own listener, in process),
@@ -18,9 +20,9 @@ import contextlib
 import signal
 import sys
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated, Any
 
 import typer
 from kubernetes_asyncio import client
@@ -36,16 +38,9 @@ from statemachines.snapshots import Settings as MachineSettings
 from store.settings import JournalSettings
 from watchers.settings import WatchSettings
 
-if TYPE_CHECKING:
-    from controller.clusterdemo import InClusterStory
-
 PREFIX = "arcsm demo:"
 INTERRUPTED = 130  # the shell's status for a process ended by SIGINT
 STOP_TIMEOUT = 30.0
-
-
-class DemoFailed(Exception):
-    """The demo could not start (the HTTP address is taken, for one); the message says what happened."""
 
 
 def say(line: str) -> None:
@@ -83,7 +78,10 @@ def demo(
     ] = False,
 ) -> None:
     """Play the seed's story in an emulated cluster: a runner image refused, the scale set parked in
-    Outdated without churn, the image fixed and the scale set recovered; watch it on the timeline page."""
+    Outdated without churn, the image fixed and the scale set recovered; watch it on the timeline page.
+
+    With --in-cluster: install arcsm with its Helm chart on the emulated cluster, run it there as a real
+    in-cluster process, and run a job on a scale set installed as upstream's scale-set chart does."""
     try:
         host, port = parse_address(http)
     except ValueError as exc:
@@ -120,8 +118,8 @@ async def play(*, journal: Path | None, host: str, port: int, once: bool, step_t
             try:
                 async with _running(directory, journal_path, host, port) as (story, controller):
                     story.timeout = step_timeout
-                    code = await _until_first(story, controller, stopping, once=once)
-            except DemoFailed as exc:
+                    code = await _until_first(story.play(), stopping, once=once, controller=controller)
+            except demostory.DemoFailed as exc:
                 say(str(exc))
                 code = 1
     finally:
@@ -151,41 +149,13 @@ async def play_in_cluster(*, port: int, once: bool, step_timeout: float) -> int:
             say(f"emulated cluster at {world.url} (pods: {world.https_url}), fake GitHub {world.github_url}")
             story = clusterdemo.InClusterStory(world, kube, say, port=port)
             story.timeout = step_timeout
-            code = await _in_cluster_until_first(story, stopping, once=once)
+            code = await _until_first(story.play(), stopping, once=once)
             await _uninstall(kube)
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)
     say("stopped")
     return code
-
-
-async def _in_cluster_until_first(story: InClusterStory, stopping: asyncio.Event, *, once: bool) -> int:
-    played = asyncio.create_task(story.play(), name="demo story")
-    interrupted = asyncio.create_task(stopping.wait(), name="demo signal")
-    try:
-        await asyncio.wait({played, interrupted}, return_when=asyncio.FIRST_COMPLETED)
-        if not played.done():
-            say("interrupted before the story ended")
-            return INTERRUPTED
-        from controller import clusterdemo
-
-        try:
-            played.result()
-        except clusterdemo.DemoFailed as exc:
-            say(str(exc))
-            return 1
-        except Exception as exc:  # the cluster failed under the story: say so, in one line
-            say(f"the story stopped on an error: {type(exc).__name__}: {exc}")
-            return 1
-        say("the story is over" + ("" if once else "; the demo runs on until interrupted (Ctrl-C)"))
-        if not once:
-            await interrupted
-        return 0
-    finally:
-        for task in (played, interrupted):
-            task.cancel()
-        await asyncio.gather(played, interrupted, return_exceptions=True)
 
 
 async def _uninstall(kube: client.ApiClient) -> None:
@@ -210,36 +180,45 @@ async def _uninstall(kube: client.ApiClient) -> None:
     await _stop_pods(kube, namespaces=(clusterdemo.NAMESPACE, demostory.CONTROLLER_NAMESPACE))
 
 
+def _failure(exc: Exception) -> str:
+    """The line that says why the story did not end."""
+    if isinstance(exc, demostory.StepTimedOut):
+        return f"{exc}; the controller's log on stderr (--log-level info) says what it did"
+    if isinstance(exc, demostory.StoryFailed):
+        return f"the story failed: {exc}"
+    if isinstance(exc, demostory.DemoFailed):
+        return str(exc)
+    # The cluster or the journal failed under the story: say so, in one line.
+    return f"the story stopped on an error: {type(exc).__name__}: {exc}"
+
+
 async def _until_first(
-    story: demostory.Story, controller: asyncio.Task[int], stopping: asyncio.Event, *, once: bool
+    play: Coroutine[Any, Any, None],
+    stopping: asyncio.Event,
+    *,
+    once: bool,
+    controller: asyncio.Task[int] | None = None,
 ) -> int:
-    """Play the story unless interrupted or the controller ends first; then, without ``once``, wait for
-    the signal."""
-    played = asyncio.create_task(story.play(), name="demo story")
+    """Play the story unless interrupted or the controller (when it runs in this process) ends first;
+    then, without ``once``, wait for the signal."""
+    played = asyncio.create_task(play, name="demo story")
     interrupted = asyncio.create_task(stopping.wait(), name="demo signal")
+    others = {interrupted} if controller is None else {interrupted, controller}
     try:
-        await asyncio.wait({played, interrupted, controller}, return_when=asyncio.FIRST_COMPLETED)
-        if controller.done():
+        await asyncio.wait({played, *others}, return_when=asyncio.FIRST_COMPLETED)
+        if controller is not None and controller.done():
             say(f"the controller stopped unexpectedly: {_ended(controller)}")
             return 1
         if not played.done():
             say("interrupted before the story ended")
             return INTERRUPTED
-        try:
-            played.result()
-        except demostory.StepTimedOut as exc:
-            say(f"{exc}; the controller's log on stderr (--log-level info) says what it did")
-            return 1
-        except demostory.StoryFailed as exc:
-            say(f"the story failed: {exc}")
-            return 1
-        except Exception as exc:  # the cluster or the journal failed under the story: say so, in one line
-            say(f"the story stopped on an error: {type(exc).__name__}: {exc}")
+        if (exc := played.exception()) is not None:
+            say(_failure(exc) if isinstance(exc, Exception) else str(exc))
             return 1
         say("the story is over" + ("" if once else "; the demo runs on until interrupted (Ctrl-C)"))
         if not once:
-            await asyncio.wait({interrupted, controller}, return_when=asyncio.FIRST_COMPLETED)
-            if controller.done():
+            await asyncio.wait(others, return_when=asyncio.FIRST_COMPLETED)
+            if controller is not None and controller.done():
                 say(f"the controller stopped unexpectedly: {_ended(controller)}")
                 return 1
         return 0
@@ -289,7 +268,9 @@ async def _running(
             say(f"controller started, journal {journal_path}")
             await asyncio.wait((served, controller), return_when=asyncio.FIRST_COMPLETED)
             if not served.done():
-                raise DemoFailed(f"the controller stopped before serving HTTP: {_ended(controller)}")
+                raise demostory.DemoFailed(
+                    f"the controller stopped before serving HTTP: {_ended(controller)}"
+                )
             _print_urls(served.result())
             async with client.ApiClient(world.configuration()) as kube:
                 try:

@@ -55,6 +55,11 @@ T = TypeVar("T")
 StepTimedOut = waiting.TimedOut
 
 
+class DemoFailed(Exception):
+    """The demo could not start or do a step (the HTTP address is taken, a step of the in-cluster story
+    did not happen in time); the message says what happened, whole."""
+
+
 class StoryFailed(Exception):
     """The controller did something the story says it must not (churn while parked, for one)."""
 

@@ -36,10 +36,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import os
 import signal
+import subprocess
 import sys
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +64,14 @@ class Image:
     working_dir: str = "/"
     env: Mapping[str, str] = field(default_factory=lambda: {"PATH": DEFAULT_PATH})
     executables: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@functools.cache
+def mounts_allowed() -> bool:
+    """Whether this machine lets a process make a private mount namespace, which every process container
+    needs (root or CAP_SYS_ADMIN): a child process tries, so this one is left as it was."""
+    probe = "import ctypes, sys; sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x20000) != 0)"
+    return subprocess.run([sys.executable, "-c", probe], check=False).returncode == 0
 
 
 def command_line(image: Image, container: Mapping[str, Any], env: Mapping[str, str]) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -92,3 +93,10 @@ def kubeconfig_as(world: World, path: Path, user: str, **changes: Any) -> Path:
             document[key.replace("_", "-")] = value
     path.write_text(yaml.safe_dump(document, sort_keys=False))
     return path
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now, for a server a test starts in another process."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

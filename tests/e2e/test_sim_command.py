@@ -18,8 +18,8 @@ import pytest
 from kubernetes_asyncio import client, config, watch
 from kubernetes_asyncio.client.rest import ApiException
 
-from tests.e2e.sim.processworld import free_port, needs_mounts
-from tests.helpers import ARCSM, eventually
+from tests.e2e.sim.processworld import needs_mounts
+from tests.helpers import ARCSM, eventually, free_port
 from tests.kubectl import ok, requires_kubectl
 
 

@@ -41,7 +41,7 @@ from tests.e2e.controller.test_upstream_scale_set_chart import (
     user_values,
 )
 from tests.e2e.sim import processworld
-from tests.helpers import eventually
+from tests.helpers import eventually, free_port
 from tests.kubectl import ok, requires_kubectl
 
 pytestmark = [requires_kubectl, processworld.needs_mounts]
@@ -76,7 +76,7 @@ async def get(url: str) -> Any:
 async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_chart_runs_a_job(
     tmp_path: Path,
 ) -> None:
-    http_port, listener_port = processworld.free_port(), processworld.free_port()
+    http_port, listener_port = free_port(), free_port()
     values = {
         "metrics": {"controllerManagerAddr": f":{http_port}", "listenerAddr": f":{listener_port}"},
         # Upstream's default level: debug lines must hold no secret either.

@@ -1,24 +1,22 @@
 """A world whose kubelet runs a test image as real processes, shared by the process-container tests.
 
-``process_world()`` is the default world with one change: its kubelet gives pods loopback addresses
-(``127.244.x.y``), so the test (and the kubelet's probes) reach a process container on its pod IP — the
-default 10.244 addresses lead nowhere on this host. ``register(world)`` registers the image ``testimg``:
+``process_world()`` is the default world (whose kubelet gives pods loopback addresses, ``127.244.x.y``, so
+the test and the kubelet's probes reach a process container on its pod IP) with the test image
+registered. ``register(world)`` registers the image ``testimg``:
 this interpreter running ``SERVER``, a small HTTP server on the port given as its argument that tells
 the test what it sees (``/env``, ``/file?path=``, ``/write?path=``, ``/kube``: kubernetes_asyncio's
 in-cluster config listing pods and secrets), answers ``/readyz`` and ``/healthz`` as the test sets them
 (``/ready``, ``/unready``, ``/sicken``), prints to stdout and stderr, and on SIGTERM prints a line and
 exits with ``$EXIT_ON_TERM`` (or ignores it when ``IGNORE_SIGTERM=1``).
 
-``MOUNTS_ALLOWED`` says whether this machine lets a process have a private mount namespace (root or
-CAP_SYS_ADMIN); the tests that need one skip without it.
+``MOUNTS_ALLOWED`` (``sim.processes.mounts_allowed``) says whether this machine lets a process have a
+private mount namespace (root or CAP_SYS_ADMIN); the tests that need one skip without it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import socket
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from typing import Any
@@ -119,12 +117,7 @@ http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), Handler).serve_fo
 """
 
 
-def _mounts_allowed() -> bool:
-    probe = "import ctypes, sys; sys.exit(ctypes.CDLL(None, use_errno=True).unshare(0x20000) != 0)"
-    return subprocess.run([sys.executable, "-c", probe], check=False).returncode == 0
-
-
-MOUNTS_ALLOWED = _mounts_allowed()
+MOUNTS_ALLOWED = processes.mounts_allowed()
 needs_mounts = pytest.mark.skipif(
     not MOUNTS_ALLOWED, reason="this machine gives no private mount namespace (needs root or CAP_SYS_ADMIN)"
 )
@@ -147,12 +140,6 @@ async def process_world() -> AsyncIterator[World]:
     async with World(seed=1) as world:
         register(world)
         yield world
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def server_container(port: int, **fields: Any) -> dict[str, Any]:

@@ -9,19 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import signal
-import socket
 
 import httpx
 
 from tests.e2e.sim.github_flow import register
-from tests.helpers import ARCSM
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
+from tests.helpers import ARCSM, free_port
 
 
 class _Url:

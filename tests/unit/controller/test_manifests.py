@@ -24,7 +24,7 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 import deploy
-from controller import cli, crdgen, manifests
+from controller import cli, crdgen, manifests, simimage
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
@@ -264,3 +264,14 @@ def test_the_namespace_printed_is_the_one_the_chart_installs_into() -> None:
     [created] = [d for d in documents if d["kind"] == "Namespace"]
     assert created["metadata"]["name"] == "ci-arc"
     assert {d["metadata"]["namespace"] for d in documents if "namespace" in d["metadata"]} == {"ci-arc"}
+
+
+def test_the_emulators_arcsm_image_is_the_one_the_dockerfile_builds() -> None:
+    final = dockerfile_stages()[-1]
+    assert tuple(exec_form(instruction(final, "CMD"))) == simimage.CMD
+    assert instruction(final, "WORKDIR") == simimage.WORKDIR
+    env = dict(pair.split("=", 1) for pair in instruction(final, "ENV").split())
+    assert simimage.ENV.items() <= env.items()
+    assert exec_form(instruction(final, "ENTRYPOINT")) == ["arcsm"]
+    assert f"> {simimage.LISTENER_ENTRYPOINT}" in instruction(final, "RUN")
+    assert simimage.image().executables[simimage.LISTENER_ENTRYPOINT][-1] == "listener"
