@@ -15,6 +15,7 @@ cannot be created for another reason are not simulated.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from sim import errors, recording
@@ -30,15 +31,20 @@ PODS = ("", "pods")
 COMPONENT = "ephemeral-volume-controller"
 
 
+def claim_name(pod: Obj, volume: Mapping[str, Any]) -> str:
+    """The claim of a generic ephemeral volume: ``<pod>-<volume>``."""
+    return f"{meta(pod)['name']}-{volume.get('name')}"
+
+
 def claim_templates(pod: Obj) -> dict[str, dict[str, Any]]:
-    """The claim each ephemeral volume of ``pod`` needs, by claim name: ``<pod>-<volume>``."""
+    """The claim each ephemeral volume of ``pod`` needs, by claim name."""
     found = {}
     for volume in (pod.get("spec") or {}).get("volumes") or []:
         template = (
             (volume.get("ephemeral") or {}).get("volumeClaimTemplate") if isinstance(volume, dict) else None
         )
         if isinstance(template, dict):
-            found[f"{meta(pod)['name']}-{volume.get('name')}"] = template
+            found[claim_name(pod, volume)] = template
     return found
 
 

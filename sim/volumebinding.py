@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim import recording
+from sim import ephemeralvolumes, recording
 from sim.apiserver import MERGE, ApiServer, format_time
 from sim.claimbinding import CLAIMS, CLASSES, SELECTED_NODE, class_of, phase
 from sim.podcontrol import controlled_by
@@ -51,19 +51,14 @@ def claim_names(pod: Obj) -> list[str]:
         if isinstance(volume.get("persistentVolumeClaim"), dict):
             names.append(str(volume["persistentVolumeClaim"].get("claimName") or ""))
         elif isinstance(volume.get("ephemeral"), dict):
-            names.append(f"{meta(pod)['name']}-{volume.get('name')}")
+            names.append(ephemeralvolumes.claim_name(pod, volume))
     return names
-
-
-def ephemeral_claim_names(pod: Obj) -> set[str]:
-    volumes = (pod.get("spec") or {}).get("volumes") or []
-    return {f"{meta(pod)['name']}-{v.get('name')}" for v in volumes if isinstance(v.get("ephemeral"), dict)}
 
 
 def check(api: ApiServer, pod: Obj, node: str) -> Verdict:
     namespace = str(meta(pod)["namespace"])
     claims: list[Obj] = []
-    ephemeral = ephemeral_claim_names(pod)
+    ephemeral = set(ephemeralvolumes.claim_templates(pod))
     for name in claim_names(pod):
         claim = api.store.get((*CLAIMS, namespace, name))
         if claim is None:

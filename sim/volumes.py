@@ -14,7 +14,8 @@ containers are real processes (``runtimes.StagedRuntime.host_volumes``).
   ``expirationSeconds``, default 3600) and renewed by ``refresh`` once 80 % of its lifetime or 24 hours
   have passed (the kubelet's token manager);
 * ``persistentVolumeClaim``: the directory ``claims(namespace, claimName)`` names (None: not bound yet, try
-  again later), read-only when the volume says so;
+  again later), read-only when the volume says so; a generic ``ephemeral`` volume is its pod's claim
+  ``<pod>-<volume>`` (``sim.ephemeralvolumes``), mounted the same way;
 * ``hostPath``: the host path itself (``DirectoryOrCreate`` and ``FileOrCreate`` create it, the other
   types are checked).
 
@@ -26,7 +27,7 @@ The claim seam: ``ClaimPath`` is ``(namespace, claim name) -> Path | None``; a w
 provisioner uses ``fallback_claims``: a directory per claim under the state directory
 (``claims/NS/NAME``), once the PersistentVolumeClaim object exists.
 
-Known limits: other volume types (csi, nfs, ephemeral, image, …) fail the setup; no ``fsGroup`` or
+Known limits: other volume types (csi, nfs, image, …) fail the setup; no ``fsGroup`` or
 ownership changes; ``emptyDir.sizeLimit`` is not enforced.
 """
 
@@ -43,7 +44,7 @@ from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sim import environment, errors, tokenrequests
+from sim import environment, ephemeralvolumes, errors, tokenrequests
 from sim.apiserver import ApiServer
 from sim.runtimes import HostVolume
 from sim.store import Obj, Store
@@ -220,6 +221,9 @@ class PodVolumes:
                 write_atomically(path, self._project(name, plugin, volume[plugin]))
                 return HostVolume(path, read_only=True)
         claim = volume.get("persistentVolumeClaim")
+        if isinstance(volume.get("ephemeral"), Mapping):
+            # A generic ephemeral volume is its pod's claim, made by sim.ephemeralvolumes.
+            claim = {"claimName": ephemeralvolumes.claim_name(self.pod, volume)}
         if isinstance(claim, Mapping):
             claim_name = str(claim.get("claimName") or "")
             found = self.claims(self.namespace, claim_name)

@@ -31,13 +31,12 @@ from tests.e2e.sim.processworld import (
     MOUNTS_ALLOWED,
     NS,
     ask,
-    free_port,
     needs_mounts,
     pod_body,
     server_container,
     serving,
 )
-from tests.helpers import eventually
+from tests.helpers import eventually, free_port
 
 KUBECTL = shutil.which("kubectl")
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -444,3 +443,20 @@ async def test_a_machine_without_mount_namespaces_is_reported(
     )
     assert terminated.reason == "StartError"
     assert "private mount namespace" in terminated.message and "CAP_SYS_ADMIN" in terminated.message
+
+
+@needs_mounts
+async def test_an_ephemeral_volume_is_the_pods_own_claim_mounted_in_the_process(
+    world: World, core: client.CoreV1Api
+) -> None:
+    port = free_port()
+    template = {"spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}
+    container = server_container(port, volumeMounts=[{"name": "work", "mountPath": "/home/runner/_work"}])
+    body = pod_body(
+        "scratch", container, volumes=[{"name": "work", "ephemeral": {"volumeClaimTemplate": template}}]
+    )
+    await core.create_namespaced_pod(NS, body)
+    pod_ip = await serving(core, "scratch", port)
+    assert (await ask(pod_ip, port, "/write", path="/home/runner/_work/hello"))[0] == 200
+    claim = world.claim_path(NS, "scratch-work")
+    assert claim is not None and (claim / "hello").read_text() == "written in the pod"
