@@ -51,6 +51,8 @@ def image() -> processes.Image:
         working_dir=WORKDIR,
         env={"PATH": path, **ENV},
         executables={LISTENER_ENTRYPOINT: (*arcsm, "listener")},
+        # The packages (a source tree, for an editable install): under an emptyDir at /tmp, say.
+        paths=(str(Path(__file__).resolve().parents[1]),),
     )
 
 

@@ -3,18 +3,22 @@ mount paths, then ``exec`` of the container's command (what runc does before a c
 
 The process runtime (``sim.processes``) starts this file as a script, ``python -I mounting.py PLAN
 STATUS``, in a new session with the container's stdout and stderr. PLAN is the read end of a pipe that
-brings one JSON object {argv, env, workdir, hostname, scratch, mounts: [{source, target, read_only,
-dir}]} (a pipe, not a file: the environment holds secret values); STATUS is the write end of a pipe that
-stays silent when the command was exec'd (the descriptor closes on exec) and otherwise receives one
-JSON object {message} before this process exits 128, which the runtime reports as the container's
-``StartError``. It needs nothing but the standard library, because it runs before anything else.
+brings one JSON object {argv, env, workdir, hostname, scratch, image: [directory], mounts: [{source,
+target, read_only, dir}]} (a pipe, not a file: the environment holds secret values); STATUS is the
+write end of a pipe that stays silent when the command was exec'd (the descriptor closes on exec) and
+otherwise receives one JSON object {message} before this process exits 128, which the runtime reports
+as the container's ``StartError``. It needs nothing but the standard library, because it runs before
+anything else.
 
 What it does, in order: ``unshare(CLONE_NEWNS | CLONE_NEWUTS)`` (a private mount namespace and the pod's
 host name; this needs root or CAP_SYS_ADMIN, and the error says so), every mount made private, each
 source opened (so a later mount over a path cannot hide it), then for each mount from the shallowest
-target to the deepest: the target made if missing, the source bind-mounted onto it; read-only ones are
-remounted read-only at the end; then the working directory, then ``execvpe`` with the container's
-environment (its ``PATH`` finds the command, as runc does).
+target to the deepest: the target made if missing, the source bind-mounted onto it; then the plan's
+``image`` directories (the host directories an image's files are: the interpreter, the installed
+packages) that a volume was mounted over are bound back, read-only, at their own paths inside it, as an
+image's files would stay beside a volume; read-only ones are remounted read-only at the end; then the
+working directory, then ``execvpe`` with the container's environment (its ``PATH`` finds the command,
+as runc does).
 
 A missing mount point is made without touching the host: inside a volume mounted before, it is a plain
 directory (or file) in that volume; elsewhere the deepest existing directory above it is replaced, in
@@ -153,12 +157,23 @@ def setup(plan: dict[str, Any]) -> None:
             sources.append(os.open(m["source"], os.O_PATH | os.O_CLOEXEC))
         except OSError as exc:
             raise Failure(f"cannot open the source of the mount at {m['target']}: {exc.strerror}") from None
+    # The image's files are the host's own: a volume mounted over a directory that holds some of them
+    # (an emptyDir at /tmp over a virtualenv under /tmp) must not hide them.
+    image = [p for p in plan.get("image") or [] if os.path.isdir(p)]
+    kept = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in image]
     read_only = []
+    targets = []
     for m, fd in zip(mounts, sources, strict=True):
         target = namespace.ensure(m["target"], directory=bool(m.get("dir", True)))
         namespace.bind(fd, target)
+        targets.append(target)
         if m.get("read_only"):
             read_only.append(target)
+    for path, fd in kept:
+        if any(path.startswith(t.rstrip("/") + "/") for t in targets):
+            shown = namespace.ensure(path, directory=True)
+            mount(f"/proc/self/fd/{fd}", shown, None, MS_BIND | MS_REC)
+            read_only.append(shown)
     for target in reversed(read_only):
         mount(None, target, None, MS_BIND | MS_REMOUNT | MS_RDONLY)
     workdir = plan.get("workdir") or "/"

@@ -6,8 +6,10 @@ describes: tests, ``arcsm sim`` and ``arcsm demo`` register it on the kubelet's 
     world.kubelet.runtimes.register_image("arcsm", processes.ProcessRuntime(image))
 
 ``Image`` is what an image would hold: its ``entrypoint`` and ``cmd``, ``working_dir``, ``env`` (``PATH``
-and friends), and ``executables``: paths inside the image that stand for a host command line (the
-container's command ``/ghalistener --flag`` runs ``ARCSM listener --flag``).
+and friends), ``executables``: paths inside the image that stand for a host command line (the
+container's command ``/ghalistener --flag`` runs ``ARCSM listener --flag``), and ``paths``: the host
+directories its files are (with this interpreter's), which stay visible under a volume mounted over one
+of their parents, as an image's files would.
 
 ``ProcessRuntime.start`` does what the kubelet and runc do for a container: the command line by the
 Kubernetes rules (``command`` replaces the entrypoint and drops ``cmd``; ``args`` replace ``cmd``;
@@ -64,6 +66,13 @@ class Image:
     working_dir: str = "/"
     env: Mapping[str, str] = field(default_factory=lambda: {"PATH": DEFAULT_PATH})
     executables: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    # Host directories the image's files are, besides this interpreter's (``sys.prefix``,
+    # ``sys.base_prefix``): a volume mounted over one's parent does not hide it (``sim.mounting``).
+    paths: tuple[str, ...] = ()
+
+    def directories(self) -> list[str]:
+        """The image's directories on the host, the interpreter's first."""
+        return list(dict.fromkeys([sys.prefix, sys.base_prefix, *self.paths]))
 
 
 @functools.cache
@@ -205,6 +214,7 @@ class ProcessRuntime:
             "workdir": str(ctx.container.get("workingDir") or self.image.working_dir or "/"),
             "hostname": ctx.pod_name[:63],
             "scratch": str(scratch),
+            "image": self.image.directories(),
             "mounts": _mounts(ctx, env),
         }
         plan_read, plan_write = os.pipe()

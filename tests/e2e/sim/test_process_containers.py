@@ -460,3 +460,33 @@ async def test_an_ephemeral_volume_is_the_pods_own_claim_mounted_in_the_process(
     assert (await ask(pod_ip, port, "/write", path="/home/runner/_work/hello"))[0] == 200
     claim = world.claim_path(NS, "scratch-work")
     assert claim is not None and (claim / "hello").read_text() == "written in the pod"
+
+
+@needs_mounts
+async def test_a_volume_over_a_parent_of_the_images_files_does_not_hide_them(
+    world: World, core: client.CoreV1Api, tmp_path: Path
+) -> None:
+    # The image's files are host directories (here a virtualenv's stand-in under tmp_path): an emptyDir
+    # mounted over their parent, as a chart's /tmp is, leaves them visible, as an image's files would.
+    files = tmp_path / "image" / "lib"
+    files.mkdir(parents=True)
+    (files / "marker").write_text("from the image")
+    runtime = processes.ProcessRuntime(processworld.image(paths=(str(files),)))
+    world.kubelet.runtimes.register_image("layered-image", runtime)
+    port = free_port()
+    container = {
+        **server_container(port),
+        "image": "layered-image:1.0",
+        "volumeMounts": [{"name": "scratch", "mountPath": str(tmp_path)}],
+    }
+    await core.create_namespaced_pod(
+        NS, pod_body("layered", container, volumes=[{"name": "scratch", "emptyDir": {}}])
+    )
+    pod_ip = await serving(core, "layered", port)
+    code, found = await ask(pod_ip, port, "/file", path=str(files / "marker"))
+    assert (code, found["content"]) == (200, "from the image")
+    assert (await ask(pod_ip, port, "/write", path=str(tmp_path / "scratch-file")))[0] == 200
+    assert not (tmp_path / "scratch-file").exists(), "the write went to the emptyDir, not the host"
+    assert (await ask(pod_ip, port, "/write", path=str(files / "changed")))[0] == 500, (
+        "the image is read-only"
+    )
