@@ -36,9 +36,8 @@ from typing import Any
 
 from sim import errors, persistentvolumes, pods, recording
 from sim.apiserver import MERGE, ApiServer, format_time
-from sim.kinds import Kind
 from sim.store import Event, Obj, ObjectKey
-from sim.workqueue import QueueController, meta
+from sim.workqueue import QueueController, meta, served_kind
 
 log = logging.getLogger("arcsm.sim.volumes")
 
@@ -53,12 +52,6 @@ PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
 STORAGE_PROVISIONER = "volume.kubernetes.io/storage-provisioner"
 BETA_STORAGE_PROVISIONER = "volume.beta.kubernetes.io/storage-provisioner"
 SELECTED_NODE = "volume.kubernetes.io/selected-node"
-
-
-def _kind(api: ApiServer, group: str, plural: str) -> Kind:
-    kind = next((k for k in api.registry.all() if k.group == group and k.plural == plural), None)
-    assert kind is not None
-    return kind
 
 
 def phase(obj: Obj | None) -> str:
@@ -239,7 +232,7 @@ class VolumeBinder(QueueController[ObjectKey]):
             annotations[BETA_STORAGE_PROVISIONER] = provisioner
             patch = {"metadata": {"annotations": annotations, "uid": meta(claim)["uid"]}}
             claim = api.patch(
-                _kind(api, *CLAIMS), meta(claim)["namespace"], meta(claim)["name"], patch, MERGE
+                served_kind(api, *CLAIMS), meta(claim)["namespace"], meta(claim)["name"], patch, MERGE
             ).body
         if self._told_once(claim, "ExternalProvisioning"):
             message = (
@@ -258,7 +251,7 @@ class VolumeBinder(QueueController[ObjectKey]):
             return
         remaining = [f for f in finalizers if f != persistentvolumes.PVC_PROTECTION]
         patch = {"metadata": {"finalizers": remaining or None, "uid": meta(claim)["uid"]}}
-        api.patch(_kind(api, *CLAIMS), meta(claim)["namespace"], meta(claim)["name"], patch, MERGE)
+        api.patch(served_kind(api, *CLAIMS), meta(claim)["namespace"], meta(claim)["name"], patch, MERGE)
 
     def _taken(self, volume: Obj, claim: Obj) -> bool:
         ref = (volume.get("spec") or {}).get("claimRef") or {}
@@ -304,7 +297,7 @@ class VolumeBinder(QueueController[ObjectKey]):
 
     def _bind(self, api: ApiServer, volume: Obj, claim: Obj) -> None:
         """``bind``: volume claimRef, volume phase, claim volumeName and annotations, claim status."""
-        volume_kind, claim_kind = _kind(api, *VOLUMES), _kind(api, *CLAIMS)
+        volume_kind, claim_kind = served_kind(api, *VOLUMES), served_kind(api, *CLAIMS)
         cmeta = meta(claim)
         ref = (volume.get("spec") or {}).get("claimRef") or {}
         if ref.get("uid") != cmeta["uid"]:
@@ -344,7 +337,7 @@ class VolumeBinder(QueueController[ObjectKey]):
         if status != claim.get("status"):
             cmeta = meta(claim)
             api.update(
-                _kind(api, *CLAIMS),
+                served_kind(api, *CLAIMS),
                 cmeta["namespace"],
                 cmeta["name"],
                 {**claim, "status": status},
@@ -358,7 +351,9 @@ class VolumeBinder(QueueController[ObjectKey]):
         status["phase"] = new_phase
         status["lastPhaseTransitionTime"] = format_time(api.clock())
         body = {**volume, "status": status}
-        return api.update(_kind(api, *VOLUMES), "", meta(volume)["name"], body, subresource="status").body
+        return api.update(
+            served_kind(api, *VOLUMES), "", meta(volume)["name"], body, subresource="status"
+        ).body
 
     # -- volumes -------------------------------------------------------------------------------------
 
@@ -404,7 +399,7 @@ class VolumeBinder(QueueController[ObjectKey]):
         remaining = [f for f in finalizers if f != persistentvolumes.PV_PROTECTION]
         patch = {"metadata": {"finalizers": remaining or None, "uid": meta(volume)["uid"]}}
         try:
-            api.patch(_kind(api, *VOLUMES), "", meta(volume)["name"], patch, MERGE)
+            api.patch(served_kind(api, *VOLUMES), "", meta(volume)["name"], patch, MERGE)
         except errors.ApiError as err:
             if err.code not in (404, 409):
                 raise

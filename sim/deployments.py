@@ -43,9 +43,8 @@ from typing import Any
 
 from sim import errors, podcontrol, recording, rollouts
 from sim.apiserver import ApiServer, format_time
-from sim.kinds import Kind
 from sim.store import Event, Obj, ObjectKey
-from sim.workqueue import QueueController, meta
+from sim.workqueue import QueueController, meta, served_kind
 
 log = logging.getLogger("arcsm.sim.deployments")
 
@@ -66,12 +65,6 @@ NOT_COPIED = frozenset(
     }
 )
 REVISION_HISTORY_CHARS = 2000
-
-
-def _kind(api: ApiServer, group: str, plural: str) -> Kind:
-    kind = next((k for k in api.registry.all() if k.group == group and k.plural == plural), None)
-    assert kind is not None
-    return kind
 
 
 # -- the controller -------------------------------------------------------------------------------------
@@ -123,8 +116,8 @@ class _Sync:
         self.controller = controller
         self.key = key
         self.namespace = key[2]
-        self.rs_kind = _kind(api, *REPLICASETS)
-        self.d_kind = _kind(api, *DEPLOYMENTS)
+        self.rs_kind = served_kind(api, *REPLICASETS)
+        self.d_kind = served_kind(api, *DEPLOYMENTS)
 
     # -- reads -----------------------------------------------------------------------------------------
 

@@ -47,20 +47,13 @@ from sim.claimbinding import (
     VOLUMES,
     phase,
 )
-from sim.kinds import Kind
 from sim.store import Event, Obj, ObjectKey
-from sim.workqueue import QueueController, meta
+from sim.workqueue import QueueController, meta, served_kind
 
 log = logging.getLogger("arcsm.sim.provisioning")
 
 PROVISIONER = "sim.arcsm.io/local-path"
 DEFAULT_CLASS = "standard"
-
-
-def _kind(api: ApiServer, group: str, plural: str) -> Kind:
-    kind = next((k for k in api.registry.all() if k.group == group and k.plural == plural), None)
-    assert kind is not None
-    return kind
 
 
 def storage_class(name: str = DEFAULT_CLASS, *, binding: str = "WaitForFirstConsumer") -> Obj:
@@ -162,7 +155,7 @@ class LocalPathProvisioner(QueueController[ObjectKey]):
         directory.mkdir(parents=True, exist_ok=True)
         try:
             api.create(
-                _kind(api, *VOLUMES), "", self._volume(claim, storage_class, name, directory, selected)
+                served_kind(api, *VOLUMES), "", self._volume(claim, storage_class, name, directory, selected)
             )
         except errors.ApiError as err:
             shutil.rmtree(directory, ignore_errors=True)
@@ -232,4 +225,4 @@ class LocalPathProvisioner(QueueController[ObjectKey]):
         path = Path(str((spec.get("hostPath") or {}).get("path") or ""))
         if self.root is not None and path.is_relative_to(self.root) and path != self.root:
             shutil.rmtree(path, ignore_errors=True)
-        api.delete(_kind(api, *VOLUMES), "", m["name"], {"preconditions": {"uid": m["uid"]}})
+        api.delete(served_kind(api, *VOLUMES), "", m["name"], {"preconditions": {"uid": m["uid"]}})

@@ -37,9 +37,8 @@ from typing import Any
 
 from sim import errors, podcontrol, recording
 from sim.apiserver import STRATEGIC, ApiServer, format_time
-from sim.kinds import Kind
 from sim.store import Event, Obj, ObjectKey
-from sim.workqueue import QueueController, meta
+from sim.workqueue import QueueController, meta, served_kind
 
 log = logging.getLogger("arcsm.sim.replicasets")
 
@@ -48,12 +47,6 @@ REPLICASETS = ("apps", "replicasets")
 PODS = ("", "pods")
 DELETION_COST = "controller.kubernetes.io/pod-deletion-cost"
 _PHASE_ORDER = {"Pending": 0, "Unknown": 1, "Running": 2}
-
-
-def _kind(api: ApiServer, group: str, plural: str) -> Kind:
-    kind = next((k for k in api.registry.all() if k.group == group and k.plural == plural), None)
-    assert kind is not None
-    return kind
 
 
 def _deletion_cost(pod: Obj) -> int:
@@ -199,7 +192,7 @@ class ReplicaSetController(QueueController[ObjectKey]):
         selector = podcontrol.selector_of(rs)
         deleting = bool(meta(rs).get("deletionTimestamp"))
         uid = meta(rs)["uid"]
-        pod_kind = _kind(api, *PODS)
+        pod_kind = served_kind(api, *PODS)
         owned: list[Obj] = []
         for pod in pods:
             ref = podcontrol.controller_ref(pod)
@@ -231,7 +224,7 @@ class ReplicaSetController(QueueController[ObjectKey]):
         """Create or delete pods towards ``spec.replicas``; the first refused create, if any."""
         spec = rs.get("spec") or {}
         diff = len(active) - int(spec.get("replicas") or 0)
-        pod_kind = _kind(api, *PODS)
+        pod_kind = served_kind(api, *PODS)
         namespace = meta(rs)["namespace"]
         if diff < 0:
             template = spec.get("template") or {}
@@ -342,7 +335,7 @@ class ReplicaSetController(QueueController[ObjectKey]):
             current = api.store.get((*REPLICASETS, rmeta["namespace"], rmeta["name"]))
             if current is not None and meta(current).get("uid") == rmeta["uid"]:
                 api.update(
-                    _kind(api, *REPLICASETS),
+                    served_kind(api, *REPLICASETS),
                     rmeta["namespace"],
                     rmeta["name"],
                     {**current, "status": status},

@@ -46,9 +46,8 @@ from typing import Any
 
 from sim import errors, podcontrol, recording, revisions
 from sim.apiserver import MERGE, ApiServer
-from sim.kinds import Kind
 from sim.store import Event, Obj, ObjectKey
-from sim.workqueue import QueueController, meta
+from sim.workqueue import QueueController, meta, served_kind
 
 log = logging.getLogger("arcsm.sim.statefulsets")
 
@@ -59,12 +58,6 @@ CLAIMS = ("", "persistentvolumeclaims")
 POD_NAME_LABEL = "statefulset.kubernetes.io/pod-name"
 POD_INDEX_LABEL = "apps.kubernetes.io/pod-index"
 _ORDINAL = re.compile(r"^(.*)-([0-9]+)$")
-
-
-def _kind(api: ApiServer, group: str, plural: str) -> Kind:
-    kind = next((k for k in api.registry.all() if k.group == group and k.plural == plural), None)
-    assert kind is not None
-    return kind
 
 
 def ordinal_of(pod: Obj, set_name: str) -> int | None:
@@ -135,8 +128,8 @@ class _SetSync:
         self.min_ready = int(self.spec.get("minReadySeconds") or 0)
         self.start = int((self.spec.get("ordinals") or {}).get("start") or 0)
         self.replicas = int(self.spec.get("replicas") or 0)
-        self.pod_kind = _kind(api, *PODS)
-        self.claim_kind = _kind(api, *CLAIMS)
+        self.pod_kind = served_kind(api, *PODS)
+        self.claim_kind = served_kind(api, *CLAIMS)
         self.history = revisions.History(api, sts)
         self.failed = False  # a claim or pod could not be had: try again after a back-off
 
@@ -451,7 +444,7 @@ class _SetSync:
         stored = self.api.store.get((*STATEFULSETS, self.namespace, self.name))
         if stored is None or meta(stored).get("uid") != meta(self.sts)["uid"]:
             return
-        kind = _kind(self.api, *STATEFULSETS)
+        kind = served_kind(self.api, *STATEFULSETS)
         self.api.update(kind, self.namespace, self.name, {**stored, "status": status}, subresource="status")
 
     def count(self, pods: list[Obj], current: Obj, update: Obj, now: datetime) -> dict[str, Any]:

@@ -76,23 +76,22 @@ def check(api: ApiServer, pod: Obj, node: str) -> Verdict:
         if meta(claim).get("deletionTimestamp"):
             return Verdict(False, f'persistentvolumeclaim "{name}" is being deleted')
         claims.append(claim)
-    waiting = False
-    for claim in claims:
-        if phase(claim) == "Bound":
-            continue
+    # Filter first, over every claim; only a pod that will wait gets its claims' node chosen (PreBind).
+    unbound = [claim for claim in claims if phase(claim) != "Bound"]
+    for claim in unbound:
         class_name = class_of(claim)
         storage_class = api.store.get((*CLASSES, "", class_name)) if class_name else None
         if class_name and storage_class is None:
             return Verdict(False, f'storageclass.storage.k8s.io "{class_name}" not found')
         if (storage_class or {}).get("volumeBindingMode") != "WaitForFirstConsumer":
             return Verdict(False, "pod has unbound immediate PersistentVolumeClaims")
-        waiting = True
+    kind = api.registry.get("", "v1", "persistentvolumeclaims")
+    assert kind is not None
+    for claim in unbound:
         if (meta(claim).get("annotations") or {}).get(SELECTED_NODE) != node:
-            kind = api.registry.get("", "v1", "persistentvolumeclaims")
-            assert kind is not None
             patch = {"metadata": {"annotations": {SELECTED_NODE: node}, "uid": meta(claim)["uid"]}}
             api.patch(kind, namespace, meta(claim)["name"], patch, MERGE)
-    return Verdict(not waiting)
+    return Verdict(not unbound)
 
 
 def fit_error(why: str, nodes: int = 1) -> str:

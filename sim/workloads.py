@@ -27,7 +27,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from sim import errors, persistentvolumes, pods, selectors, validation
+from sim import errors, persistentvolumes, podcontrol, pods, selectors, validation
 
 FieldError = errors.FieldError
 Obj = dict[str, Any]
@@ -358,17 +358,7 @@ def validate(kind: str, obj: Mapping[str, Any]) -> list[FieldError]:
 
 
 def _changed(old: Any, new: Any) -> bool:
-    return bool(_semantic(old) != _semantic(new))
-
-
-def _semantic(value: Any) -> Any:
-    """Nulls and empty lists and maps dropped: Go's semantic equality treats nil and empty alike."""
-    if isinstance(value, Mapping):
-        out = {k: _semantic(v) for k, v in value.items()}
-        return {k: v for k, v in out.items() if v not in (None, [], {})}
-    if isinstance(value, list):
-        return [_semantic(v) for v in value]
-    return value
+    return not podcontrol.semantically_equal(old, new)
 
 
 def validate_update(kind: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> list[FieldError]:

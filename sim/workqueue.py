@@ -229,6 +229,13 @@ def kind_for(registry: Registry, type_key: TypeKey) -> Kind | None:
     return None
 
 
+def served_kind(api: ApiServer, group: str, plural: str) -> Kind:
+    """The served kind of ``plural`` in ``group``: one every world serves (an assertion, not a lookup)."""
+    kind = kind_for(api.registry, (group, plural))
+    assert kind is not None, f"{plural}.{group} is not served"
+    return kind
+
+
 def meta(obj: Obj | None) -> dict[str, Any]:
     """``obj.metadata`` (an empty dict when missing)."""
     if obj is None:
