@@ -65,7 +65,7 @@ def demo(
         float, typer.Option(help="How long each step of the story may take before the demo gives up.")
     ] = 60.0,
     log_level: Annotated[
-        str, typer.Option(help="Controller logs on stderr: debug, info, warning or error.")
+        str, typer.Option(help="Controller logs on stderr: debug, info, warn or error.")
     ] = "warning",
     in_cluster: Annotated[
         bool,

@@ -24,24 +24,12 @@ from actions.listenerconfig import ListenerConfig
 from controller import kubeconfigs, logformat
 from controller.kubeconfigs import Source
 
-LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "warn": logging.WARNING,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-}
-
 
 def configure_logging(level: str, log_format: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logformat.formatter("json" if log_format == "json" else "text", sys.stderr))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(LEVELS.get(level, logging.DEBUG))
-    # The HTTP libraries' debug output (connection traces) says nothing the listener does not, and the
-    # Kubernetes client's would print response bodies.
-    logformat.quiet_libraries(root.level, noisy_floor=logging.INFO)
+    """The config's level (debug when it names none) and format; the HTTP libraries' traces say nothing
+    the listener does not, so they stay at INFO, and the Kubernetes client never logs a body."""
+    known = level if level in logformat.LEVELS else "debug"
+    logformat.configure_logging(known, "json" if log_format == "json" else "text", noisy_floor=logging.INFO)
 
 
 async def serve(config: ListenerConfig, cluster: Source) -> int:

@@ -22,7 +22,14 @@ from typing import Any, TextIO
 
 from controller import logkeys
 
-LEVELS = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING, "error": logging.ERROR}
+# Upstream ARC's names, and Python's "warning" for "warn".
+LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
 FORMATS = ("auto", "json", "text")
 # A text line names its object in the message itself (a transition: "Kind/ns/name: From → To (trigger)").
 TEXT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -71,14 +78,15 @@ def formatter(fmt: str, stream: TextIO) -> logging.Formatter:
     return Rfc3339(TEXT)
 
 
-def configure_logging(level: str, fmt: str = "auto") -> None:
-    """Send every log line at ``level`` (a key of ``LEVELS``) or above to stderr in ``fmt``."""
+def configure_logging(level: str, fmt: str = "auto", *, noisy_floor: int = logging.WARNING) -> None:
+    """Send every log line at ``level`` (a key of ``LEVELS``) or above to stderr in ``fmt``, the noisy
+    libraries' at ``noisy_floor`` or above."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(formatter(fmt, sys.stderr))
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(LEVELS[level])
-    quiet_libraries(root.level)
+    quiet_libraries(root.level, noisy_floor=noisy_floor)
 
 
 def quiet_libraries(level: int, *, noisy_floor: int = logging.WARNING) -> None:

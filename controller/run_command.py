@@ -364,7 +364,9 @@ def run(
     ] = LeaderElectionSettings.retry_period,
     log_level: Annotated[
         str,
-        typer.Option(envvar="ARCSM_LOG_LEVEL", help="debug, info, warning or error.", rich_help_panel=OUTPUT),
+        typer.Option(
+            envvar="ARCSM_LOG_LEVEL", help="debug, info, warn (or warning) or error.", rich_help_panel=OUTPUT
+        ),
     ] = "info",
     log_format: Annotated[
         str,

@@ -160,7 +160,7 @@ def test_upstream_keys_do_what_they_did_upstream() -> None:
         "--http=:8080",
         "--listener-metrics-addr=:8081",
         "--listener-metrics-endpoint=/metrics",
-        "--log-level=warning",
+        "--log-level=warn",
         "--log-format=text",
         "--namespace=arc-runners",
         "--runner-concurrency=4",

@@ -40,7 +40,7 @@ spec:
         {{- range (include "arcsm.watchNamespaces" . | fromYamlArray) }}
         - --namespace={{ . }}
         {{- end }}
-        - --log-level={{ eq .Values.flags.logLevel "warn" | ternary "warning" .Values.flags.logLevel }}
+        - --log-level={{ .Values.flags.logLevel }}
         - --log-format={{ .Values.flags.logFormat }}
         {{- with .Values.flags.runnerMaxConcurrentReconciles }}
         - --runner-concurrency={{ . }}
