@@ -76,7 +76,7 @@ class ControllerProbe:
 
 @contextlib.asynccontextmanager
 async def serving(
-    settings: HttpSettings | None,
+    settings: HttpSettings,
     *,
     journal: Journal,
     role: Role,
@@ -84,10 +84,7 @@ async def serving(
     on_url: Callable[[str], None] | None = None,
     metrics: RuntimeMetrics | None = None,
 ) -> AsyncIterator[str | None]:
-    """Serve the API while the block runs; yields its URL (None when ``settings`` is None: no API)."""
-    if settings is None:
-        yield None
-        return
+    """Serve the API while the block runs; yields its URL."""
     probe = ControllerProbe(journal=journal, role=role, watchers=watchers, metrics=metrics)
     app = create_app(journal, readiness=probe, stats=probe)
     server = await ApiServer.start(app, host=settings.host, port=settings.port)

@@ -5,7 +5,9 @@
     arcsm manifests | kubectl apply -f -
 
 The same chart ``helm install`` installs (``deploy/charts/arcsm``), with the values of the files, then of
-the shorthand options, then of ``--set``, merged as Helm merges them; see ``controller.manifests``.
+the shorthand options, then of each ``--set``, each merged over the values before it: maps key by key,
+anything else (a list too) replaced whole; see ``controller.manifests``. (Helm parses ``--set`` into the
+values before it, so ``--set list[1]=x`` keeps a file's ``list[0]``; here it does not.)
 """
 
 from __future__ import annotations
@@ -18,8 +20,8 @@ import yaml
 
 from controller import manifests
 
-# Values merge as merge patches do (RFC 7386, nulls kept): maps key by key, anything else replaced, which
-# is Helm's rule for values files and --set; Helm then drops a key given as null.
+# Values merge as merge patches do (RFC 7386, nulls kept): maps key by key, anything else replaced, as
+# Helm merges values files; Helm then drops a key given as null.
 from statemachines.drafts import deep_merge as merged
 
 

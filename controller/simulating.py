@@ -1,8 +1,9 @@
 """``arcsm sim``: run the emulated world in the foreground until interrupted.
 
 Its kubelet runs the controller containers of image ``arcsm`` as this installation's ``arcsm``
-(``controller.simimage``), so arcsm's Helm chart applied to it (``kubectl apply -k deploy/``, or
-``arcsm manifests | kubectl apply -f -``) runs the controller in-cluster; listener pods stay arcsm's
+(``controller.simimage``), so arcsm's Helm chart applied to it (``arcsm manifests --set
+metrics.controllerManagerAddr=:PORT | kubectl apply -f -``: the emulator's pods share the host's network,
+so the controller wants a port of its own) runs the controller in-cluster; listener pods stay arcsm's
 listener in the emulator's process.
 """
 
