@@ -40,6 +40,7 @@ from sim import certificates, containers, kinds, podlogs, provisioning, publishi
 from sim.apiserver import ApiServer
 from sim.claimbinding import VolumeBinder
 from sim.collecting import GarbageCollector
+from sim.crdstatus import CrdStatus
 from sim.deployments import DeploymentController
 from sim.ephemeralvolumes import EphemeralVolumes
 from sim.faults import Fault, LoggedRequest
@@ -347,8 +348,8 @@ class World:
 def default_controllers() -> list[Controller]:
     """The simulated controllers every world runs unless a test picks its own: the garbage collector
     (10-100 ms per item), the scheduler and kubelet of ``sim-node-1`` (millisecond steps), the
-    ServiceAccount controller, the namespace controller, the root CA publisher, and the workload and
-    storage controllers."""
+    ServiceAccount controller, the namespace controller, the root CA publisher, the CRD status
+    controller, and the workload and storage controllers."""
     return [
         GarbageCollector(),
         Scheduler(),
@@ -356,6 +357,7 @@ def default_controllers() -> list[Controller]:
         ServiceAccounts(),
         Namespaces(),
         RootCAPublisher(),
+        CrdStatus(),
         *workload_controllers(),
     ]
 

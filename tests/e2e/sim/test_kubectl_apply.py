@@ -95,7 +95,11 @@ async def test_apply_k_installs_the_committed_manifests(cluster: Path) -> None:
         "persistentvolumeclaim/journal-arcsm-0",
     }
 
-    # The CRDs kubectl created are served: their kinds can be listed and created.
+    # The CRDs kubectl created are established, as clients wait for, and served.
+    await ok(cluster, "wait", "--for", "condition=established", "crd", "--all", "--timeout=30s")
+    established = await get_json(cluster, "crd", "autoscalingrunnersets.actions.github.com")
+    assert established["status"]["acceptedNames"]["kind"] == "AutoscalingRunnerSet"
+    assert established["status"]["storedVersions"] == ["v1alpha1"]
     assert (await get_json(cluster, "autoscalingrunnersets", "-A"))["items"] == []
     crds = await get_json(cluster, "crd")
     assert {c["metadata"]["name"] for c in crds["items"]} == {k.crd_name for k in crdgen.resources.KINDS}
