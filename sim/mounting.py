@@ -159,8 +159,9 @@ def setup(plan: dict[str, Any]) -> None:
             raise Failure(f"cannot open the source of the mount at {m['target']}: {exc.strerror}") from None
     # The image's files are the host's own: a volume mounted over a directory that holds some of them
     # (an emptyDir at /tmp over a virtualenv under /tmp) must not hide them.
-    image = [p for p in plan.get("image") or [] if os.path.isdir(p)]
-    kept = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in image]
+    image = sorted({os.path.realpath(p) for p in plan.get("image") or [] if os.path.isdir(p)}, key=_depth)
+    outermost = [p for i, p in enumerate(image) if not _under(p, image[:i])]
+    kept = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in outermost]
     read_only = []
     targets = []
     for m, fd in zip(mounts, sources, strict=True):

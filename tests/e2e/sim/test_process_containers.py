@@ -471,7 +471,8 @@ async def test_a_volume_over_a_parent_of_the_images_files_does_not_hide_them(
     files = tmp_path / "image" / "lib"
     files.mkdir(parents=True)
     (files / "marker").write_text("from the image")
-    runtime = processes.ProcessRuntime(processworld.image(paths=(str(files),)))
+    # Nested image directories, as a virtualenv inside an editable install's source tree is.
+    runtime = processes.ProcessRuntime(processworld.image(paths=(str(files), str(files.parent))))
     world.kubelet.runtimes.register_image("layered-image", runtime)
     port = free_port()
     container = {
