@@ -57,7 +57,7 @@ class PatchFailed(Exception):
 # -- Go's view of decoded JSON -----------------------------------------------------------------------
 
 
-def _go_json_kind(value: Any) -> str:
+def go_json_kind(value: Any) -> str:
     """The JSON type name Go's decoder prints in ``cannot unmarshal <kind> into ...``."""
     if isinstance(value, bool):
         return "bool"
@@ -216,21 +216,19 @@ def _decode_ops(ops: Any) -> list[dict[str, Any] | None]:
         return []  # JSON null decodes into an empty slice
     prefix = "error decoding patch: json: cannot unmarshal"
     if not isinstance(ops, list):
-        raise errors.bad_request(
-            f"{prefix} {_go_json_kind(ops)} into Go value of type []handlers.jsonPatchOp"
-        )
+        raise errors.bad_request(f"{prefix} {go_json_kind(ops)} into Go value of type []handlers.jsonPatchOp")
     for op in ops:
         if op is None:
             continue
         if not isinstance(op, dict):
             raise errors.bad_request(
-                f"{prefix} {_go_json_kind(op)} into Go value of type handlers.jsonPatchOp"
+                f"{prefix} {go_json_kind(op)} into Go value of type handlers.jsonPatchOp"
             )
         for name in ("op", "path", "from"):
             value = op.get(name)
             if value is not None and not isinstance(value, str):
                 raise errors.bad_request(
-                    f"{prefix} {_go_json_kind(value)} into Go struct field jsonPatchOp.{name} of type string"
+                    f"{prefix} {go_json_kind(value)} into Go struct field jsonPatchOp.{name} of type string"
                 )
     if len(ops) > MAX_JSON_PATCH_OPERATIONS:
         raise errors.too_large(

@@ -61,7 +61,7 @@ def update(
     if not isinstance(replicas, int) or isinstance(replicas, bool):
         raise errors.bad_request(
             'Scale in version "v1" cannot be handled as a Scale: json: cannot unmarshal '
-            f"{_json_type(replicas)} into Go struct field ScaleSpec.spec.replicas of type int32"
+            f"{patches.go_json_kind(replicas)} into Go struct field ScaleSpec.spec.replicas of type int32"
         )
     if replicas < 0:
         raise errors.invalid(
@@ -102,13 +102,3 @@ def patch(
     except patches.PatchFailed as exc:
         raise errors.patch_rejected(str(exc)) from exc
     return update(api, kind, namespace, name, result, dry_run=dry_run)
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"

@@ -12,7 +12,7 @@ from typing import Any
 
 from controller.folding import Fold
 from statemachines import kinds
-from statemachines.effects import ObjectRef
+from statemachines.effects import Effect, ObjectRef
 from store import clocks
 from store.projection import Projection
 from store.records import Record, RecordType, Seq, observed
@@ -96,3 +96,10 @@ class Prefix:
             body={"key": key, **body},
         )
         return self.append(record)
+
+
+class NoExecutor:
+    """An executor for tests in which nothing may be executed."""
+
+    async def execute(self, effect: Effect) -> dict[str, Any]:
+        raise AssertionError(f"nothing is executed here, got {effect}")

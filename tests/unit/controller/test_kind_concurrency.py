@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,12 +18,12 @@ from controller.queueing import WorkQueue
 from controller.reconciling import Outcome, Reconciler
 from controller.settings import QueueSettings, ReconcileSettings
 from controller.timing import Timers
-from statemachines.effects import Effect, ObjectRef
+from statemachines.effects import ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
 from store.clocks import SystemClock
 from store.journal import Journal
-from store.settings import JournalSettings
 from tests.helpers import eventually
+from tests.unit.controller.objects import NoExecutor
 
 FAST = dict(backoff_initial=0.01, backoff_max=0.08, rate=10_000, burst=10_000)
 
@@ -66,17 +63,6 @@ async def test_done_for_a_key_never_handed_out_does_not_free_a_place() -> None:
 def test_a_bound_below_one_is_refused() -> None:
     with pytest.raises(ValueError, match="EphemeralRunner must be at least 1"):
         QueueSettings(per_kind={"EphemeralRunner": 0})
-
-
-class NoExecutor:
-    async def execute(self, effect: Effect) -> dict[str, Any]:
-        raise AssertionError(f"nothing is executed here, got {effect}")
-
-
-@pytest.fixture
-async def journal(tmp_path: Path) -> AsyncIterator[Journal]:
-    async with await Journal.open(tmp_path / "journal.db", settings=JournalSettings(durable=False)) as opened:
-        yield opened
 
 
 async def test_the_reconciler_never_runs_more_keys_of_a_kind_than_its_bound(

@@ -10,9 +10,6 @@ the reconcile of a key replaced by one that answers the outcome the test names f
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -22,12 +19,12 @@ from controller.reconciling import NotLeading, Outcome, Reconciler
 from controller.runtimemetrics import Result, RuntimeMetrics, Term
 from controller.settings import QueueSettings, ReconcileSettings
 from controller.timing import Timers
-from statemachines.effects import Effect, ObjectRef
+from statemachines.effects import ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
 from store.clocks import SystemClock
 from store.journal import Journal
-from store.settings import JournalSettings
 from tests.helpers import eventually
+from tests.unit.controller.objects import NoExecutor
 
 FAST = dict(backoff_initial=0.01, backoff_max=0.08, rate=10_000, burst=10_000)
 CONTROLLERS = ("autoscalingrunnerset", "ephemeralrunnerset", "ephemeralrunner", "autoscalinglistener")
@@ -166,17 +163,6 @@ def test_the_lease_gauge_follows_the_elector() -> None:
     assert sample(metrics, "leader_election_master_status", name="arcsm-controller") == 1
     elector.leading = False
     assert sample(metrics, "leader_election_master_status", name="arcsm-controller") == 0
-
-
-class NoExecutor:
-    async def execute(self, effect: Effect) -> dict[str, Any]:
-        raise AssertionError(f"nothing is executed here, got {effect}")
-
-
-@pytest.fixture
-async def journal(tmp_path: Path) -> AsyncIterator[Journal]:
-    async with await Journal.open(tmp_path / "journal.db", settings=JournalSettings(durable=False)) as opened:
-        yield opened
 
 
 async def test_each_outcome_of_a_reconcile_is_counted_under_its_result(

@@ -5,18 +5,13 @@ answers; the outbox is every effect no result names."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-
-import pytest
 
 from controller import outbox, timing
 from statemachines.effects import ObjectRef, RequeueAfter
 from store import clocks
 from store.journal import Journal
 from store.records import Record, RecordType, Seq
-from store.settings import JournalSettings
 from tests.helpers import eventually
 
 RUNNER = ObjectRef("EphemeralRunner", "runners", "arc-a")
@@ -31,12 +26,6 @@ class StoppedClock:
 
     def now(self) -> datetime:
         return self.at
-
-
-@pytest.fixture
-async def journal(tmp_path: Path) -> AsyncIterator[Journal]:
-    async with await Journal.open(tmp_path / "journal.db", settings=JournalSettings(durable=False)) as opened:
-        yield opened
 
 
 def effect_record(seq: int, effect: RequeueAfter) -> Record:
