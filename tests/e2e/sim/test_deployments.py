@@ -35,6 +35,24 @@ HASH = "pod-template-hash"
 REVISION = "deployment.kubernetes.io/revision"
 
 
+RS_LABELS = {"app": "rs"}
+
+
+def replica_set(replicas: int, image: str = "a") -> dict[str, Any]:
+    """The ReplicaSet ``rs`` of ``replicas`` pods labelled ``RS_LABELS``, one container ``main``."""
+    return {
+        "metadata": {"name": "rs"},
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": RS_LABELS},
+            "template": {
+                "metadata": {"labels": RS_LABELS},
+                "spec": {"containers": [{"name": "main", "image": image}]},
+            },
+        },
+    }
+
+
 def deployment(
     name: str = "web",
     *,
@@ -262,7 +280,7 @@ async def test_a_replica_set_adopts_orphans_and_scales_down_unscheduled_then_not
     world: World, kube: client.ApiClient
 ) -> None:
     core, apps = client.CoreV1Api(kube), client.AppsV1Api(kube)
-    labels = {"app": "rs"}
+    labels = RS_LABELS
     container = [{"name": "main", "image": "nginx:1.27"}]
     unscheduled = {"metadata": {"name": "unscheduled", "labels": labels}}
     unscheduled["spec"] = {"schedulerName": "nobody", "containers": container}
@@ -270,15 +288,7 @@ async def test_a_replica_set_adopts_orphans_and_scales_down_unscheduled_then_not
     stuck["spec"] = {"containers": container}
     for pod in (unscheduled, stuck):
         await core.create_namespaced_pod(NS, pod)
-    rs_body = {
-        "metadata": {"name": "rs"},
-        "spec": {
-            "replicas": 4,
-            "selector": {"matchLabels": labels},
-            "template": {"metadata": {"labels": labels}, "spec": {"containers": container}},
-        },
-    }
-    rs = await apps.create_namespaced_replica_set(NS, rs_body)
+    rs = await apps.create_namespaced_replica_set(NS, replica_set(4, image="nginx:1.27"))
 
     async def replicas(want: int, ready_count: int) -> bool:
         current = await apps.read_namespaced_replica_set("rs", NS)
@@ -425,19 +435,7 @@ async def test_a_replica_set_whose_pods_are_refused_reports_it_and_tries_again()
         client.ApiClient(world.configuration()) as kube,
     ):
         core, apps = client.CoreV1Api(kube), client.AppsV1Api(kube)
-        labels = {"app": "rs"}
-        body = {
-            "metadata": {"name": "rs"},
-            "spec": {
-                "replicas": 2,
-                "selector": {"matchLabels": labels},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {"containers": [{"name": "main", "image": "a"}]},
-                },
-            },
-        }
-        await apps.create_namespaced_replica_set(NS, body)
+        await apps.create_namespaced_replica_set(NS, replica_set(2))
 
         async def failure() -> Any:
             rs = await apps.read_namespaced_replica_set("rs", NS)
@@ -462,19 +460,7 @@ async def test_the_scale_subresource_reads_and_writes_spec_replicas(
     world: World, kube: client.ApiClient
 ) -> None:
     apps = client.AppsV1Api(kube)
-    labels = {"app": "rs"}
-    body = {
-        "metadata": {"name": "rs"},
-        "spec": {
-            "replicas": 1,
-            "selector": {"matchLabels": labels},
-            "template": {
-                "metadata": {"labels": labels},
-                "spec": {"containers": [{"name": "main", "image": "a"}]},
-            },
-        },
-    }
-    rs = await apps.create_namespaced_replica_set(NS, body)
+    rs = await apps.create_namespaced_replica_set(NS, replica_set(1))
     scale = await apps.read_namespaced_replica_set_scale("rs", NS)
     assert (scale.spec.replicas, scale.metadata.uid) == (1, rs.metadata.uid)
 
