@@ -177,6 +177,8 @@ CONDITIONS = Field(
 )
 
 READY_COLUMN = PrinterColumn("Ready", "string", '.status.conditions[?(@.type=="Ready")].status')
+# Every kind with a phase shows it under the same title.
+PHASE_COLUMN = PrinterColumn("Phase", "string", ".status.phase")
 
 RESOURCE_META = Struct(
     (
@@ -289,7 +291,7 @@ AUTOSCALING_RUNNER_SET = Kind(
         PrinterColumn("Minimum Runners", "integer", ".spec.minRunners"),
         PrinterColumn("Maximum Runners", "integer", ".spec.maxRunners"),
         PrinterColumn("Current Runners", "integer", ".status.currentRunners"),
-        PrinterColumn("Phase", "string", ".status.phase"),
+        PHASE_COLUMN,
         READY_COLUMN,
         PrinterColumn("Pending Runners", "integer", ".status.pendingEphemeralRunners"),
         PrinterColumn("Running Runners", "integer", ".status.runningEphemeralRunners"),
@@ -328,6 +330,7 @@ EPHEMERAL_RUNNER_SET = Kind(
         PrinterColumn("CurrentReplicas", "integer", ".status.currentReplicas"),
         PrinterColumn("Pending Runners", "integer", ".status.pendingEphemeralRunners"),
         PrinterColumn("Running Runners", "integer", ".status.runningEphemeralRunners"),
+        PHASE_COLUMN,
         READY_COLUMN,
     ),
 )
@@ -355,7 +358,7 @@ EPHEMERAL_RUNNER = Kind(
     printer_columns=(
         PrinterColumn("GitHub Config URL", "string", ".spec.githubConfigUrl"),
         PrinterColumn("RunnerId", "number", ".status.runnerId"),
-        PrinterColumn("Status", "string", ".status.phase"),
+        PHASE_COLUMN,
         READY_COLUMN,
         PrinterColumn("JobRepository", "string", ".status.jobRepositoryName"),
         PrinterColumn("JobWorkflowRef", "string", ".status.jobWorkflowRef"),

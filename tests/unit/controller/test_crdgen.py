@@ -197,6 +197,16 @@ def test_spot_checks(crds: dict[str, dict[str, Any]]) -> None:
     assert at(ers, "spec.ephemeralRunnerSpec.spec.containers.[]")["required"] == ["name"]
 
 
+@pytest.mark.parametrize("kind", ["AutoscalingRunnerSet", "EphemeralRunnerSet", "EphemeralRunner"])
+def test_every_kind_with_a_phase_shows_it_as_phase(crds: dict[str, dict[str, Any]], kind: str) -> None:
+    """``kubectl get`` titles the phase column PHASE on each of arcsm's kinds that has one."""
+    columns = crds[kind]["spec"]["versions"][0]["additionalPrinterColumns"]
+    by_path = {column["jsonPath"]: column for column in columns}
+    assert by_path[".status.phase"] == {"jsonPath": ".status.phase", "name": "Phase", "type": "string"}
+    assert [c["name"] for c in columns].count("Phase") == 1
+    assert "Status" not in {c["name"] for c in columns}
+
+
 def test_pod_template_facts(crds: dict[str, dict[str, Any]]) -> None:
     pod = at(schema_of(crds["AutoscalingRunnerSet"]), "spec.template.spec")
     containers = pod["properties"]["containers"]
