@@ -359,7 +359,12 @@ def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str]:
         created: list[Effect] = [
             effects.CreateObject(
                 ObjectRef(runners.RUNNER_KIND, s.subject.namespace, name),
-                runners.new_runner(s.obj, name, proxy_secret_name=proxy_name),
+                runners.new_runner(
+                    s.obj,
+                    name,
+                    proxy_secret_name=proxy_name,
+                    exclude_label_prefixes=s.settings.exclude_label_prefixes,
+                ),
             )
             for name in runners.runner_names(s.obj, replicas - total, taken)
         ]

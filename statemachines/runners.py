@@ -222,20 +222,28 @@ def _strings(value: object) -> dict[str, str]:
     return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
-def new_runner(runner_set: JsonObject, name: str, *, proxy_secret_name: str = "") -> dict[str, Any]:
+def new_runner(
+    runner_set: JsonObject,
+    name: str,
+    *,
+    proxy_secret_name: str = "",
+    exclude_label_prefixes: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """Upstream's ``newEphemeralRunner`` with a given name: labels, annotations (§1.3), owner, finalizers.
 
-    The spec is the set's ``ephemeralRunnerSpec`` (shared, never mutated), plus ``proxySecretRef`` when the
-    set has a proxy.
+    The labels drop every key that starts with one of ``exclude_label_prefixes``
+    (``--exclude-label-propagation-prefix``), ``ephemeralRunnerMetadata`` labels included; annotations are
+    not filtered, as upstream filters none. The spec is the set's ``ephemeralRunnerSpec`` (shared, never
+    mutated), plus ``proxySecretRef`` when the set has a proxy.
     """
     meta = _meta(runner_set)
     spec = runner_set.get("spec") or {}
     template_meta = spec.get("ephemeralRunnerMetadata") or {}
-    labels = {
-        **_strings(template_meta.get("labels")),
-        **_strings(meta.get("labels")),
-        naming.LABEL_COMPONENT: COMPONENT_RUNNER,
-    }
+    own = {**_strings(meta.get("labels")), naming.LABEL_COMPONENT: COMPONENT_RUNNER}
+    labels = (
+        naming.filter_and_merge_labels(_strings(template_meta.get("labels")), own, exclude_label_prefixes)
+        or {}
+    )
     annotations = {
         **_strings(template_meta.get("annotations")),
         **_strings(meta.get("annotations")),

@@ -220,6 +220,20 @@ def test_new_runner_metadata_follows_section_1_3() -> None:
     assert "proxySecretRef" not in body["spec"]
 
 
+def test_new_runner_drops_excluded_label_prefixes_from_the_runner_metadata_too() -> None:
+    ers = make_ers()
+    ers["metadata"]["labels"]["internal.example.com/owner"] = "ers"  # as the ARS filter left it, not here
+    ers["spec"]["ephemeralRunnerMetadata"] = {
+        "labels": {"team": "a", "internal.example.com/cost-center": "42"},
+        "annotations": {"internal.example.com/note": "kept"},
+    }
+    body = runners.new_runner(ers, "arc-runner-bcdfg", exclude_label_prefixes=("internal.example.com/",))
+    labels, annotations = body["metadata"]["labels"], body["metadata"]["annotations"]
+    assert labels["team"] == "a"
+    assert not [key for key in labels if key.startswith("internal.example.com/")], labels
+    assert annotations["internal.example.com/note"] == "kept"  # upstream filters labels only
+
+
 def test_new_runner_references_the_proxy_secret_without_touching_the_set() -> None:
     ers = make_ers(proxy=True)
     body = runners.new_runner(ers, "arc-runner-bcdfg", proxy_secret_name="arc-xyz-runner-proxy")
