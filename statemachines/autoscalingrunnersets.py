@@ -31,10 +31,12 @@ Decisions where the spec leaves room, each marked [R] in the spec or argued here
 * Metadata drift compares the *merged* labels and annotations with the observed ones, and the runner
   metadata semantically, so an extra key never loops the pass (§8 item 3); the legacy
   ``integrity-hash`` annotation is dropped from the runner set when metadata is merged.
-* The listener is compared semantically and built with the configured pull secrets (§8 item 4). A
-  listener that is already terminating is waited for (Pending) rather than reported Running. The
-  observed listener may sit under another name (found by its spec reference, §8 item 6): a name that
-  differs from the computed one is drift, so the old listener is deleted and the new one created.
+* The listener is compared semantically and built with the configured pull secrets (§8 item 4), and
+  its labels and annotations as the runner set's are: merged, so a key someone else added to the listener
+  never restarts it. A listener that is already terminating is waited for (Pending) rather than
+  reported Running. The observed listener may sit under another name (found by its spec reference, §8
+  item 6): a name that differs from the computed one is drift, so the old listener is deleted and the new
+  one created.
 * Status first, then the listener delete (§4.2 [R]); "record Outdated", then pin (§4.13 item 8).
 * The drain deferral (step 9e.1) also pins the runner set at replicas 0 / patchID 0, as upstream did
   before its PR #4516 (§8 item 2): with the listener gone nothing else scales the set down, so with

@@ -302,12 +302,18 @@ def metadata_patch(ers: JsonObject, want: JsonObject, excluded: tuple[str, ...])
 
 
 def listener_drifted(listener: JsonObject, want: JsonObject) -> bool:
-    """Whether the observed listener must be rebuilt: another name, spec, labels or annotations."""
+    """Whether the observed listener must be rebuilt: another name, another spec, or a label or annotation
+    of ``want`` it lacks or holds otherwise.
+
+    Compared as the runner set is (``metadata_patch``): ``want``'s labels and annotations merged into the
+    observed ones must change nothing, so a key someone else added to the listener never restarts it.
+    """
     have_meta, want_meta = _section(listener, "metadata"), _section(want, "metadata")
+    have_labels, have_annotations = _strings(have_meta.get("labels")), _strings(have_meta.get("annotations"))
     return (
         (have_meta.get("namespace"), have_meta.get("name"))
         != (want_meta.get("namespace"), want_meta.get("name"))
         or not semantics.semantic_equal(_section(listener, "spec"), _section(want, "spec"))
-        or _strings(have_meta.get("labels")) != _strings(want_meta.get("labels"))
-        or _strings(have_meta.get("annotations")) != _strings(want_meta.get("annotations"))
+        or {**have_labels, **_strings(want_meta.get("labels"))} != have_labels
+        or {**have_annotations, **_strings(want_meta.get("annotations"))} != have_annotations
     )

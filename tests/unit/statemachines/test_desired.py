@@ -205,5 +205,23 @@ def test_listener_drift() -> None:
     renamed = {**same, "metadata": {**same["metadata"], "name": "arc-old-listener"}}
     relabelled = {**same, "metadata": {**same["metadata"], "labels": {}}}
     respecced = {**same, "spec": {**same["spec"], "minRunners": 1}}
-    for drifted in (renamed, relabelled, respecced):
+    rehashed = {
+        **same,
+        "metadata": {**same["metadata"], "annotations": {naming.ANNOTATION_INTEGRITY_HASH: "x"}},
+    }
+    for drifted in (renamed, relabelled, respecced, rehashed):
         assert desired.listener_drifted(drifted, want)
+
+
+def test_keys_someone_else_added_to_the_listener_are_no_drift() -> None:
+    want = desired.autoscaling_listener(ars(), "arc", SETTINGS)
+    meta = want["metadata"]
+    annotated = {
+        **want,
+        "metadata": {
+            **meta,
+            "labels": {**meta["labels"], "policy.example.com/scanned": "true"},
+            "annotations": {**meta["annotations"], "kubectl.kubernetes.io/last-applied-configuration": "{}"},
+        },
+    }
+    assert not desired.listener_drifted(annotated, want)
