@@ -377,12 +377,25 @@ def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str]:
 
 def _idle_releases(s: Snapshot, by_state: RunnersByState, count: int) -> list[Effect]:
     """``deleteIdleEphemeralRunners``: pending oldest first, then running oldest first; unregistered and
-    busy runners are skipped. A JobStillRunning answer makes a later decision pick the next one."""
+    busy runners are skipped. A JobStillRunning answer makes a later decision pick the next one.
+
+    [R] Pinned at zero (the scale set's drain before it publishes a runner spec, or its park), a pending
+    runner that never registered is released too, as the cleanup releases it: one whose JIT config keeps
+    failing never registers, so the drain waited on it forever, and with it the runner-spec change that
+    would fix it. Without a runner id it cannot be running a job; it is deleted without a RemoveRunner
+    (``_release``).
+    """
+    pinned = _int(s.spec.get("replicas")) == 0
+    candidates = [(r, True) for r in by_state.pending] + [(r, False) for r in by_state.running]
     chosen: list[Effect] = []
-    for runner in (*by_state.pending, *by_state.running):
+    for runner, pending in candidates:
         if len(chosen) == count:
             break
-        if runners.runner_id(runner) == 0 or runners.has_job(runner) or busy(s, runner):
+        if runners.runner_id(runner) == 0:
+            if pinned and pending:
+                chosen.append(_release(s, runner))
+            continue
+        if runners.has_job(runner) or busy(s, runner):
             continue
         chosen.append(_release(s, runner))
     return chosen

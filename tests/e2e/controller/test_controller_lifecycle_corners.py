@@ -16,11 +16,12 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from sim.faults import Fault
 from sim.world import World
-from tests.e2e.controller import harness
+from tests.e2e.controller import harness, revision_steps
 from tests.e2e.controller import scenario_steps as steps
 from tests.e2e.controller.harness import CONTROLLER_NS, Controller
-from tests.e2e.controller.scenario_steps import AL, ER, ERS
+from tests.e2e.controller.scenario_steps import AL, ARS, ER, ERS
 from tests.helpers import eventually
 from tests.kubectl import ok, requires_kubectl
 
@@ -124,3 +125,61 @@ async def listener_pod(kube: client.ApiClient, name: str) -> dict[str, Any] | No
 async def ars_decided_after(journal: Path, seen: int) -> bool:
     """An ARS decision was journaled that read the journal through ``seen`` or later."""
     return any(int(r.body.get("seq") or 0) >= seen for r in await steps.ars_decisions(journal, seen))
+
+
+async def test_a_drain_releases_a_runner_that_never_registered_and_the_new_config_secret_is_published(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    """The config Secret goes, so the runner made for a job cannot get its JIT config and never registers
+    (runnerId 0). The fix, a new githubConfigSecret, changes the runner spec: the drain must release that
+    runner rather than wait on it, or the spec is never published."""
+    async with Controller(world, tmp_path) as controller:
+        await steps.start_running(world, kube)
+        before = await steps.required(kube, ERS)
+        # Runners are held back until the Secret is gone, so the one made for the job has no credentials.
+        held = world.inject(Fault(verb="create", path="/ephemeralrunners$", code=500, times=None))
+        job = revision_steps.queue_job(world)
+
+        async def scaled_up() -> bool:
+            return (await steps.required(kube, ERS))["spec"].get("replicas") == 1
+
+        await eventually(scaled_up, timeout=steps.TIMEOUT, what="the listener asking for a runner")
+        await client.CoreV1Api(kube).delete_namespaced_secret(harness.SECRET, harness.NS)
+        world.server.faults.remove(held)
+
+        async def unregistered() -> dict[str, Any] | None:
+            for runner in await harness.items(kube, ER):
+                status = runner.get("status") or {}
+                refused = [c for c in status.get("conditions") or () if c.get("reason") == "JitConfigFailed"]
+                if refused and not status.get("runnerId"):
+                    return runner
+            return None
+
+        stuck = await eventually(unregistered, timeout=steps.TIMEOUT, what="a runner whose JIT config failed")
+        mark = await steps.last_seq(controller.journal)
+
+        await harness.create_secret(kube, name="github-config-2")
+        await harness.merge_patch(kube, ARS, "arc", {"spec": {"githubConfigSecret": "github-config-2"}})
+
+        async def published() -> dict[str, Any] | None:
+            ers = await steps.required(kube, ERS)
+            runner_spec = ers["spec"]["ephemeralRunnerSpec"]
+            revision, applied = steps.revisions(ers)
+            fixed = runner_spec["githubConfigSecret"] == "github-config-2" and revision == applied
+            return ers if fixed and revision > steps.revisions(before)[0] else None
+
+        await eventually(
+            published, timeout=steps.TIMEOUT, what="the new config Secret published to the runners"
+        )
+        ars = await steps.running_at_generation(kube, "the scale set Running at the new generation")
+        assert ars["spec"]["githubConfigSecret"] == "github-config-2"
+        assert await harness.get(kube, ER, stuck["metadata"]["name"]) is None, (
+            "the unregistered runner is left"
+        )
+        deleted = await steps.effects(controller.journal, "DeleteObject", ER, mark)
+        assert [r.body["target"]["name"] for r in deleted] == [stuck["metadata"]["name"]]
+
+        async def job_taken() -> bool:
+            return bool(world.github.state.jobs[job.runner_request_id].runner_name)
+
+        await eventually(job_taken, timeout=steps.TIMEOUT, what="the job taken by a runner of the new spec")

@@ -588,6 +588,25 @@ def test_idle_release_skips_unregistered_and_busy_runners() -> None:
     assert not deletes(decision)
 
 
+def test_pinned_at_zero_an_unregistered_runner_is_deleted_and_busy_ones_are_waited_for() -> None:
+    """The scale set's drain pin: a runner that never registered (its JIT config failed) cannot be running
+    a job, so it goes, without a RemoveRunner; only the runner with a job is left."""
+    children = (
+        make_runner("unregistered", phase="Pending", runner_id=0, created=1),
+        make_runner("job", phase="Running", runner_id=5, job=True, created=2),
+        idle("idle", 6, created=3),
+    )
+    w = world(children, replicas=0, patch_id=0)
+    decision = w.step()
+    assert names(deletes(decision)) == ["unregistered"]
+    assert names(releases(decision)) == ["idle"]
+    assert 0 not in [e.runner_id for e in releases(decision)]
+    w.settle()
+    assert w.live == ["job"]
+    w.step()
+    assert (w.status["pendingEphemeralRunners"], w.status["runningEphemeralRunners"]) == (0, 1)
+
+
 def test_job_still_running_skips_the_runner_and_a_later_decision_takes_the_next() -> None:
     w = world((idle("a", 1, created=1), idle("b", 2, created=2)), replicas=1, patch_id=0)
     w.busy.add(1)
