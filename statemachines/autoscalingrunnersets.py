@@ -14,6 +14,7 @@ A3     listener_rebuilt       Running → Pending   status write, then the liste
 A3     runners_draining       Running → Pending   status write, listener deleted, ERS pinned, requeue 1 s
 A4     settled                → Running           status write: observedGeneration = generation, counters
 A5     runners_rejected_spec  Running → Outdated  status write once the listener is gone; ERS pinned
+                              (also from Pending)
 A6     recovery_republished   Pending → Pending   runner spec republished at max(rev, app) + 1 (C7)
 A7     parked                 Outdated → itself   listener kept absent, ERS re-pinned to 0/0
 A8     deleted                any → (removed)     our finalizer removed at the end of the deletion
@@ -21,6 +22,10 @@ A8     deleted                any → (removed)     our finalizer removed at the
 
 Decisions where the spec leaves room, each marked [R] in the spec or argued here:
 
+* The teardown (A5) also fires from Pending (and the empty phase), not only from Running: a pass that
+  went Pending for a label-only edit (A3) has ``generation == observedGeneration``, so it is not
+  recovering, and without the teardown it went on to create a listener against a runner set that is
+  Outdated at its applied revision (I6.3), only to tear it down once Running.
 * ``recovering`` is read from persisted state (§4.7): the runner set is Outdated at its applied
   revision and ``generation > observedGeneration``. The drain deferral is skipped while recovering
   (§8 item 1), and A6 republishes even an unchanged runner spec.
@@ -232,7 +237,7 @@ TABLE: tuple[tuple[str, tables.Row], ...] = (
                (runners_active, not_recovering))),
     ("A4", Row(T.SETTLED, (P.NONE, P.PENDING, P.RUNNING), P.RUNNING,
                "scale set, runner set and listener are in sync", (has_runner_set, has_listener))),
-    ("A5", Row(T.RUNNERS_REJECTED_SPEC, (P.RUNNING,), P.OUTDATED,
+    ("A5", Row(T.RUNNERS_REJECTED_SPEC, (P.NONE, P.PENDING, P.RUNNING), P.OUTDATED,
                "the runners rejected the runner spec in force: listener removed, runner set parked at zero",
                (runner_set_outdated_at_applied_revision, not_recovering))),
     ("A6", Row(T.RECOVERY_REPUBLISHED, (P.PENDING,), P.PENDING,

@@ -26,6 +26,8 @@ from tests.helpers import eventually
 from tests.kubectl import ok, requires_kubectl
 
 EXCLUDED = "internal.example.com/"
+IMAGE = harness.RUNNER_IMAGE  # version 2.330.0
+NEWER_VERSION = "2.331.0"
 
 
 @pytest.fixture
@@ -183,3 +185,51 @@ async def test_a_drain_releases_a_runner_that_never_registered_and_the_new_confi
             return bool(world.github.state.jobs[job.runner_request_id].runner_name)
 
         await eventually(job_taken, timeout=steps.TIMEOUT, what="the job taken by a runner of the new spec")
+
+
+async def test_i6_3_no_listener_after_a_label_only_edit_while_the_runners_reject_the_spec(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    """Pending after a label-only edit (generation = observedGeneration; the rebuilt listener's create is
+    rejected for a while), and meanwhile the runners reject the runner spec in force: the scale set parks
+    from Pending. No listener is made against a runner set that is Outdated at its applied revision."""
+    async with Controller(world, tmp_path) as controller:
+        template = {"spec": {"restartPolicy": "Never", "containers": [{"name": "runner", "image": IMAGE}]}}
+        await steps.start_running(world, kube, template=template)
+        denied = 'admission webhook "listeners.example.com" denied the request: listeners are frozen'
+        world.inject(Fault(verb="create", path="/autoscalinglisteners", code=400, message=denied, times=None))
+        mark = await steps.last_seq(controller.journal)
+        await harness.merge_patch(kube, ARS, "arc", {"metadata": {"labels": {"team": "x"}}})
+
+        async def create_rejected() -> bool:
+            return bool(await steps.failed_results(controller.journal, f"create:{AL}/", after=mark))
+
+        await eventually(
+            create_rejected, timeout=steps.TIMEOUT, what="the rebuilt listener's create rejected"
+        )
+        assert await harness.phase(kube) == "Pending"
+
+        # The service stops accepting the runner version in force; a runner made now exits 7.
+        world.github.configure(min_runner_version=NEWER_VERSION)
+        await harness.merge_patch(kube, ERS, "arc", {"spec": {"replicas": 1, "patchID": 0}})
+
+        def outdated_at_applied(ers: dict[str, Any]) -> bool:
+            revision, applied = steps.revisions(ers)
+            return (ers.get("status") or {}).get("phase") == "Outdated" and applied >= revision
+
+        seen = await eventually(
+            lambda: steps.first_observed(controller.journal, ERS, outdated_at_applied, after=mark),
+            timeout=steps.TIMEOUT,
+            what="the runner set Outdated at its applied revision",
+        )
+        world.clear_faults()
+        await eventually(
+            lambda: steps.pinned_without_listener(kube), timeout=steps.TIMEOUT, what="the scale set parked"
+        )
+
+        made = [r for r in await steps.observed(controller.journal, AL, seen) if r.body["event"] == "ADDED"]
+        assert not made, "a listener was created against the Outdated runner set"
+        gen, obs = steps.generations(await steps.required(kube, ARS))
+        assert gen == obs
+        parks = [t for t in await steps.ars_transitions(controller.journal, mark) if t.to == "Outdated"]
+        assert [(t.from_, t.trigger) for t in parks] == [("Pending", "runners_rejected_spec")]

@@ -401,6 +401,36 @@ def test_i6_3_no_listener_is_created_while_the_runner_set_is_outdated_at_its_app
     assert_invariants(world)
 
 
+def test_i6_3_a_label_only_edit_from_pending_parks_without_a_listener() -> None:
+    """Pending for a label-only edit (the rebuilt listener's create rejected, gen = obs), then the runners
+    reject the spec in force: the set parks from Pending, and no listener is created against it."""
+    world = running_world()
+    world.reject_creates.add(desired.KIND_LISTENER)
+    world.edit(ARS_REF, {"metadata": {"labels": {"team": "x"}}})
+    for _ in range(3):
+        world.step()
+    assert (world.phase, world.listener) == ("Pending", None)
+    generation, observed = world.generations
+    assert generation == observed
+    world.set_status(ERS_REF, phase="Outdated")
+    world.reject_creates.clear()
+    mark = len(world.decisions)
+    world.settle()
+    assert_invariants(world)
+    assert world.phase == "Outdated" and world.listener is None
+    creates = [
+        e
+        for d in world.decisions[mark:]
+        for e in d.effects
+        if isinstance(e, CreateObject) and e.target.kind == desired.KIND_LISTENER
+    ]
+    assert not creates
+    parks = [t for t in world.transitions() if t.to == "Outdated"]
+    assert [(t.from_, t.trigger) for t in parks] == [("Pending", ars.Trigger.RUNNERS_REJECTED_SPEC)]
+    ers = world.ers
+    assert ers is not None and (ers["spec"].get("replicas", 0), ers["spec"]["patchID"]) == (0, 0)
+
+
 def test_i6_4_recovery_settles_running_with_the_revision_applied() -> None:
     world = parked()
     world.edit(ARS_REF, {"spec": {"maxRunners": 9}})

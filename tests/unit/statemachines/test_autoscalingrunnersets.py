@@ -73,12 +73,19 @@ def test_outdated_is_left_only_by_a_new_generation_or_deletion() -> None:
     assert [row.guards for row in deletion] == [(ars.deletion_requested,)]
 
 
-def test_outdated_is_entered_only_from_running() -> None:
-    # Pending never goes straight to Outdated in the seed's model (§3.1, "guards worth testing").
+def test_outdated_is_entered_by_the_teardown_or_stays_parked() -> None:
+    # The seed's model tears down only from Running (§3.1, "guards worth testing"); arcsm also parks from
+    # Pending at an applied generation, which is what keeps I6.3 after a label-only edit. The guards keep
+    # a Pending pass with a new generation out: it is recovering, never torn down.
     into = {
         row_id: row.source for row_id, row in ars.TABLE if row.dest == ArsPhase.OUTDATED and row_id != "A8"
     }
-    assert into == {"A5": (ArsPhase.RUNNING,), "A7": (ArsPhase.OUTDATED,)}
+    assert into == {
+        "A5": (ArsPhase.NONE, ArsPhase.PENDING, ArsPhase.RUNNING),
+        "A7": (ArsPhase.OUTDATED,),
+    }
+    a5 = dict(ars.TABLE)["A5"]
+    assert a5.guards == (ars.runner_set_outdated_at_applied_revision, ars.not_recovering)
 
 
 # -- guards over hand-built snapshots ------------------------------------------------------------------------
@@ -159,7 +166,14 @@ def test_outdated_and_recovering_guards(
             ars.Trigger.RUNNERS_REJECTED_SPEC, "Running", snap(ers=ers_at(1, 1)), "Outdated", id="A5"
         ),
         pytest.param(
-            ars.Trigger.RUNNERS_REJECTED_SPEC, "Pending", snap(ers=ers_at(1, 1)), None, id="A5-not-pending"
+            ars.Trigger.RUNNERS_REJECTED_SPEC, "Pending", snap(ers=ers_at(1, 1)), "Outdated", id="A5-pending"
+        ),
+        pytest.param(
+            ars.Trigger.RUNNERS_REJECTED_SPEC,
+            "Pending",
+            snap(generation=3, ers=ers_at(1, 1)),
+            None,
+            id="A5-not-while-recovering",
         ),
         pytest.param(
             ars.Trigger.RUNNERS_REJECTED_SPEC, "Running", snap(ers=ers_at(2, 1)), None, id="A5-rev-ahead"
