@@ -196,7 +196,10 @@ def run(
         typer.Option(
             envvar="ARCSM_EXCLUDE_LABEL_PROPAGATION_PREFIX",
             metavar="PREFIX",
-            help="Do not copy a scale set's labels with this prefix to the objects it owns; repeatable.",
+            help=(
+                "Do not copy labels with this prefix to the objects a scale set owns (its own labels and "
+                "its runner metadata labels); repeatable."
+            ),
             rich_help_panel=LOOP,
         ),
     ] = None,
