@@ -22,13 +22,17 @@ that fired leads to, so the journaled transition and the written phase always ag
 means no phase written. A pod phase is mirrored as the row's destination: ``Pending``, ``Running`` or
 ``Unknown`` (any other string a pod might carry is mirrored as ``Pending``).
 
-How facts reach a decision. ``snapshot.related`` holds the observed ``"pod"`` and ``"secret"`` (None when
-absent); the Secret is journaled without data, so the runner id and name are read from the annotations the
-executor writes on it (``naming.ANNOTATION_JIT_RUNNER_ID``/``_NAME``), falling back to the
-``CreateJitConfigSecret`` result. A Secret that names no valid id is deleted and made again, as upstream
-does with a corrupt one. Outcomes of creates and Actions calls arrive as effect results (``outcomes``):
-the result of ``CreateObject(pod)`` is read only while the pod is missing, and every retry is a window
-measured from the result's time, so a replay decides the same.
+How facts reach a decision. ``snapshot.related`` holds the observed ``"pod"`` and ``"secret"`` of the runner:
+of its name *and* owned by its uid (None when absent). An object of its name that another owner holds is in
+``"other_pod"``/``"other_secret"``: a predecessor's of the same name, still terminating or not yet collected,
+or one nobody owns. The runner never takes it for its own (its JIT config, its runner id, its phase); it waits
+for it to go, with ``Ready``/``Registered`` False saying why. The Secret is journaled without data, so the
+runner id and name are read from the annotations the executor writes on it
+(``naming.ANNOTATION_JIT_RUNNER_ID``/``_NAME``), falling back to the ``CreateJitConfigSecret`` result. A
+Secret that names no valid id is deleted and made again, as upstream does with a corrupt one. Outcomes of
+creates and Actions calls arrive as effect results (``outcomes``): the result of ``CreateObject(pod)`` is read
+only while the pod is missing, and every retry is a window measured from the result's time, so a replay
+decides the same.
 
 Conditions, computed once at the end of a pass and merged into its status patch: ``Ready`` (True while
 Running; a pod that cannot be created puts its reason there) and ``Registered`` (True once the runner has
@@ -73,6 +77,8 @@ JsonObject = Mapping[str, Any]
 KIND = "EphemeralRunner"
 POD = "pod"
 SECRET = "secret"
+OTHER_POD = "other_pod"
+OTHER_SECRET = "other_secret"
 
 FINALIZERS = (naming.FINALIZER_EPHEMERAL_RUNNER, naming.FINALIZER_RUNNER_REGISTRATION)
 MAX_FAILURES = 5
@@ -460,6 +466,11 @@ def _jit_secret(p: _Pass) -> bool:
     p.stated = (conditions.READY, REGISTERED)
     if p.s.get(SECRET) is not None:
         return False
+    other = p.s.get(OTHER_SECRET)
+    if other is not None:
+        p.jit_problem = ("SecretNameTaken", _taken_message("Secret", p.s.subject.name, other))
+        p.requeue(RETRY_SECONDS)
+        return p.end("a Secret of this name belongs to another owner: waiting for it to go")
     jit = _jit_effect(p)
     out = outcomes.of(p.s, jit)
     if out is not None and out.ok:
@@ -590,9 +601,28 @@ def _backoff(p: _Pass) -> bool:
 # 8. no pod: create it
 
 
+def _owner_uids(obj: JsonObject) -> list[str]:
+    refs = _mapping(obj.get("metadata")).get("ownerReferences")
+    return [str(_mapping(r)["uid"]) for r in refs if _mapping(r).get("uid")] if isinstance(refs, list) else []
+
+
+def _taken_message(kind: str, name: str, other: JsonObject) -> str:
+    uids = ", ".join(_owner_uids(other)) or "none"
+    going = "it is being deleted" if pods.is_terminating(other) else "it is not being deleted"
+    return (
+        f"{kind} {name} belongs to another owner (owner uid {uids}; {going}): "
+        f"waiting for it to go before making this runner's own"
+    )
+
+
 def _create_pod(p: _Pass) -> bool:
     if p.s.get(POD) is not None:
         return False
+    other = p.s.get(OTHER_POD)
+    if other is not None:
+        p.pod_problem = ("PodNameTaken", _taken_message("Pod", p.s.subject.name, other))
+        p.requeue(RETRY_SECONDS)
+        return p.end("a pod of this name belongs to another owner: waiting for it to go")
     body = runnerpods.runner_pod(p.er, p.s.get(SECRET), build_version=p.s.settings.build_version)
     create = effects.CreateObject(pod_ref(p.s), body)
     out = outcomes.of(p.s, create)
