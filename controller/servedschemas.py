@@ -38,6 +38,8 @@ REQUIRED: Final[Mapping[str, tuple[tuple[str, ...], ...]]] = {
     ERS: (("spec", "actionableRevision"), ("status", "appliedActionableRevision")),
 }
 DECIDED: Final = (ARS, ERS, ER, AL)
+READ_TIMEOUT: Final = 10.0  # seconds per CRD read: a start must not hang on an API server that is not there
+TRANSPORT_ERRORS: Final = (aiohttp.ClientError, OSError, TimeoutError)
 
 
 def crd_name(kind: str) -> str:
@@ -76,7 +78,9 @@ class Unreadable(Exception):
 
 async def _read(api: client.ApiClient, name: str) -> Mapping[str, Any]:
     extensions = client.ApiextensionsV1Api(api)
-    resp = await extensions.read_custom_resource_definition(name, _preload_content=False)
+    resp = await extensions.read_custom_resource_definition(
+        name, _preload_content=False, _request_timeout=READ_TIMEOUT
+    )
     try:
         if not 200 <= resp.status < 300:  # left raw, the answer is not raised as an ApiException
             raise Unreadable(kubewriting.REASONS.get(resp.status, f"HTTP {resp.status}"))
@@ -93,7 +97,14 @@ async def conditions_pruned(api: client.ApiClient) -> tuple[str, ...]:
         name = crd_name(kind)
         try:
             crd = await _read(api, name)
-        except (Unreadable, ApiException, aiohttp.ClientError, OSError, TimeoutError, ValueError) as exc:
+        except TRANSPORT_ERRORS as exc:
+            log.warning(
+                "cannot reach the API server to read CRD %s (%s): assuming the CRDs keep status.conditions",
+                name,
+                type(exc).__name__,
+            )
+            break
+        except (Unreadable, ApiException, ValueError) as exc:
             reason = exc.reason if isinstance(exc, Unreadable | ApiException) else type(exc).__name__
             log.warning(
                 "cannot read CRD %s (%s): assuming it keeps status.conditions; grant get on "

@@ -3,9 +3,11 @@ three new fields) keep all but ``status.conditions``."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
+from kubernetes_asyncio import client
 
 from controller import servedschemas
 from sim.world import load_crds
@@ -48,3 +50,14 @@ def test_a_version_not_served_has_no_schema() -> None:
     assert servedschemas.served_schema(crd, "v1beta9") is None
     unserved = {"spec": {"versions": [{**crd["spec"]["versions"][0], "served": False}]}}
     assert servedschemas.served_schema(unserved) is None
+
+
+async def test_an_api_server_that_is_not_there_is_said_once_and_changes_nothing(
+    caplog: pytest.LogCaptureFixture, unused_tcp_port: int
+) -> None:
+    caplog.set_level(logging.WARNING, "arcsm.controller")
+    configuration = client.Configuration(host=f"http://127.0.0.1:{unused_tcp_port}")
+    async with client.ApiClient(configuration) as api:
+        assert await servedschemas.conditions_pruned(api) == ()
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and said[0].startswith("cannot reach the API server"), said
