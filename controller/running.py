@@ -63,8 +63,9 @@ async def run(
     ``RuntimeError`` when a task of the loop failed.
     """
     configuration = await _configuration(settings)
-    settings = await _with_served_schemas(settings, configuration)
     async with _stop_signal(stop) as stopping:
+        # A request to the cluster: only once SIGTERM is handled (it stops the run, never kills it).
+        settings = await _with_served_schemas(settings, configuration)
         journal = await Journal.open(settings.journal_path, settings=settings.journal)
         try:
             # Before anything is decided, so every decision of this run reads the settings it ran with.
