@@ -7,10 +7,10 @@ or an alert written for ARC reads the same values:
 
 * ``gha_controller_pending_ephemeral_runners``, ``gha_controller_running_ephemeral_runners``,
   ``gha_controller_failed_ephemeral_runners``: per EphemeralRunnerSet, its EphemeralRunners that are not
-  being deleted, by phase: ``Running``, ``Failed``, and pending for ``Pending``, no phase or any phase
-  arcsm does not know (``Succeeded`` and ``Outdated`` runners count in none of the three). ``name`` and
-  ``namespace`` are the runner set's ``actions.github.com/scale-set-name`` and ``scale-set-namespace``
-  labels (its scale set's), as upstream reads them.
+  being deleted, by phase: ``Running``, ``Failed``, and pending for ``Pending``, ``Unknown``, no phase or
+  any phase arcsm does not know (``Succeeded`` and ``Outdated`` runners count in none of the three).
+  ``name`` and ``namespace`` are the runner set's ``actions.github.com/scale-set-name`` and
+  ``scale-set-namespace`` labels (its scale set's), as upstream reads them.
 * ``gha_controller_running_listeners``: per AutoscalingListener (``name`` and ``namespace`` its own, in
   the controller namespace), 1 while the ``listener`` container of its pod runs and the pod was not
   evicted, else 0.
@@ -51,7 +51,12 @@ HELP: Final = {
 }
 
 # The runner phases each gauge counts; any other phase string counts as pending (``ErPhase.of``).
-_GAUGE_OF_PHASE: Final = {ErPhase.PENDING: PENDING, ErPhase.RUNNING: RUNNING, ErPhase.FAILED: FAILED}
+_GAUGE_OF_PHASE: Final = {
+    ErPhase.PENDING: PENDING,
+    ErPhase.UNKNOWN: PENDING,
+    ErPhase.RUNNING: RUNNING,
+    ErPhase.FAILED: FAILED,
+}
 
 Labels = tuple[str, str, str, str, str]
 

@@ -217,6 +217,7 @@ def rules_template() -> str:
         "Do not edit. */}}\n"
         + _define("arcsm.controllerRules", permissions.rules(permissions.controller_permissions()))
         + _define("arcsm.leaderElectionRules", permissions.rules(permissions.leader_election_permissions()))
+        + _define("arcsm.schemaReadRules", permissions.rules(permissions.schema_read_permissions()))
     )
 
 

@@ -7,7 +7,9 @@ Three sources, and nothing else:
   aim it at and which verbs its executor sends for them (``controller/kubeeffects.py``,
   ``secreteffects.py``, ``actionseffects.py``; the Actions effects read the credentials Secret, the CA
   ConfigMap and the proxy credential Secrets through the executor's Kubernetes reader);
-* leader election: ``get``, ``create`` and ``update`` on Leases in the controller namespace.
+* leader election: ``get``, ``create`` and ``update`` on Leases in the controller namespace;
+* the served schemas (``servedschemas``): ``get`` on CustomResourceDefinitions, cluster-scoped, so only
+  the ClusterRole holds it (with ``watchNamespaces`` the controller assumes arcsm's CRDs).
 
 The listener Role the AutoscalingListener machine creates (``statemachines.listenerobjects.role_rules``)
 grants ``patch`` on runner sets and runners; RBAC lets a subject create a Role only with permissions it
@@ -32,6 +34,7 @@ from watchers import kinds as watched
 WATCH_VERBS: Final = ("list", "watch")
 LEASE_GROUP: Final = "coordination.k8s.io"
 LEASE_VERBS: Final = ("get", "create", "update")
+CRD_GROUP: Final = "apiextensions.k8s.io"
 
 
 @dataclass(frozen=True, order=True)
@@ -122,6 +125,11 @@ def controller_permissions() -> set[Permission]:
 def leader_election_permissions() -> set[Permission]:
     """What leader election needs in the controller namespace."""
     return {Permission(LEASE_GROUP, "leases", verb) for verb in LEASE_VERBS}
+
+
+def schema_read_permissions() -> set[Permission]:
+    """What reading the served CRDs at start needs, cluster-wide."""
+    return {Permission(CRD_GROUP, "customresourcedefinitions", "get")}
 
 
 VERB_ORDER: Final = ("get", "list", "watch", "create", "update", "patch", "delete", "deletecollection")

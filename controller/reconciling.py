@@ -41,7 +41,13 @@ from controller.settings import QueueSettings, ReconcileSettings
 from controller.snapshotting import DECIDED
 from controller.supervising import Supervisor
 from controller.timing import Timers
-from statemachines import autoscalinglisteners, autoscalingrunnersets, ephemeralrunners, ephemeralrunnersets
+from statemachines import (
+    autoscalinglisteners,
+    autoscalingrunnersets,
+    ephemeralrunners,
+    ephemeralrunnersets,
+    servedfields,
+)
 from statemachines import effects as fx
 from statemachines.decisions import Decision
 from statemachines.effects import Effect, ObjectRef
@@ -52,11 +58,15 @@ from store.records import Record, RecordType
 
 log = logging.getLogger("arcsm.controller")
 
+# Each machine's decisions written to the served schema (``servedfields``: no pruned conditions).
 DECIDERS: dict[str, Callable[[Snapshot], Decision]] = {
-    "AutoscalingRunnerSet": autoscalingrunnersets.decide,
-    "EphemeralRunnerSet": ephemeralrunnersets.decide,
-    "EphemeralRunner": ephemeralrunners.decide,
-    "AutoscalingListener": autoscalinglisteners.decide,
+    kind: servedfields.keeping_served_fields(decide)
+    for kind, decide in (
+        ("AutoscalingRunnerSet", autoscalingrunnersets.decide),
+        ("EphemeralRunnerSet", ephemeralrunnersets.decide),
+        ("EphemeralRunner", ephemeralrunners.decide),
+        ("AutoscalingListener", autoscalinglisteners.decide),
+    )
 }
 
 # Results that carry facts no watch brings back: the key is decided again as soon as they are recorded.

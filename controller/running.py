@@ -4,8 +4,9 @@
         │                                                     │
         └──► Reconciler: queue → snapshot → decide → record → executor → record results
 
-Start: open the journal (its projection is rebuilt), journal the machine settings if they changed
-(``settingsrecords``), connect to the cluster (``settings.cluster``: kubeconfig files, or the pod's
+Start: read which kinds' served CRDs prune ``status.conditions`` into the machine settings
+(``servedschemas``), open the journal (its projection is rebuilt), journal the machine settings if they
+changed (``settingsrecords``), connect to the cluster (``settings.cluster``: kubeconfig files, or the pod's
 service account, as ``kubeconfigs.find`` chose), serve the HTTP API if asked (``httpapi``, imported
 only then), start the watchers, and decide in terms (``terms``): without leader
 election one term, from now to the stop; with it (``settings.leader_election``, ``leading``) only while
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import signal
 from collections.abc import AsyncIterator, Callable
@@ -28,7 +30,7 @@ from collections.abc import AsyncIterator, Callable
 from kubernetes_asyncio import client
 
 from actions import kubepatching
-from controller import folding, requestcounting, settingsrecords, terms
+from controller import folding, requestcounting, servedschemas, settingsrecords, terms
 from controller.actionsclients import ActionsClients
 from controller.executing import Executor as KubeExecutor
 from controller.leading import Elector, LeaderOnly
@@ -62,6 +64,8 @@ async def run(
     """
     configuration = await _configuration(settings)
     async with _stop_signal(stop) as stopping:
+        # A request to the cluster: only once SIGTERM is handled (it stops the run, never kills it).
+        settings = await _with_served_schemas(settings, configuration)
         journal = await Journal.open(settings.journal_path, settings=settings.journal)
         try:
             # Before anything is decided, so every decision of this run reads the settings it ran with.
@@ -71,6 +75,16 @@ async def run(
             await journal.close()
     log.info("stopped")
     return 0
+
+
+async def _with_served_schemas(
+    settings: ControllerSettings, configuration: client.Configuration
+) -> ControllerSettings:
+    """``settings`` with the kinds whose served CRD prunes ``status.conditions`` (``servedschemas``)."""
+    async with client.ApiClient(configuration) as api:
+        pruned = await servedschemas.conditions_pruned(api)
+    machines = dataclasses.replace(settings.machines, conditions_pruned=pruned)
+    return dataclasses.replace(settings, machines=machines)
 
 
 async def _serve(

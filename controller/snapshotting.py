@@ -8,7 +8,9 @@ it). What each kind's snapshot holds is what its machine's module docstring asks
   owns), ``related["listener"]`` (the AutoscalingListener whose spec names the ARS, preferring the
   computed name), and one entry per ``actions.github.com/cleanup-*`` annotation, keyed by the annotation;
 * EphemeralRunnerSet: ``children`` (the EphemeralRunners it owns) and ``related["proxy_secret"]``;
-* EphemeralRunner: ``related["pod"]`` and ``related["secret"]`` (same namespace and name);
+* EphemeralRunner: ``related["pod"]`` and ``related["secret"]``: same namespace and name, and owned by the
+  runner's uid (the projection's owner index); an object of that name another owner holds (a predecessor's
+  of the same name, not yet gone) is ``related["other_pod"]`` / ``related["other_secret"]`` instead;
 * AutoscalingListener: ``"ars"``, ``"service_account"``, ``"role"``, ``"role_binding"``,
   ``"config_secret"``, ``"proxy_secret"``, ``"pod"`` and ``"credentials_secret"``.
 
@@ -183,10 +185,15 @@ def _ers(
 def _er(
     projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
 ) -> tuple[Related, tuple[JsonObject, ...]]:
-    related: Related = {
-        ephemeralrunners.POD: projection.get("Pod", ref.namespace, ref.name),
-        ephemeralrunners.SECRET: projection.get("Secret", ref.namespace, ref.name),
-    }
+    owned = set(projection.children(uid(obj))) if uid(obj) else set()
+    related: Related = {}
+    for kind, own, other in (
+        ("Pod", ephemeralrunners.POD, ephemeralrunners.OTHER_POD),
+        ("Secret", ephemeralrunners.SECRET, ephemeralrunners.OTHER_SECRET),
+    ):
+        found = projection.get(kind, ref.namespace, ref.name)
+        mine = (kind, ref.namespace, ref.name) in owned
+        related[own], related[other] = (found, None) if mine else (None, found)
     return related, ()
 
 

@@ -16,15 +16,23 @@
 9. the pod: runner exit 7 → Outdated (+RemoveRunner); exit 0 → delete the runner; another failure →
    delete the runner (it had a job) or the pod (a failure is recorded); otherwise mirror phase and ready.
 
-The phase lifecycle is the table ``ROWS`` over ``ErPhase``; deleting the runner is not a phase.
+The phase lifecycle is the table ``ROWS`` over ``ErPhase``; deleting the runner is not a phase. Every
+write of ``status.phase`` goes through a row: ``_Pass.enter`` fires the trigger and writes the phase the row
+that fired leads to, so the journaled transition and the written phase always agree, and no row firing
+means no phase written. A pod phase is mirrored as the row's destination: ``Pending``, ``Running`` or
+``Unknown`` (any other string a pod might carry is mirrored as ``Pending``).
 
-How facts reach a decision. ``snapshot.related`` holds the observed ``"pod"`` and ``"secret"`` (None when
-absent); the Secret is journaled without data, so the runner id and name are read from the annotations the
-executor writes on it (``naming.ANNOTATION_JIT_RUNNER_ID``/``_NAME``), falling back to the
-``CreateJitConfigSecret`` result. A Secret that names no valid id is deleted and made again, as upstream
-does with a corrupt one. Outcomes of creates and Actions calls arrive as effect results (``outcomes``):
-the result of ``CreateObject(pod)`` is read only while the pod is missing, and every retry is a window
-measured from the result's time, so a replay decides the same.
+How facts reach a decision. ``snapshot.related`` holds the observed ``"pod"`` and ``"secret"`` of the runner:
+of its name *and* owned by its uid (None when absent). An object of its name that another owner holds is in
+``"other_pod"``/``"other_secret"``: a predecessor's of the same name, still terminating or not yet collected,
+or one nobody owns. The runner never takes it for its own (its JIT config, its runner id, its phase); it waits
+for it to go, with ``Ready``/``Registered`` False saying why. The Secret is journaled without data, so the
+runner id and name are read from the annotations the executor writes on it
+(``naming.ANNOTATION_JIT_RUNNER_ID``/``_NAME``), falling back to the ``CreateJitConfigSecret`` result. A
+Secret that names no valid id is deleted and made again, as upstream does with a corrupt one. Outcomes of
+creates and Actions calls arrive as effect results (``outcomes``): the result of ``CreateObject(pod)`` is read
+only while the pod is missing, and every retry is a window measured from the result's time, so a replay
+decides the same.
 
 Conditions, computed once at the end of a pass and merged into its status patch: ``Ready`` (True while
 Running; a pod that cannot be created puts its reason there) and ``Registered`` (True once the runner has
@@ -69,6 +77,8 @@ JsonObject = Mapping[str, Any]
 KIND = "EphemeralRunner"
 POD = "pod"
 SECRET = "secret"
+OTHER_POD = "other_pod"
+OTHER_SECRET = "other_secret"
 
 FINALIZERS = (naming.FINALIZER_EPHEMERAL_RUNNER, naming.FINALIZER_RUNNER_REGISTRATION)
 MAX_FAILURES = 5
@@ -95,6 +105,7 @@ READY_MESSAGES = {
     ErPhase.SUCCEEDED: "The runner finished",
     ErPhase.FAILED: "The runner failed",
     ErPhase.OUTDATED: "The runner exited with code 7: its version is deprecated",
+    ErPhase.UNKNOWN: "The runner pod's state is unknown: its node stopped reporting it",
 }
 
 
@@ -147,12 +158,22 @@ def is_quota(outcome: Outcome) -> bool:
 # -- guards and the table --------------------------------------------------------------------------------
 
 
+def mirrored_phase(s: Snapshot) -> ErPhase:
+    """The phase the pod's phase mirrors to: Running or Unknown as the pod says; anything else is Pending."""
+    phase = ErPhase.of(pod_phase(s))
+    return phase if phase in (ErPhase.RUNNING, ErPhase.UNKNOWN) else ErPhase.PENDING
+
+
 def pod_is_pending(s: Snapshot) -> bool:
-    return ErPhase.of(pod_phase(s)) is ErPhase.PENDING
+    return mirrored_phase(s) is ErPhase.PENDING
 
 
 def pod_is_running(s: Snapshot) -> bool:
-    return pod_phase(s) == ErPhase.RUNNING.value
+    return mirrored_phase(s) is ErPhase.RUNNING
+
+
+def pod_is_unknown(s: Snapshot) -> bool:
+    return mirrored_phase(s) is ErPhase.UNKNOWN
 
 
 def pod_create_rejected(s: Snapshot) -> bool:
@@ -167,11 +188,18 @@ def runner_exited_outdated(s: Snapshot) -> bool:
     return runner_exit_code(s) == EXIT_OUTDATED
 
 
-_LIVE = (ErPhase.NONE.value, ErPhase.PENDING.value, ErPhase.RUNNING.value)
+_LIVE = (ErPhase.NONE.value, ErPhase.PENDING.value, ErPhase.RUNNING.value, ErPhase.UNKNOWN.value)
 
 ROWS = (
     tables.Row(Trigger.POD_PHASE, _LIVE, ErPhase.PENDING, "the runner pod is pending", (pod_is_pending,)),
     tables.Row(Trigger.POD_PHASE, _LIVE, ErPhase.RUNNING, "the runner pod is running", (pod_is_running,)),
+    tables.Row(
+        Trigger.POD_PHASE,
+        _LIVE,
+        ErPhase.UNKNOWN,
+        "the runner pod's state is unknown: its node stopped reporting it",
+        (pod_is_unknown,),
+    ),
     tables.Row(
         Trigger.POD_REJECTED,
         _LIVE,
@@ -238,8 +266,18 @@ class _Pass:
         self.draft.note = note
         return True
 
-    def fire(self, trigger: Trigger) -> None:
-        self.draft.record(MACHINE.fire(trigger, current_phase(self.s).value, self.s))
+    def enter(self, trigger: Trigger, **status: object) -> bool:
+        """Fire ``trigger``; when a row fires, write the phase it leads to (with ``status``) and say True.
+
+        The one place ``status.phase`` is written: a phase without a row, or a row without its phase, cannot
+        be journaled.
+        """
+        taken = MACHINE.fire(trigger, current_phase(self.s).value, self.s)
+        if taken is None:
+            return False
+        self.draft.record(taken)
+        self.patch_status({"phase": taken.to, **status})
+        return True
 
     def patch_status(self, status: JsonObject) -> None:
         if status:
@@ -428,6 +466,11 @@ def _jit_secret(p: _Pass) -> bool:
     p.stated = (conditions.READY, REGISTERED)
     if p.s.get(SECRET) is not None:
         return False
+    other = p.s.get(OTHER_SECRET)
+    if other is not None:
+        p.jit_problem = ("SecretNameTaken", _taken_message("Secret", p.s.subject.name, other))
+        p.requeue(RETRY_SECONDS)
+        return p.end("a Secret of this name belongs to another owner: waiting for it to go")
     jit = _jit_effect(p)
     out = outcomes.of(p.s, jit)
     if out is not None and out.ok:
@@ -558,9 +601,28 @@ def _backoff(p: _Pass) -> bool:
 # 8. no pod: create it
 
 
+def _owner_uids(obj: JsonObject) -> list[str]:
+    refs = _mapping(obj.get("metadata")).get("ownerReferences")
+    return [str(_mapping(r)["uid"]) for r in refs if _mapping(r).get("uid")] if isinstance(refs, list) else []
+
+
+def _taken_message(kind: str, name: str, other: JsonObject) -> str:
+    uids = ", ".join(_owner_uids(other)) or "none"
+    going = "it is being deleted" if pods.is_terminating(other) else "it is not being deleted"
+    return (
+        f"{kind} {name} belongs to another owner (owner uid {uids}; {going}): "
+        f"waiting for it to go before making this runner's own"
+    )
+
+
 def _create_pod(p: _Pass) -> bool:
     if p.s.get(POD) is not None:
         return False
+    other = p.s.get(OTHER_POD)
+    if other is not None:
+        p.pod_problem = ("PodNameTaken", _taken_message("Pod", p.s.subject.name, other))
+        p.requeue(RETRY_SECONDS)
+        return p.end("a pod of this name belongs to another owner: waiting for it to go")
     body = runnerpods.runner_pod(p.er, p.s.get(SECRET), build_version=p.s.settings.build_version)
     create = effects.CreateObject(pod_ref(p.s), body)
     out = outcomes.of(p.s, create)
@@ -568,8 +630,11 @@ def _create_pod(p: _Pass) -> bool:
     if unobserved > 0:
         p.requeue(unobserved)
         return p.end("pod created: waiting to observe it")
-    if out is not None and pod_create_rejected(p.s):
-        _mark_failed(p, f"Failed to create the pod: {out.message}")
+    if (
+        out is not None
+        and pod_create_rejected(p.s)
+        and _mark_failed(p, f"Failed to create the pod: {out.message}")
+    ):
         return p.end(f"pod rejected ({out.error}): runner failed")
     fresh_quota = out is not None and is_quota(out) and out.remaining(QUOTA_RETRY_SECONDS, p.s.now) > 0
     if fresh_quota and _age_seconds(p.s) > QUOTA_GIVE_UP_SECONDS:
@@ -593,15 +658,16 @@ def _age_seconds(s: Snapshot) -> float:
     return float("inf") if created is None else (s.now - created).total_seconds()
 
 
-def _mark_failed(p: _Pass, message: str) -> None:
-    p.fire(Trigger.POD_REJECTED)
-    p.patch_status({"phase": ErPhase.FAILED.value, "reason": REASON_INVALID_POD, "message": message})
+def _mark_failed(p: _Pass, message: str) -> bool:
+    if not p.enter(Trigger.POD_REJECTED, reason=REASON_INVALID_POD, message=message):
+        return False
     _remove_after_verdict(p)
+    return True
 
 
 def _mark_outdated(p: _Pass) -> bool:
-    p.fire(Trigger.RUNNER_OUTDATED)
-    p.patch_status({"phase": ErPhase.OUTDATED.value, "reason": "Outdated", "message": "Runner is deprecated"})
+    if not p.enter(Trigger.RUNNER_OUTDATED, reason="Outdated", message="Runner is deprecated"):
+        return p.end(f"runner exited with code 7, but no row leaves {current_phase(p.s) or 'no phase'}")
     _remove_after_verdict(p)
     return p.end("runner exited with code 7: outdated")
 
@@ -667,18 +733,22 @@ def _delete_runner_or_pod(p: _Pass, why: str) -> bool:
 
 
 def _update_run_status(p: _Pass) -> bool:
-    """Upstream's ``updateRunStatusFromPod``: mirror the pod phase, ``ready`` and the pod's reason/message."""
+    """Upstream's ``updateRunStatusFromPod``: mirror the pod phase, ``ready`` and the pod's reason/message.
+
+    The phase is the destination of the ``POD_PHASE`` row that fires (``mirrored_phase``), and is written
+    only when it differs from the observed string.
+    """
     pod = p.s.get(POD)
-    mirrored = pod_phase(p.s)
-    if mirrored in ("Succeeded", "Failed"):
+    if pod_phase(p.s) in ("Succeeded", "Failed"):
         return p.end("pod finished: waiting for the runner container to report")
     ready = pods.pod_ready(pod)
     status = p.s.status
-    if status.get("phase") == mirrored and bool(status.get("ready")) is ready:
+    mirrored = mirrored_phase(p.s)
+    if status.get("phase") == mirrored.value and bool(status.get("ready")) is ready:
         return p.end("in sync with the pod")
-    if ErPhase.of(mirrored) is not current_phase(p.s):
-        p.fire(Trigger.POD_PHASE)
-    p.patch_status(_mirror(p.s, ready=ready, phase=mirrored))
+    if status.get("phase") != mirrored.value:
+        p.enter(Trigger.POD_PHASE)
+    p.patch_status(_mirror(p.s, ready=ready))
     return p.end(f"mirrored the pod: phase {mirrored}, ready {ready}")
 
 

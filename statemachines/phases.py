@@ -1,6 +1,8 @@
 """The phases of the four kinds, as the strings their CRDs carry in ``status.phase``.
 
-``NONE`` is the empty phase of an object no controller has written yet. The AutoscalingListener has no
+``NONE`` is the empty phase of an object no controller has written yet. An EphemeralRunner mirrors its
+pod's phase, so it is ``UNKNOWN`` while its pod's is (the node stopped reporting); wherever runners are
+counted, ``UNKNOWN`` counts as pending, as upstream's runner set counts it. The AutoscalingListener has no
 phase field; ``ListenerState`` names the implicit states arcsm tracks for it (§3.4 of the spec).
 """
 
@@ -29,10 +31,11 @@ class ErPhase(enum.StrEnum):
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
     OUTDATED = "Outdated"
+    UNKNOWN = "Unknown"
 
     @classmethod
     def of(cls, value: object) -> ErPhase:
-        """A runner's phase; unknown strings (a mirrored pod phase such as ``Unknown``) count as Pending."""
+        """A runner's phase; a string that is no phase counts as Pending."""
         try:
             return cls(str(value or ""))
         except ValueError:

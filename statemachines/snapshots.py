@@ -34,6 +34,9 @@ class Settings:
     listener_metrics_endpoint: str = ""
     # The listener container's command (upstream: LISTENER_ENTRYPOINT, default /ghalistener).
     listener_entrypoint: str = "/ghalistener"
+    # The kinds whose served CRD schema prunes status.conditions (upstream's CRDs): none are written there
+    # (``statemachines.servedfields``; read from the cluster at start by ``controller.servedschemas``).
+    conditions_pruned: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

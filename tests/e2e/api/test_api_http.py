@@ -334,7 +334,7 @@ async def test_the_scale_set_view_shows_phase_revisions_runners_and_listener(
     assert revisions["generation"] == revisions["observedGeneration"]
     assert revisions["actionableRevision"] == revisions["appliedActionableRevision"] > 1  # recovered
     assert view["runnerSet"]["name"] and view["runnerSet"]["phase"] == "Running"
-    assert set(view["runners"]) == {"Pending", "Running", "Succeeded", "Failed", "Outdated"}
+    assert set(view["runners"]) == {"Pending", "Running", "Succeeded", "Failed", "Outdated", "Unknown"}
     assert sum(view["runners"].values()) >= 1
     assert view["listener"]["namespace"] == "arc-systems" and view["listener"]["state"] == "Running"
     assert phase_changes(view["transitions"]) == SEED_STORY

@@ -74,13 +74,32 @@ def test_the_runner_set_snapshot_holds_its_runners_and_proxy_secret() -> None:
     assert snapshot.get(ephemeralrunnersets.PROXY_SECRET)["metadata"]["name"] == proxy
 
 
-def test_the_runner_snapshot_holds_its_pod_and_secret() -> None:
+def test_the_runner_snapshot_holds_the_pod_and_secret_it_owns() -> None:
     prefix = Prefix()
-    prefix.put(obj("EphemeralRunner", "arc-a"))
-    prefix.put(obj("Pod", "arc-a"))
+    prefix.put(obj("EphemeralRunner", "arc-a", uid="er-uid"))
+    prefix.put(obj("Pod", "arc-a", owner=("EphemeralRunner", "arc-a", "er-uid")))
     snapshot = snapshotting.build(prefix.fold.view(), ref("EphemeralRunner", "arc-a"), SETTINGS)
     assert snapshot.get(ephemeralrunners.POD)["kind"] == "Pod"
     assert snapshot.get(ephemeralrunners.SECRET) is None
+    assert snapshot.get(ephemeralrunners.OTHER_POD) is None
+
+
+def test_a_pod_and_secret_of_the_runners_name_it_does_not_own_are_anothers() -> None:
+    """A predecessor of the same name (another uid) left its pod and Secret, and a pod nobody owns."""
+    prefix = Prefix()
+    prefix.put(obj("EphemeralRunner", "arc-a", uid="new-uid"))
+    prefix.put(obj("Pod", "arc-a", owner=("EphemeralRunner", "arc-a", "old-uid")))
+    prefix.put(obj("Secret", "arc-a", owner=("EphemeralRunner", "arc-a", "old-uid")))
+    prefix.put(obj("EphemeralRunner", "arc-b", uid="b-uid"))
+    prefix.put(obj("Pod", "arc-b"))
+    view = prefix.fold.view()
+    snapshot = snapshotting.build(view, ref("EphemeralRunner", "arc-a"), SETTINGS)
+    assert snapshot.get(ephemeralrunners.POD) is None and snapshot.get(ephemeralrunners.SECRET) is None
+    assert snapshot.get(ephemeralrunners.OTHER_POD)["metadata"]["ownerReferences"][0]["uid"] == "old-uid"
+    assert snapshot.get(ephemeralrunners.OTHER_SECRET)["kind"] == "Secret"
+    unowned = snapshotting.build(view, ref("EphemeralRunner", "arc-b"), SETTINGS)
+    assert unowned.get(ephemeralrunners.POD) is None
+    assert unowned.get(ephemeralrunners.OTHER_POD)["kind"] == "Pod"
 
 
 def test_the_listener_snapshot_holds_everything_its_machine_reads() -> None:

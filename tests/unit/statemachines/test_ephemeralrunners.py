@@ -81,7 +81,11 @@ def test_rows_sharing_a_trigger_and_source_keep_their_order() -> None:
         for source in row.source:
             pairs.setdefault((row.trigger, source), []).append(row.dest)
     shared = {k: v for k, v in pairs.items() if len(v) > 1}
-    assert shared == {(ER.Trigger.POD_PHASE, s): ["Pending", "Running"] for s in ("", "Pending", "Running")}
+    # The three mirror rows have disjoint guards (``mirrored_phase``), so their order decides nothing.
+    assert shared == {
+        (ER.Trigger.POD_PHASE, s): ["Pending", "Running", "Unknown"]
+        for s in ("", "Pending", "Running", "Unknown")
+    }
 
 
 def _pod_snapshot(pod_phase: str, exit_code: int | None = None) -> Snapshot:
@@ -98,7 +102,13 @@ def _pod_snapshot(pod_phase: str, exit_code: int | None = None) -> Snapshot:
             ER.Trigger.POD_PHASE, "Pending", _pod_snapshot("Running"), "Running", id="mirror-running"
         ),
         pytest.param(
-            ER.Trigger.POD_PHASE, "Running", _pod_snapshot("Unknown"), "Pending", id="unknown-is-pending"
+            ER.Trigger.POD_PHASE, "Running", _pod_snapshot("Unknown"), "Unknown", id="unknown-is-a-phase"
+        ),
+        pytest.param(
+            ER.Trigger.POD_PHASE, "Unknown", _pod_snapshot("Running"), "Running", id="unknown-back-to-running"
+        ),
+        pytest.param(
+            ER.Trigger.POD_PHASE, "Running", _pod_snapshot("Lost"), "Pending", id="no-phase-is-pending"
         ),
         pytest.param(
             ER.Trigger.RUNNER_OUTDATED, "Running", _pod_snapshot("Failed", 7), "Outdated", id="exit-7"

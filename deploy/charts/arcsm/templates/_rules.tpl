@@ -98,3 +98,11 @@
   - create
   - update
 {{- end }}
+{{- define "arcsm.schemaReadRules" -}}
+- apiGroups:
+  - apiextensions.k8s.io
+  resources:
+  - customresourcedefinitions
+  verbs:
+  - get
+{{- end }}

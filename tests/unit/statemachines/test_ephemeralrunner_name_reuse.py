@@ -1,0 +1,78 @@
+"""A runner whose name a predecessor's pod or Secret still holds: it takes neither for its own.
+
+The snapshot carries objects of the runner's name that another owner holds as ``other_pod`` /
+``other_secret`` (``controller.snapshotting``); the machine makes no JIT config and no pod while one is
+there, waits for it to go, and says why in ``Registered`` / ``Ready`` with a Warning Event.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from statemachines import conditions, effects, ephemeralrunners, pods
+from statemachines.decisions import Decision
+from tests.unit.statemachines.runnerworld import NAME, NOW, REF, RunnerWorld, make_runner
+
+ER = ephemeralrunners
+
+
+def predecessors(kind: str, *, phase: str = "Running") -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": kind,
+        "metadata": {
+            "name": NAME,
+            "namespace": REF.namespace,
+            "uid": f"old-{kind.lower()}-uid",
+            "deletionTimestamp": pods.format_time(NOW),
+            "finalizers": ["example.com/hold"],
+            "ownerReferences": [{"kind": "EphemeralRunner", "name": NAME, "uid": "old-er-uid"}],
+            "annotations": {"actions.github.com/runner-id": "41", "actions.github.com/runner-name": NAME},
+        },
+        "status": {"phase": phase},
+    }
+
+
+def condition(decision: Decision, type_: str) -> dict[str, Any]:
+    (patch,) = [e for e in decision.effects if isinstance(e, effects.MergePatch) and e.subresource]
+    return next(c for c in patch.patch["status"]["conditions"] if c["type"] == type_)
+
+
+def warnings(decision: Decision) -> list[str]:
+    return [e.reason for e in decision.effects if isinstance(e, effects.EmitEvent) and e.type == "Warning"]
+
+
+def test_a_predecessors_secret_is_not_taken_and_no_jit_config_is_made() -> None:
+    world = RunnerWorld.with_runner()
+    snapshot = dataclasses.replace(world.snapshot(), related={ER.OTHER_SECRET: predecessors("Secret")})
+    decision = ER.decide(snapshot)
+    assert not [e for e in decision.effects if isinstance(e, effects.CreateJitConfigSecret)]
+    assert [e.seconds for e in decision.effects if isinstance(e, effects.RequeueAfter)] == [ER.RETRY_SECONDS]
+    registered = condition(decision, ER.REGISTERED)
+    assert (registered["status"], registered["reason"]) == ("False", "SecretNameTaken")
+    assert "old-er-uid" in registered["message"] and "being deleted" in registered["message"]
+    assert "SecretNameTaken" in warnings(decision)
+    (patch,) = [e for e in decision.effects if isinstance(e, effects.MergePatch) and e.subresource]
+    assert "runnerId" not in patch.patch["status"]  # the predecessor's runner id is not read
+
+
+def test_a_predecessors_pod_is_not_mirrored_and_no_pod_is_made_while_it_lingers() -> None:
+    world = RunnerWorld.with_runner(make_runner(status={"runnerId": 100, "runnerName": NAME}))
+    world.step()  # its own JIT secret
+    related = {ER.SECRET: world.get("Secret"), ER.OTHER_POD: predecessors("Pod", phase="Running")}
+    decision = ER.decide(dataclasses.replace(world.snapshot(), related=related))
+    assert not decision.transitions
+    assert not [e for e in decision.effects if isinstance(e, effects.CreateObject)]
+    ready = condition(decision, conditions.READY)
+    assert (ready["status"], ready["reason"]) == ("False", "PodNameTaken")
+    assert "PodNameTaken" in warnings(decision)
+
+
+def test_once_the_predecessors_pod_is_gone_the_runner_makes_its_own() -> None:
+    world = RunnerWorld.with_runner(make_runner(status={"runnerId": 100, "runnerName": NAME}))
+    world.step()
+    related = {ER.SECRET: world.get("Secret"), ER.OTHER_POD: None}
+    decision = ER.decide(dataclasses.replace(world.snapshot(), related=related))
+    (create,) = [e for e in decision.effects if isinstance(e, effects.CreateObject)]
+    assert create.target == effects.ObjectRef("Pod", REF.namespace, NAME)
