@@ -2,7 +2,8 @@
 
     ActionsError
     ├── Transient                      retry later (``retry_after``: seconds, when the service said)
-    │   ├── ServiceUnavailable         429, 5xx or a transport error, after the client's own retries
+    │   ├── ServiceUnavailable         429 or 5xx, after the client's own retries
+    │   │   └── ServiceUnreachable     no answer at all: connection refused, a timeout, no such host
     │   ├── JobStillRunningError       typeName JobStillRunningException: the runner is busy
     │   ├── MessageQueueTokenExpired   401 from the message queue: refresh the session
     │   └── KubeUnavailable            a listener's Kubernetes patch failed: 429, 5xx, 409, transport
@@ -58,6 +59,11 @@ class Terminal(ActionsError):
 
 class ServiceUnavailable(Transient):
     pass
+
+
+class ServiceUnreachable(ServiceUnavailable):
+    """The request got no answer (a transport error), after the client's own retries: a config URL or
+    proxy that points nowhere looks like this, so callers may tell it apart from an outage."""
 
 
 class JobStillRunningError(Transient):

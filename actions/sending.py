@@ -8,7 +8,7 @@ Every request, to GitHub's API or to the Actions service, goes through ``Sender.
 3. retries follow ``retrying.RetryPolicy``;
 4. an expected status gives a ``Reply`` (body read, UTF-8 BOM dropped when decoded); any other answer
    becomes the ``errors`` class of §6.3, and a transport failure that outlived its retries becomes
-   ``ServiceUnavailable``.
+   ``ServiceUnreachable`` (a ``ServiceUnavailable``: no answer at all, which a bad URL or proxy gives).
 
 Only the method, the URL without its query and the status are logged; never headers or bodies.
 """
@@ -118,7 +118,7 @@ class Sender:
         except retrying.RetryableAnswer as answer:
             response = answer.response
         except httpx.TransportError as exc:
-            raise errors.ServiceUnavailable(
+            raise errors.ServiceUnreachable(
                 f"{method} {shown} failed: {type(exc).__name__}: {exc}".rstrip(": ")
             ) from exc
         if response.status_code in expect:

@@ -109,4 +109,6 @@ def _log(effect: effects.Effect, body: results.Body) -> None:
         log.debug("%s done", effect.key, extra=extra)
     else:
         extra["error"] = str(body.get("error"))
-        log.info("%s failed: %s: %s", effect.key, body.get("error"), body.get("message"), extra=extra)
+        # A failed effect is retried (decided again), so it warns; a problem a user must fix is logged at
+        # error with the Warning Event decided for it (``reconciling``).
+        log.warning("%s failed: %s: %s", effect.key, body.get("error"), body.get("message"), extra=extra)

@@ -424,6 +424,18 @@ def _extra(record: Record) -> dict[str, Any]:
 
 
 def _log_decision(decision: Decision, record: Record) -> None:
+    """A transition is routine (info); a Warning Event a decision emits is a problem someone must look
+    at, logged at error with its reason and message when the Event is decided (a machine decides a
+    configuration problem's Event once, not at every retry)."""
+    for effect in decision.effects:
+        if isinstance(effect, fx.EmitEvent) and effect.type == "Warning":
+            log.error(
+                "%s: %s: %s",
+                effect.target,
+                effect.reason,
+                effect.message,
+                extra=logkeys.about(effect.target, seq=record.seq, reason=effect.reason),
+            )
     for t in decision.transitions:
         log.info(
             "%s: %s → %s (%s): %s",

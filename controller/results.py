@@ -6,10 +6,10 @@
 ``CLASS`` is the Kubernetes Status reason for a Kubernetes request (``Invalid``, ``Forbidden``,
 ``AlreadyExists``, ``NotFound``, ``Conflict``, ...); for an Actions call the service's verdict
 (``RunnerExists``, ``RunnerNotFound``, ``JobStillRunning``) or the client's error class name
-(``ServiceUnavailable``, ``AuthenticationFailed``, ``RunnerGroupNotFound``, ...); for a scope that
-cannot be resolved ``ConfigSecretMissing`` (the named config Secret does not exist, or none is named),
-``ConfigSecretIncomplete`` (it holds no usable credentials), ``CredentialsUnavailable`` (it cannot be read
-now, or a proxy Secret is missing) or ``InvalidConfiguration``.
+(``ServiceUnavailable``, ``ServiceUnreachable``, ``AuthenticationFailed``, ``RunnerGroupNotFound``, ...); for
+a scope that cannot be resolved ``ConfigSecretMissing`` (the named config Secret does not exist, or none is
+named), ``ConfigSecretIncomplete`` (it holds no usable credentials), ``CredentialsUnavailable`` (it cannot be
+read now, or a proxy Secret is missing) or ``InvalidConfiguration``.
 
 A result is journaled, so a message passes two filters before it is written: ``redaction.one_line``
 (anything shaped like a token; one line, bounded) and the exact secret values the effect handled.

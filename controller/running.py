@@ -97,7 +97,7 @@ async def _serve(
     log.info("journal %s open at seq %d", settings.journal_path, journal.last_seq)
     log.info("reaching the cluster with %s", settings.cluster)
     async with client.ApiClient(configuration) as api:
-        clients = ActionsClients()
+        clients = ActionsClients(settings=settings.actions)
         metrics = RuntimeMetrics()  # controller-runtime's families, over every term
         requestcounting.count_requests(api, metrics)
         try:

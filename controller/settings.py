@@ -1,8 +1,9 @@
 """The controller's configuration: small frozen settings per concern, composed under ``ControllerSettings``.
 
 Each package owns the settings it reads (``watchers.WatchSettings``, ``store.settings.JournalSettings``,
-``statemachines.snapshots.Settings``); the executor's is ``controller.contexts.ExecutorSettings``; the
-loop adds ``QueueSettings`` and ``ReconcileSettings``; ``arcsm run`` builds the root once from its flags.
+``statemachines.snapshots.Settings``, ``actions.client.ClientSettings``); the executor's is
+``controller.contexts.ExecutorSettings``; the loop adds ``QueueSettings`` and ``ReconcileSettings``;
+``arcsm run`` builds the root once from its flags.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from actions.client import ClientSettings
 from controller.contexts import ExecutorSettings
 from controller.kubeconfigs import Source
 from statemachines.snapshots import Settings as MachineSettings
@@ -125,6 +127,8 @@ class ControllerSettings:
     reconcile: ReconcileSettings = field(default_factory=ReconcileSettings)
     # The Kubernetes client rate limit (qps, burst) is the executor's: its requests are the writes.
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
+    # The Actions clients' retries, rate limit and request timeout (one client per scale set's scope).
+    actions: ClientSettings = field(default_factory=ClientSettings)
     machines: MachineSettings = field(default_factory=MachineSettings)
     # None: no HTTP API (``arcsm run --http HOST:PORT`` turns it on).
     http: HttpSettings | None = None

@@ -3,10 +3,13 @@ behind ``ConfigurationValid``.
 
 A pass of the ARS machine states its conditions once, at its end (``statemachines.conditions``):
 
-* ``Ready`` is True exactly when the phase is Running. When a transition of the pass changed the phase,
-  its reason is the trigger in CamelCase and its message the transition's reason; otherwise the observed
-  ``Ready`` is restated when its status still holds (so a settled pass writes nothing), or the phase
-  name is the reason. A scale set without a phase yet states no ``Ready``.
+* ``Ready`` is True exactly when the phase is Running, unless the runner set reports that the API server
+  refuses its runners' pods (its ``Ready`` False with ``RunnerPodsRefused``): then ``Ready`` is False
+  with that reason and the runner set's one-line message, and a Warning Event says it once. When a
+  transition of the pass changed the phase, its reason is the trigger in CamelCase and its message the
+  transition's reason; otherwise the observed ``Ready`` is restated when its status still holds (so a
+  settled pass writes nothing), or the phase name is the reason. A scale set without a phase yet states
+  no ``Ready``.
 * ``ConfigurationValid`` is False with one of ``Reason`` when the pass found bad input, True (``Valid``)
   once the pass got past every check (it reached the runner set step: the spec checks passed and the
   Actions service accepted the credentials for the scale set), and not stated by a pass that learned
@@ -18,21 +21,29 @@ The bad inputs, and where each is found:
 reason                   what is wrong                                           found by
 =======================  ======================================================  =======================
 InvalidConfigUrl         ``spec.githubConfigUrl`` names no enterprise,           the spec check; the
-                         organization or repository                              executor's
-                                                                                 ``InvalidConfigUrl``
+                         organization or repository, or names one with           executor's
+                         characters GitHub names cannot hold (unicode, ``%``)    ``InvalidConfigUrl``
+ConfigUrlUnreachable     the host of ``spec.githubConfigUrl`` does not answer    ``ServiceUnreachable``
+                         (connection refused, a timeout, no such host)
+VaultNotSupported        ``spec.vaultConfig`` names a vault (arcsm reads the     the spec check
+                         credentials from the config Secret only)
 InvalidRunnerLimits      ``spec.maxRunners`` < ``spec.minRunners`` (both set)    the spec check
 ConfigSecretMissing      ``spec.githubConfigSecret`` is empty, or the Secret     the spec check; the
                          it names does not exist                                 executor's
                                                                                  ``ConfigSecretMissing``
 ConfigSecretIncomplete   the Secret holds no usable credentials                  ``ConfigSecretIncomplete``
 CredentialsRejected      GitHub refused the credentials (401/403)                ``AuthenticationFailed``
+RunnerGroupNotFound      ``spec.runnerGroup`` names no runner group of the       ``RunnerGroupNotFound``
+                         config URL's enterprise, organization or repository
 =======================  ======================================================  =======================
 
-The spec checks run before the scale set step, so nothing is created in the Actions service or the
-cluster for a spec that cannot work; the executor's answers stop the pass where the failed call was
-asked. Each distinct problem (reason and message) gets one Warning Event, its reason the condition's:
-a pass whose observed condition already says the same emits none. Messages are one line, built here
-from the spec and the error class, never from a Secret's values or a response's varying request ids.
+The spec checks run before the scale set step, so nothing is created in the Actions service or the cluster for
+a spec that cannot work (a name in the URL that GitHub cannot have would register a scale set whose labels the
+API server then refuses, leaving a registration no annotation records); the executor's answers stop the pass
+where the failed call was asked. Each distinct problem (reason and message) gets one Warning Event, its reason
+the condition's: a pass whose observed condition already says the same emits none. Messages are one line,
+built here from the spec and the error class, never from a Secret's values or a response's varying request
+ids.
 
 Retries: while ``ConfigurationValid`` is False the pass asks to be decided again after
 ``clamp(now - lastTransitionTime, 5 s, 5 min)``, so the delay doubles with every retry and is a pure
@@ -46,9 +57,11 @@ reads the Secret at every call and builds a new Actions client when it changed.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from urllib.parse import urlsplit
 
 from statemachines import conditions, naming
 from statemachines.conditions import READY, Condition
@@ -61,6 +74,10 @@ from statemachines.snapshots import Snapshot
 CONFIGURATION_VALID = "ConfigurationValid"
 VALID = "Valid"
 VALID_MESSAGE = "the config URL, runner limits and GitHub credentials are usable"
+# The runner set's (and then the scale set's) ``Ready`` reason while the API server refuses runner pods.
+PODS_REFUSED = "RunnerPodsRefused"
+# The executor's class for a call that got no answer at all (``actions.errors.ServiceUnreachable``).
+UNREACHABLE = "ServiceUnreachable"
 
 # The retry delay while the configuration is invalid: the time it has been invalid, within these bounds.
 RETRY_MIN = 5.0
@@ -73,6 +90,9 @@ class Reason(enum.StrEnum):
     CONFIG_SECRET_INCOMPLETE = "ConfigSecretIncomplete"
     INVALID_RUNNER_LIMITS = "InvalidRunnerLimits"
     CREDENTIALS_REJECTED = "CredentialsRejected"
+    RUNNER_GROUP_NOT_FOUND = "RunnerGroupNotFound"
+    CONFIG_URL_UNREACHABLE = "ConfigUrlUnreachable"
+    VAULT_NOT_SUPPORTED = "VaultNotSupported"
 
 
 @dataclass(frozen=True)
@@ -97,6 +117,10 @@ def _limit(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+# What GitHub allows in an enterprise slug, an organization, an owner or a repository name.
+_GITHUB_NAME = re.compile(r"[A-Za-z0-9._-]+")
+
+
 def _secret_where(s: Snapshot) -> str:
     return f"{s.subject.namespace}/{s.spec.get('githubConfigSecret') or ''}"
 
@@ -105,12 +129,27 @@ def spec_problem(s: Snapshot) -> Problem | None:
     """The first bad input the ARS spec itself shows, or None."""
     url = str(s.spec.get("githubConfigUrl") or "")
     try:
-        naming.url_labels(url)
+        scope = naming.url_scope(url)
     except naming.InvalidConfigUrl as exc:
         return Problem(
             Reason.INVALID_CONFIG_URL,
             f"spec.githubConfigUrl {exc}; set it to https://<host>/<org>, /<owner>/<repo> or "
             "/enterprises/<enterprise>",
+        )
+    for part, value in scope.items():
+        if value and not _GITHUB_NAME.fullmatch(value):
+            return Problem(
+                Reason.INVALID_CONFIG_URL,
+                f"spec.githubConfigUrl names the {part} {value!r}, which no GitHub {part} can be "
+                "called (letters, digits, '-', '_' and '.' only); write the name as GitHub shows it",
+            )
+    vault = s.spec.get("vaultConfig")
+    vault_type = vault.get("type") if isinstance(vault, Mapping) else None
+    if vault_type:
+        return Problem(
+            Reason.VAULT_NOT_SUPPORTED,
+            f"spec.vaultConfig (type {str(vault_type)!r}) is not supported by arcsm; put the GitHub "
+            "credentials in the Secret named by spec.githubConfigSecret and remove spec.vaultConfig",
         )
     if not str(s.spec.get("githubConfigSecret") or ""):
         return Problem(
@@ -152,17 +191,45 @@ def call_problem(s: Snapshot, error: str, message: str) -> Problem | None:
         )
     if error == Reason.INVALID_CONFIG_URL:
         return Problem(Reason.INVALID_CONFIG_URL, f"{message or 'spec.githubConfigUrl is unusable'}")
+    if error == Reason.RUNNER_GROUP_NOT_FOUND:
+        return Problem(
+            Reason.RUNNER_GROUP_NOT_FOUND,
+            f"spec.runnerGroup {str(s.spec.get('runnerGroup') or '')!r} names no runner group of "
+            f"{_config_url(s)}; create the group in GitHub or fix spec.runnerGroup",
+        )
+    if error == UNREACHABLE:
+        return Problem(
+            Reason.CONFIG_URL_UNREACHABLE,
+            f"GitHub at {_host(s)} (spec.githubConfigUrl) does not answer; check the URL, the network and "
+            "spec.proxy",
+        )
     return None
+
+
+def _config_url(s: Snapshot) -> str:
+    return str(s.spec.get("githubConfigUrl") or "")
+
+
+def _host(s: Snapshot) -> str:
+    return urlsplit(_config_url(s)).netloc or _config_url(s)
 
 
 # -- the conditions ----------------------------------------------------------------------------------------
 
 
-def ready(s: Snapshot, phase: ArsPhase, transitions: Sequence[Transition]) -> Condition | None:
-    """``Ready`` after a pass that left ``phase`` and recorded ``transitions``; None without a phase."""
+def ready(
+    s: Snapshot, phase: ArsPhase, transitions: Sequence[Transition], runner_set: Mapping[str, object] | None
+) -> Condition | None:
+    """``Ready`` after a pass that left ``phase`` and recorded ``transitions``; None without a phase.
+
+    A Running scale set whose ``runner_set`` reports its runner pods refused (``Ready`` False with
+    ``RunnerPodsRefused``) is not Ready: it says so with that reason and the runner set's message."""
     if phase is ArsPhase.NONE:
         return None
     running = phase is ArsPhase.RUNNING
+    refused = pods_refused(runner_set)
+    if running and refused is not None:
+        return refused
     changed = [t for t in transitions if t.from_ != t.to]
     if changed:
         return Condition(READY, running, camel_case(str(changed[-1].trigger)), changed[-1].reason)
@@ -171,6 +238,18 @@ def ready(s: Snapshot, phase: ArsPhase, transitions: Sequence[Transition]) -> Co
     if before is not None and before.get("status") == wanted and str(before.get("reason") or ""):
         return Condition(READY, running, str(before["reason"]), str(before.get("message") or ""))
     return Condition(READY, running, phase.value, PHASE_MESSAGES.get(phase, ""))
+
+
+def pods_refused(runner_set: Mapping[str, object] | None) -> Condition | None:
+    """The ARS ``Ready`` for a runner set whose ``Ready`` says its runner pods are refused, or None."""
+    status, meta = (runner_set or {}).get("status"), (runner_set or {}).get("metadata")
+    seen = conditions.find(status if isinstance(status, Mapping) else None, READY)
+    if seen is None or seen.get("status") != conditions.FALSE or seen.get("reason") != PODS_REFUSED:
+        return None
+    generation = meta.get("generation") if isinstance(meta, Mapping) else None
+    if seen.get("observedGeneration") != generation:
+        return None  # said of an earlier runner spec: the set has not decided on the current one yet
+    return Condition(READY, False, PODS_REFUSED, str(seen.get("message") or ""))
 
 
 def configuration_valid(problem: Problem | None, valid: bool) -> Condition | None:

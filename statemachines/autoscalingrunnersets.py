@@ -54,14 +54,17 @@ Decisions where the spec leaves room, each marked [R] in the spec or argued here
   in a later one, once none is observed protected (5 s requeue); the scale set id annotation is dropped
   in the pass after DeleteRunnerScaleSet answered.
 * The parked pin and the teardown pin are skipped when the runner set is already at 0/0.
-* Bad input never reaches the Actions service or the cluster: a step 5.1 checks the spec (config URL,
-  config Secret named, ``maxRunners >= minRunners``) before the scale set step, and an Actions answer
-  that blames the config Secret or the credentials stops the pass where it was asked. Either leaves
+* Bad input never reaches the Actions service or the cluster: a step 5.1 checks the spec (config URL
+  and the names it holds, no vault, config Secret named, ``maxRunners >= minRunners``) before the scale
+  set step, and an Actions answer that blames the config Secret, the credentials, the runner group or a
+  config URL nothing answers at stops the pass where it was asked. Either leaves
   the phase as step 4 wrote it (Pending for a new scale set or a new generation).
 * Conditions (``arsconditions``): ``Ready`` and ``ConfigurationValid`` are computed once, at the end of
   every pass but the deleting ones, and written in the pass's status patch (or one of their own) only
   when they change. Bad input is a False ``ConfigurationValid``, one Warning Event per distinct
-  problem, and a retry after ``clamp(now - lastTransitionTime, 5 s, 5 min)``.
+  problem, and a retry after ``clamp(now - lastTransitionTime, 5 s, 5 min)``. Runner pods the API server
+  refuses (the runner set's ``Ready`` says so) make a Running scale set's ``Ready`` False with reason
+  ``RunnerPodsRefused`` and one Warning Event; the spec fix that follows is a new generation.
 
 The snapshot this machine reads: ``obj`` is the ARS; ``related["ers"]`` the EphemeralRunnerSet of the
 same name; ``related["listener"]`` its AutoscalingListener; ``related[<cleanup annotation>]`` the
@@ -78,7 +81,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from statemachines import arsconditions, conditions, desired, naming, scalesets, tables
+from statemachines import arsconditions, conditions, desired, naming, readycondition, scalesets, tables
 from statemachines.arsconditions import Problem
 from statemachines.decisions import Decision, Transition
 from statemachines.drafts import Draft
@@ -637,11 +640,15 @@ def _report(p: _Pass) -> None:
     wanted = [
         c
         for c in (
-            arsconditions.ready(p.s, p.phase, p.draft.transitions),
+            arsconditions.ready(p.s, p.phase, p.draft.transitions, p.s.get(ERS)),
             arsconditions.configuration_valid(p.problem, p.valid),
         )
         if c is not None
     ]
+    refused = [c for c in wanted if c.type == conditions.READY and c.reason == arsconditions.PODS_REFUSED]
+    for condition in refused:
+        if (warning := readycondition.warning(p.s, condition)) is not None:
+            p.emit(warning)
     patch = conditions.status_patch(p.s.status, wanted, generation=generation(p.s), now=p.s.now)
     if patch:
         p.emit(MergePatch(p.s.subject, {"status": patch}, subresource="status"))

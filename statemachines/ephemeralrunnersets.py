@@ -36,13 +36,17 @@ How work that upstream does with reads in the middle of a reconcile is expressed
 Conditions (``status.conditions``), computed once at the end of a pass that reaches step 3 or later and
 written in the same status patch as the phase: ``Ready`` (True while Running; see ``readycondition``) and
 ``RevisionApplied`` (True once ``appliedActionableRevision`` has caught up with ``actionableRevision``,
-False with reason ``RevisionPending`` while the old revision's runners are being cleaned up). A pass
+False with reason ``RevisionPending`` while the old revision's runners are being cleaned up). A runner
+Failed because the API server refused its pod (reason ``InvalidPod``) makes ``Ready`` False with reason
+``RunnerPodsRefused`` and the API server's verdict, without the pod's name (every runner of the spec
+gets the same one): the pod template cannot work, and the AutoscalingRunnerSet reports it from here. A pass
 that ends in deletion, the finalizer or a proxy Secret update states none.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -52,7 +56,7 @@ from statemachines.conditions import Condition
 from statemachines.decisions import Decision, Transition
 from statemachines.effects import Effect, ObjectRef
 from statemachines.phaseevents import with_phase_events
-from statemachines.phases import ErsPhase
+from statemachines.phases import ErPhase, ErsPhase
 from statemachines.runners import RunnersByState
 from statemachines.snapshots import JsonObject, Snapshot
 
@@ -61,6 +65,10 @@ PROXY_SECRET = "proxy_secret"  # the key of Snapshot.related
 PROXY_REQUEUE_SECONDS = 1.0
 
 REVISION_APPLIED = "RevisionApplied"  # a condition type
+PODS_REFUSED = "RunnerPodsRefused"  # the Ready reason while runner pods are refused
+REASON_INVALID_POD = "InvalidPod"  # the reason of an EphemeralRunner whose pod the API server refused
+# The API server's "<Kind> "<name>" is invalid: " (or forbidden) before its verdict, as the runner quotes it.
+_REFUSED_PREFIX = re.compile(r"^(?:.*?: )?\S+ \"[^\"]*\" is (?:invalid|forbidden): ")
 READY_MESSAGES = {
     ErsPhase.NONE: "The runner set has no status yet",
     ErsPhase.RUNNING: "The runner set keeps its runners at the desired count",
@@ -451,10 +459,17 @@ def _metadata_patch(s: Snapshot, finalizers: list[Any]) -> Effect:
 
 def _conditions(s: Snapshot, phase: ErsPhase, taken: Transition | None, applied: int) -> list[Condition]:
     """The conditions of a pass that ends in ``phase`` with ``applied`` as the applied revision."""
-    ready = readycondition.ready(
-        s, phase.value, working=ErsPhase.RUNNING.value, transition=taken, message=READY_MESSAGES[phase]
-    )
     spec = spec_revision(s)
+    # Refused pods of a runner spec being replaced say nothing about the one in force.
+    refused = pods_refused(s, applied) if applied >= spec else None
+    ready = readycondition.ready(
+        s,
+        phase.value,
+        working=ErsPhase.RUNNING.value,
+        transition=taken,
+        message=READY_MESSAGES[phase],
+        problem=refused,
+    )
     if applied >= spec:
         message = f"Runner spec revision {applied} is applied (actionableRevision {spec})"
         return [ready, Condition(REVISION_APPLIED, True, "Applied", message)]
@@ -463,6 +478,32 @@ def _conditions(s: Snapshot, phase: ErsPhase, taken: Transition | None, applied:
         f"(appliedActionableRevision {applied})"
     )
     return [ready, Condition(REVISION_APPLIED, False, "RevisionPending", message)]
+
+
+def pods_refused(s: Snapshot, applied: int) -> tuple[str, str] | None:
+    """(reason, message) when a runner of revision ``applied``, not being deleted, failed because the API
+    server refused its pod."""
+    refused = sorted(
+        (
+            r
+            for r in s.children
+            if runners.phase(r) is ErPhase.FAILED
+            and _status_of(r).get("reason") == REASON_INVALID_POD
+            and runners.revision(r) == applied
+            and not runners.is_deleting(r)
+        ),
+        key=runners.name_of,
+    )
+    if not refused:
+        return None
+    verdict = _REFUSED_PREFIX.sub("", str(_status_of(refused[0]).get("message") or ""), count=1)
+    message = f"the API server refuses the runner pods: {verdict or 'no reason given'}; fix the pod template"
+    return PODS_REFUSED, readycondition.one_line(message)
+
+
+def _status_of(runner: JsonObject) -> JsonObject:
+    status = runner.get("status")
+    return status if isinstance(status, Mapping) else {}
 
 
 def _status_patch(

@@ -7,10 +7,12 @@ machine's own status writes still wake it). Those rules belong to the caller; he
 projections and the three ``(old, new) -> deliver`` functions:
 
 * ARS ← EphemeralRunnerSet: object metadata, the whole spec (semantic equality, §4.12), ``status.phase``
-  and ``status.appliedActionableRevision``, and [R] the four counters the ARS mirrors (§4.10 [F]).
+  and ``status.appliedActionableRevision``, [R] the four counters the ARS mirrors (§4.10 [F]), and the
+  ``Ready`` condition's status, reason and message (the ARS reports refused runner pods from it).
 * ERS ← EphemeralRunner: object metadata, the whole spec, ``status.phase`` and ``status.runnerId``.
   ``ready``, ``failures``, ``reason``, ``message`` and the job fields are dropped; ``jobId`` only ever
-  disables a deletion, so missing it changes nothing a decision would do.
+  disables a deletion, so missing it changes nothing a decision would do; the set reads ``reason`` and
+  ``message`` of Failed runners only, written by the same update that makes them Failed.
 * ER ← Pod: uid, deletionTimestamp, phase, reason, message, the container and init container statuses
   (semantic) and ``pods.pod_ready``, the one definition the EphemeralRunner machine uses too.
 
@@ -28,7 +30,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from statemachines import pods, semantics
+from statemachines import conditions, pods, semantics
 
 JsonObject = Mapping[str, Any]
 
@@ -78,8 +80,13 @@ def runner_set_projection(ers: JsonObject) -> Projection:
         "runningEphemeralRunners",
         "failedEphemeralRunners",
     )
+    ready = conditions.find(status, conditions.READY) or {}
     return Projection(
-        strict={"metadata": object_metadata(ers), "status": {k: status.get(k) for k in read}},
+        strict={
+            "metadata": object_metadata(ers),
+            "status": {k: status.get(k) for k in read},
+            "ready": [ready.get("status"), ready.get("reason"), ready.get("message")],
+        },
         semantic={"spec": ers.get("spec")},
     )
 

@@ -142,9 +142,10 @@ async def test_transport_errors_are_retried_then_reported(
         raise httpx.ConnectError("connection refused", request=request)
 
     stub.route("GET", GROUPS, refuse)
-    with pytest.raises(errors.ServiceUnavailable, match="ConnectError: connection refused") as caught:
+    with pytest.raises(errors.ServiceUnreachable, match="ConnectError: connection refused") as caught:
         await make_client().get_runner_group_by_name("Default")
     assert sleeps == [1.0, 2.0, 4.0, 8.0]
+    assert isinstance(caught.value, errors.ServiceUnavailable)  # still an outage to a listener
     assert isinstance(caught.value.__cause__, httpx.ConnectError)
 
 

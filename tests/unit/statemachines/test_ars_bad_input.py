@@ -55,6 +55,9 @@ SPEC_PROBLEMS = [
     pytest.param({"githubConfigUrl": "https://github.com/a/b/c"}, "InvalidConfigUrl", id="url-no-scope"),
     pytest.param({"githubConfigSecret": ""}, "ConfigSecretMissing", id="no-secret-named"),
     pytest.param({"minRunners": 3, "maxRunners": 1}, "InvalidRunnerLimits", id="max-below-min"),
+    pytest.param({"githubConfigUrl": "https://github.com/örg"}, "InvalidConfigUrl", id="url-unicode"),
+    pytest.param({"githubConfigUrl": "https://github.com/%C3%B6rg"}, "InvalidConfigUrl", id="url-escaped"),
+    pytest.param({"vaultConfig": {"type": "azure_key_vault"}}, "VaultNotSupported", id="vault"),
 ]
 
 
@@ -153,6 +156,7 @@ CALL_PROBLEMS = [
     pytest.param("ConfigSecretIncomplete", "ConfigSecretIncomplete", id="secret-incomplete"),
     pytest.param("AuthenticationFailed", "CredentialsRejected", id="credentials-rejected"),
     pytest.param("InvalidConfigUrl", "InvalidConfigUrl", id="url-refused-by-the-client"),
+    pytest.param("ServiceUnreachable", "ConfigUrlUnreachable", id="url-not-answering"),
 ]
 
 
@@ -170,7 +174,8 @@ def test_a_call_blaming_the_configuration_sets_the_condition_and_is_asked_again(
     assert world.phase == "Pending" and created(world) == []
     condition = configuration(world)
     assert condition is not None and (condition["status"], condition["reason"]) == ("False", reason)
-    assert "default/creds" in condition["message"] or reason == "InvalidConfigUrl"
+    quoted = {"InvalidConfigUrl": "", "ConfigUrlUnreachable": "GitHub at github.com"}
+    assert quoted.get(reason, "default/creds") in condition["message"]
     assert warnings(world) == [reason]  # not ActionsCallFailed
     calls = [e for e in found.effects if isinstance(e, ActionsCall)]
     assert [c.op for c in calls] == [ActionsOp.GET_RUNNER_SCALE_SET]
@@ -183,6 +188,22 @@ def test_a_call_blaming_the_configuration_sets_the_condition_and_is_asked_again(
     world.actions.failing.clear()  # the Secret created or fixed: the next ask answers
     assert_recovers(world)
     assert world.actions.ops().count(ActionsOp.CREATE_RUNNER_SCALE_SET) == 1
+
+
+def test_a_runner_group_that_does_not_exist_is_reported_once_and_asked_again() -> None:
+    world = fresh(runnerGroup="blue")
+    world.actions.failing[ActionsOp.GET_RUNNER_GROUP_BY_NAME] = "RunnerGroupNotFound"
+    for _ in range(5):
+        world.step()
+    condition = configuration(world)
+    assert condition is not None and (condition["status"], condition["reason"]) == (
+        "False",
+        "RunnerGroupNotFound",
+    )
+    assert "'blue'" in condition["message"] and warnings(world) == ["RunnerGroupNotFound"]
+    assert world.actions.ops().count(ActionsOp.GET_RUNNER_GROUP_BY_NAME) >= 2 and created(world) == []
+    world.actions.failing.clear()  # the group created in GitHub: the next ask answers
+    assert_recovers(world)
 
 
 def test_a_rejected_credential_message_never_quotes_the_service_answer() -> None:
@@ -227,3 +248,40 @@ def test_a_deleting_scale_set_warns_at_every_attempt_and_writes_no_condition() -
     world.actions.failing.clear()
     world.settle()
     assert world.get(desired.KIND_ARS, "default", "arc") is None
+
+
+def refused_by_the_runner_set(world: World, generation: int | None = None) -> None:
+    ers = world.ers or {}
+    gen = ers["metadata"].get("generation") if generation is None else generation
+    refused = {
+        "type": "Ready",
+        "status": "False",
+        "observedGeneration": gen,
+        "reason": arsconditions.PODS_REFUSED,
+        "message": "the API server refuses the runner pods: spec.containers[0].image: Required value",
+    }
+    world.set_status(ERS_REF, conditions=[refused])
+
+
+def test_runner_pods_the_api_refuses_make_a_running_scale_set_not_ready_and_warn_once() -> None:
+    world = running_world()
+    refused_by_the_runner_set(world)
+    world.settle()
+
+    ready = conditions.find(world.ars.get("status"), conditions.READY)
+    assert ready is not None and (ready["status"], ready["reason"]) == ("False", arsconditions.PODS_REFUSED)
+    assert "spec.containers[0].image" in ready["message"]
+    assert world.phase == "Running" and warnings(world) == [arsconditions.PODS_REFUSED]
+
+    world.set_status(ERS_REF, conditions=[])  # the runner set's runners run again
+    world.settle()
+    ready = conditions.find(world.ars.get("status"), conditions.READY)
+    assert ready is not None and ready["status"] == "True"
+
+
+def test_a_refusal_said_of_an_earlier_runner_set_generation_is_not_read() -> None:
+    world = running_world()
+    refused_by_the_runner_set(world, generation=0)
+    world.settle()
+    ready = conditions.find(world.ars.get("status"), conditions.READY)
+    assert ready is not None and ready["status"] == "True" and warnings(world) == []

@@ -540,12 +540,13 @@ def test_decide_is_pure_and_repeatable() -> None:
 
 
 def test_every_effect_survives_the_journal_form() -> None:
+    # A vaultConfig without a type names no vault (a typed one is refused before any call): it still
+    # travels in every call's scope.
+    vault = {"azureKeyVault": {"url": "https://kv.example"}}
     world = World()
-    world.add(
-        new_ars(runnerGroup="blue", vaultConfig={"type": "azure_key_vault"}, proxy={"https": {"url": "p"}})
-    )
+    world.add(new_ars(runnerGroup="blue", vaultConfig=vault, proxy={"https": {"url": "p"}}))
     world.settle()
     emitted = [e for d in world.decisions for e in d.effects]
     calls = [e for e in emitted if isinstance(e, ActionsCall)]
-    assert calls and all(c.epoch and c.scope.vault == {"type": "azure_key_vault"} for c in calls)
+    assert calls and all(c.epoch and c.scope.vault == vault for c in calls)
     assert [effects.from_json(json.loads(json.dumps(effects.to_json(e)))) for e in emitted] == emitted

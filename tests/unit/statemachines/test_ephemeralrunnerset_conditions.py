@@ -170,3 +170,26 @@ def test_conditions_of_other_writers_are_kept_and_the_snapshot_is_not_mutated() 
     assert written is not None and written[0] == foreign
     assert [c["type"] for c in written] == ["example.com/Audited", "Ready", "RevisionApplied"]
     assert machine.decide(snapshot) == decision
+
+
+REFUSED = 'Failed to create the pod: Pod "arc-runner-a" is invalid: spec.containers[0].image: Required value'
+
+
+def test_a_runner_whose_pod_was_refused_makes_ready_false_with_the_verdict_and_no_pod_name() -> None:
+    w = World(make_ers(replicas=1))
+    w.add_runner("arc-runner-a", phase="Failed", runner_id=1)
+    w.set_runner("arc-runner-a", reason="InvalidPod", message=REFUSED)
+    ready = by_type(conditions_written(w.step()))["Ready"]
+
+    assert (ready["status"], ready["reason"]) == ("False", machine.PODS_REFUSED)
+    assert "spec.containers[0].image: Required value" in ready["message"]
+    assert "arc-runner-a" not in ready["message"] and "\n" not in ready["message"]
+
+
+def test_refused_pods_of_a_runner_spec_being_replaced_are_not_reported() -> None:
+    w = World(make_ers(replicas=1, rev=2, app=1))
+    w.add_runner("arc-runner-a", phase="Failed", runner_id=1, revision=1)
+    w.set_runner("arc-runner-a", reason="InvalidPod", message=REFUSED)
+    written = conditions_written(w.step())
+
+    assert by_type(written)["Ready"]["reason"] != machine.PODS_REFUSED
