@@ -9,6 +9,10 @@ The projection is rebuilt on open from the newest snapshot plus the records afte
 step: every committed record is applied before its appender is told, so after ``await append(...)`` the
 projection already shows it. A snapshot is taken every ``snapshot_every`` records, after which retention
 runs; both also run on demand (``snapshot``, ``retain``).
+
+When writes fail for want of room or I/O (a full disk), ``write_failure`` says why until a write commits
+again; the outage is logged once as an error when it starts and once with its count when it ends, and
+``on_outage`` callbacks (the controller's Kubernetes Event) are told both.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ import itertools
 import logging
 import pathlib
 import sqlite3
-from collections.abc import AsyncIterator, Collection, Iterable, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -93,6 +98,7 @@ class Journal:
         self._closed = False
         self._maintenance: asyncio.Task[None] | None = None
         self._retaining = asyncio.Lock()
+        self._outage_callbacks: list[Callable[[appending.Outage, bool], None]] = []
         self._writer = appending.Writer(
             writer_db,
             last_seq=last_seq,
@@ -100,6 +106,7 @@ class Journal:
             settings=settings,
             clock=clock,
             on_commit=self._on_commit,
+            on_outage=self._on_outage,
         )
 
     @classmethod
@@ -179,6 +186,42 @@ class Journal:
     @property
     def horizons(self) -> Horizons:
         return self._horizons
+
+    @property
+    def write_failure(self) -> str | None:
+        """Why writes fail (a full disk), from the first failure until a write commits again; else None."""
+        outage = self._writer.outage
+        return None if outage is None else outage.reason
+
+    @property
+    def failed_appends(self) -> int:
+        """Appends that failed in the current outage (0 when writes succeed)."""
+        outage = self._writer.outage
+        return 0 if outage is None else outage.failed
+
+    def on_outage(self, callback: Callable[[appending.Outage, bool], None]) -> None:
+        """Call ``callback(outage, ended)`` when writes start failing (``ended`` false) and when one
+        commits again (true, with the outage's count of failed appends)."""
+        self._outage_callbacks.append(callback)
+
+    def _on_outage(self, outage: appending.Outage, ended: bool) -> None:
+        if ended:
+            log.warning(
+                "journal writes succeed again: %d appends failed over %.0f s (%s)",
+                outage.failed,
+                time.monotonic() - outage.since,
+                outage.reason,
+            )
+        else:
+            log.error(
+                "journal writes fail: %s; what could not be journaled is retried, nothing is decided on it",
+                outage.reason,
+            )
+        for callback in self._outage_callbacks:
+            try:
+                callback(outage, ended)
+            except Exception:
+                log.exception("a journal outage callback failed")
 
     # Appending.
 
