@@ -118,6 +118,16 @@ def run(
             rich_help_panel=CLUSTER,
         ),
     ] = MACHINES.controller_namespace,
+    pod_name: Annotated[
+        str,
+        typer.Option(
+            envvar=["ARCSM_POD_NAME", "POD_NAME"],
+            metavar="NAME",
+            help="This replica's Pod, in the controller namespace: the object of the controller's own "
+            "Events (its journal failing). The chart sets it from the downward API. Default: the Lease.",
+            rich_help_panel=CLUSTER,
+        ),
+    ] = "",
     qps: Annotated[
         float,
         typer.Option(
@@ -441,6 +451,7 @@ def run(
                 listener_metrics_endpoint=listener_metrics_endpoint,
             ),
             http=address,
+            pod_name=pod_name,
         )
         # Checked whether or not it is on, so a bad timing is a bad option wherever the cluster is.
         election = _leader_election(
