@@ -398,7 +398,7 @@ def run(
     from actions import errors as actions_errors
     from actions import listenerconfig
     from controller import running
-    from store.errors import JournalError
+    from store.errors import JournalCorrupt, JournalError, JournalFormatError
 
     if qps <= 0 or burst < 1:
         typer.echo("arcsm run: --qps must be positive and --burst at least 1", err=True)
@@ -475,6 +475,16 @@ def run(
     configure_logging(log_level, log_format)
     try:
         code = asyncio.run(running.run(settings))
+    except JournalCorrupt as exc:
+        typer.echo(
+            f"arcsm run: journal {journal} is damaged ({exc}) and was left as it was: restore it from a "
+            "backup, or move it aside to start a new one (`arcsm journal verify` says where it is damaged)",
+            err=True,
+        )
+        code = 1
+    except JournalFormatError as exc:
+        typer.echo(f"arcsm run: {exc}; {journal} was left as it was", err=True)
+        code = 1
     except (actions_errors.InvalidConfiguration, JournalError, OSError, RuntimeError) as exc:
         # RuntimeError: a task of the loop failed (its traceback is in the log above).
         typer.echo(f"arcsm run: {exc}", err=True)

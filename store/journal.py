@@ -119,16 +119,21 @@ class Journal:
         lock = FileLock.acquire(path)
         connections: list[aiosqlite.Connection] = []
         try:
+            loaded: _Loaded | None = None
+            if path.is_file() and path.stat().st_size > 0:
+                # An existing file is read and checked before anything writes to it: a journal refused
+                # (damaged, of a newer format, not a journal) is left byte for byte as it was.
+                reader_db = await schema.connect(path, read_only=True)
+                connections.append(reader_db)
+                if await schema.check(reader_db, path) >= 1 and await schema.tables(reader_db):
+                    loaded = await _load(reader_db, path)
             writer_db = await schema.connect(path, durable=settings.durable)
-            connections.append(writer_db)
+            connections.insert(0, writer_db)
             await schema.prepare(writer_db, path)
-            reader_db = await schema.connect(path, read_only=True)
-            connections.append(reader_db)
-            horizons = await retention.load(reader_db)
-            stored = await snapshots.seqs(reader_db)
-            last_seq, last_at = await _tip(reader_db)
-            projection = await snapshots.load(reader_db, raw_horizon=horizons.raw) or Projection()
-            await reading.fold(reader_db, projection)
+            if not connections[1:]:
+                connections.append(await schema.connect(path, read_only=True))
+            reader_db = connections[1]
+            horizons, stored, (last_seq, last_at), projection = loaded or await _load(reader_db, path)
         except BaseException:
             for db in connections:
                 await db.close()
@@ -476,14 +481,31 @@ def _chunks(records: Iterable[Record], size: int) -> Iterable[list[Record]]:
 
 
 async def upgrade_if_older(path: pathlib.Path) -> None:
-    """Bring a journal of an older format to the current one (opening it for writing upgrades it)."""
+    """Bring a journal of an older format to the current one (opening it for writing upgrades it); refuse
+    a file that is no journal, or an empty one (a reader has nothing to read in it)."""
     db = await schema.connect(path, read_only=True)
     try:
-        version = await schema.check(db, path)
+        version = await schema.check(db, path, empty_ok=False)
     finally:
         await db.close()
     if version < schema.FORMAT:
         await (await Journal.open(path, settings=OFFLINE)).close()
+
+
+_Loaded = tuple[Horizons, list[int], tuple[int, str], Projection]
+
+
+async def _load(db: aiosqlite.Connection, path: pathlib.Path) -> _Loaded:
+    """What opening the journal reads: its horizons, snapshot seqs, last record, and the projection."""
+    try:
+        horizons = await retention.load(db)
+        stored = await snapshots.seqs(db)
+        tip = await _tip(db)
+    except sqlite3.Error as exc:
+        raise translate(exc, doing=f"open {path}") from exc
+    projection = await snapshots.load(db, raw_horizon=horizons.raw) or Projection()
+    await reading.fold(db, projection)
+    return horizons, stored, tip, projection
 
 
 async def _tip(db: aiosqlite.Connection) -> tuple[int, str]:

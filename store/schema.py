@@ -112,13 +112,18 @@ async def tables(db: aiosqlite.Connection) -> set[str]:
         return {str(row[0]) for row in await cursor.fetchall()}
 
 
-async def check(db: aiosqlite.Connection, path: pathlib.Path) -> int:
-    """The format of the journal at ``path``, refusing files that are not journals or are too new."""
+async def check(db: aiosqlite.Connection, path: pathlib.Path, *, empty_ok: bool = True) -> int:
+    """The format of the journal at ``path``, refusing files that are not journals or are too new, and
+    unless ``empty_ok`` (a file about to become a journal) one that holds no tables at all."""
     try:
         version = await scalar(db, "PRAGMA user_version")
         found = await tables(db)
     except sqlite3.Error as exc:
         raise translate(exc, doing=f"open {path}") from exc
+    if not found and not empty_ok:
+        raise JournalFormatError(
+            f"{path} is empty, not an arcsm journal: check the path (`arcsm run --journal` names the file)"
+        )
     if version > FORMAT:
         raise JournalFormatError(
             f"{path} is a journal of format {version}, newer than this arcsm reads ({FORMAT}); upgrade arcsm"
