@@ -234,8 +234,9 @@ def run(
         typer.Option(
             envvar="ARCSM_JOURNAL_RETAIN_BYTES",
             metavar="SIZE",
-            help="Keep the journal file under this size, e.g. 512Mi or 2Gi: raw records go first, "
-            "decisions only once no raw record is left (0: no size bound).",
+            help="Keep the journal's footprint on disk (database, write-ahead log, free pages) under this "
+            "size, e.g. 512Mi or 2Gi: raw records go first, decisions only once no raw record is left "
+            "(0: no size bound).",
             rich_help_panel=JOURNAL,
         ),
     ] = readable_size(JOURNALS.retention.max_bytes),

@@ -93,6 +93,7 @@ class Writer:
         self._failure: JournalError | None = None
         self._task: asyncio.Task[None] | None = None
         self.transactions = 0  # write transactions committed (group commit makes it lower than appends)
+        self.body_bytes = 0  # characters of record bodies appended: what makes the file grow
 
     @property
     def last_seq(self) -> int:
@@ -130,11 +131,16 @@ class Writer:
         self._wake.set()
         return future
 
-    async def exclusive(self, run: Callable[[], Awaitable[T]]) -> T:
-        """Run ``run`` in the writer, between groups, once everything queued before it is written."""
+    async def exclusive(self, run: Callable[[], Awaitable[T]], *, first: bool = False) -> T:
+        """Run ``run`` in the writer, between groups, once everything queued before it is written; with
+        ``first``, before what is queued (pruning that must keep up with appends)."""
         self._check_open()
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Exclusive(run, future))
+        job = _Exclusive(run, future)
+        if first:
+            self._queue.appendleft(job)
+        else:
+            self._queue.append(job)
         self._wake.set()
         return await asyncio.shield(future)
 
@@ -261,6 +267,7 @@ class Writer:
             for append in group:  # find the append that failed, and write the others
                 await self._commit_group([append])
             return
+        self.body_bytes += sum(len(row[8]) for row in written)
         self.committed([record for mine in journaled for record in mine])
         for append, mine in zip(group, journaled, strict=True):
             _settle(append.future, mine)

@@ -44,6 +44,7 @@ from store.settings import HistoryRetention, JournalSettings, RetentionSettings
 log = logging.getLogger(__name__)
 
 IMPORT_CHUNK = 1_000
+SIZE_ROUNDS = 4  # plans a retention pass makes at most to bring the footprint under a size bound
 
 # For tools that open a journal briefly (an upgrade, an import): nothing is pruned behind their back.
 OFFLINE = JournalSettings(
@@ -99,6 +100,8 @@ class Journal:
         self._maintenance: asyncio.Task[None] | None = None
         self._retaining = asyncio.Lock()
         self._outage_callbacks: list[Callable[[appending.Outage, bool], None]] = []
+        self._footprint_after_pass = 0  # bytes on disk when the last retention pass ended
+        self._body_bytes_checked = 0
         self._writer = appending.Writer(
             writer_db,
             last_seq=last_seq,
@@ -127,7 +130,11 @@ class Journal:
                 connections.append(reader_db)
                 if await schema.check(reader_db, path) >= 1 and await schema.tables(reader_db):
                     loaded = await _load(reader_db, path)
-            writer_db = await schema.connect(path, durable=settings.durable)
+            writer_db = await schema.connect(
+                path,
+                durable=settings.durable,
+                wal_limit=retention.wal_allowance(settings.retention.max_bytes),
+            )
             connections.insert(0, writer_db)
             await schema.prepare(writer_db, path)
             if not connections[1:]:
@@ -255,6 +262,18 @@ class Journal:
         every = self._settings.snapshot_every
         if every is not None and self.last_seq - self._snapshot_seq >= every:
             self._maintain_soon(snapshot=True)
+        elif self._outgrown():
+            self._maintain_soon(snapshot=False)
+
+    def _outgrown(self) -> bool:
+        """Whether the footprint on disk passed the size bound's trigger and grew since the last pass
+        (a pass that could not bring it down is not repeated on every commit)."""
+        bound = self._settings.retention.max_bytes
+        if bound is None or self._writer.body_bytes - self._body_bytes_checked < bound // 200:
+            return False  # the files are looked at once every 0.5% of the bound appended
+        self._body_bytes_checked = self._writer.body_bytes
+        size = retention.footprint(self.path)
+        return retention.over_bound(size, bound) and size > self._footprint_after_pass + bound // 50
 
     def _notify(self) -> None:
         event, self._commit_event = self._commit_event, asyncio.Event()
@@ -327,20 +346,40 @@ class Journal:
 
     async def retain(self, *, now: datetime | None = None) -> Pruned:
         """Prune what the retention settings no longer keep, a chunk per transaction; snapshots first if
-        the raw horizon would pass the newest snapshot."""
+        the raw horizon would pass the newest snapshot. Under a size bound a pass plans again while the
+        footprint is still above ``retention.LOW_WATER`` of it (a plan estimates from the average record,
+        and pruned records free less than their share of pages)."""
         async with self._retaining:
             moment = now or self._clock.now()
-            target = await self._writer.exclusive(lambda: self._plan(moment))
-            if target.raw > self._snapshot_seq:
-                await self.snapshot()
-            deleted = 0
-            while self._horizons != target:
-                before = self._horizons
-                deleted += await self._writer.exclusive(lambda: self._prune_step(target))
-                if self._horizons == before:  # cannot happen (targets only move up); never spin
+            bound = self._settings.retention.max_bytes
+            deleted = dropped = 0
+            for _ in range(SIZE_ROUNDS):
+                pruned = await self._retain_once(moment)
+                deleted, dropped = deleted + pruned[0], dropped + pruned[1]
+                self._footprint_after_pass = retention.footprint(self.path)
+                if not pruned[0] or not retention.over_bound(
+                    self._footprint_after_pass, bound, retention.LOW_WATER
+                ):
                     break
-            dropped = await self._writer.exclusive(lambda: self._finish_pruning(vacuum=deleted > 0))
             return Pruned(records=deleted, snapshots=dropped, horizons=self._horizons)
+
+    async def _retain_once(self, moment: datetime) -> tuple[int, int]:
+        # A footprint over the size bound's trigger is pruned ahead of the appends queued, or a steady
+        # stream of them would outgrow the bound while the pass waits its turn.
+        over = retention.over_bound(retention.footprint(self.path), self._settings.retention.max_bytes)
+        writer = self._writer
+        target = await writer.exclusive(lambda: self._plan(moment), first=over)
+        if target.raw > self._snapshot_seq:
+            await writer.exclusive(self._write_snapshot, first=over)
+        deleted = 0
+        while self._horizons != target:
+            before = self._horizons
+            deleted += await writer.exclusive(lambda: self._prune_step(target), first=over)
+            if self._horizons == before:  # cannot happen (targets only move up); never spin
+                break
+        vacuum = deleted > 0 or over
+        dropped = await writer.exclusive(lambda: self._finish_pruning(vacuum=vacuum), first=over)
+        return deleted, dropped
 
     async def _plan(self, now: datetime) -> Horizons:
         try:
@@ -350,6 +389,7 @@ class Journal:
                 last_seq=self.last_seq,
                 settings=self._settings,
                 now=now,
+                footprint=retention.footprint(self.path),
             )
         except sqlite3.Error as exc:
             raise translate(exc, doing="plan retention") from exc
@@ -370,7 +410,8 @@ class Journal:
         return deleted
 
     async def _finish_pruning(self, *, vacuum: bool) -> int:
-        """Drop the snapshots no longer needed and give freed pages back to the disk."""
+        """Drop the snapshots no longer needed, give freed pages back to the disk and truncate the
+        write-ahead log (a reader in the middle of a read keeps it; the next pass truncates it)."""
         dropped = 0
         try:
             if len(await snapshots.seqs(self._writer.db)) > self._settings.snapshots_kept or vacuum:
@@ -379,7 +420,9 @@ class Journal:
                         db, keep=self._settings.snapshots_kept, raw_horizon=self._horizons.raw
                     )
             if vacuum or dropped:
-                await self._writer.db.execute("PRAGMA incremental_vacuum")
+                # Stepped to its end: one step of ``execute`` frees a single page.
+                await self._writer.db.executescript("PRAGMA incremental_vacuum;")
+                await (await self._writer.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")).close()
         except sqlite3.Error as exc:
             raise translate(exc, doing="prune snapshots") from exc
         return dropped
