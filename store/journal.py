@@ -116,7 +116,10 @@ class Journal:
     async def open(
         cls, path: pathlib.Path, *, settings: JournalSettings | None = None, clock: Clock | None = None
     ) -> Journal:
-        """Open (or create) the journal at ``path``: upgrade an older format, rebuild the projection."""
+        """Open (or create) the journal at ``path``: upgrade an older format, rebuild the projection.
+
+        An existing journal is read and checked before anything writes to it, so one it refuses
+        (``JournalCorrupt``, ``JournalFormatError``) is left byte for byte as it was."""
         path = pathlib.Path(path)
         settings = settings or JournalSettings()
         lock = FileLock.acquire(path)
