@@ -33,7 +33,8 @@ def _run(command: str, work: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(work)
     except JournalCorrupt as exc:
-        typer.echo(f"arcsm journal {command}: journal damaged at {exc}", err=True)
+        where = f"damaged at {exc}" if exc.seq is not None else f"damaged: {exc}"
+        typer.echo(f"arcsm journal {command}: journal {where}", err=True)
     except (JournalError, OSError) as exc:
         typer.echo(f"arcsm journal {command}: {exc}", err=True)
     raise typer.Exit(1)
