@@ -2,7 +2,9 @@
 
 ``/healthz`` answers while the process serves requests. ``/readyz`` answers 200 when the journal takes
 appends and every watch has listed its kind, else 503; either way the body states each part and the
-role (``leader``, ``standby``, or ``none`` with no controller beside the API).
+role (``leader``, ``standby``, or ``none`` with no controller beside the API), and ``journalError`` why
+the journal takes no appends when it does not (closed, or its writes fail: a full disk). A journal whose
+last write failed is not writable until a write commits again.
 
 ``JournalReadiness`` is what an API over a journal alone reports: the journal probe, and the kinds the
 projection has seen a ``sync`` record for standing in for the watches.
@@ -15,13 +17,14 @@ from api.ports import JournalView, ReadinessReport
 from store.errors import JournalError
 
 
-def journal_writable(journal: JournalView) -> bool:
-    """Whether the journal still takes appends: submitting no records checks it and writes nothing."""
+def journal_failure(journal: JournalView) -> str | None:
+    """Why the journal takes no appends, or ``None`` when it does: submitting no records checks that it is
+    open and writes nothing; its ``write_failure`` says whether its last write failed."""
     try:
         journal.submit([])
-    except JournalError:
-        return False
-    return True
+    except JournalError as exc:
+        return str(exc)
+    return journal.write_failure
 
 
 class JournalReadiness:
@@ -30,4 +33,7 @@ class JournalReadiness:
 
     def report(self) -> ReadinessReport:
         synced = all(self._journal.projection.is_synced(kind) for kind in Kind)
-        return ReadinessReport(journal_writable=journal_writable(self._journal), synced=synced, role="none")
+        failure = journal_failure(self._journal)
+        return ReadinessReport(
+            journal_writable=failure is None, synced=synced, role="none", journal_error=failure
+        )

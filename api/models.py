@@ -118,3 +118,8 @@ class ReadinessBody(BaseModel):
     synced: bool
     role: str
     last_seq: int = Field(serialization_alias="lastSeq")
+    journal_error: str | None = Field(
+        default=None,
+        serialization_alias="journalError",
+        description="Why the journal takes no appends (absent while it does): closed, or a full disk.",
+    )

@@ -2,7 +2,8 @@
 
 * ``JournalView`` — the journal: ``store.ports.JournalReader`` (``read`` filtered in seq order, ``tail``
   to follow new records) plus ``last_seq``, ``submit`` (used only with no records, as a probe that the
-  writer still accepts appends) and its ``projection``. ``store.journal.Journal`` is one.
+  writer still accepts appends), ``write_failure`` (why its writes fail, while they do) and its
+  ``projection``. ``store.journal.Journal`` is one.
 * ``RecordReader`` — ``store.ports.RecordReader``, re-exported: what a history page reads (a journal, or
   ``store.readonly.ReadOnlyJournal`` beside the controller that holds it).
 * ``Objects`` — the projection: the latest object per key, the owner index, which kinds are listed.
@@ -56,16 +57,22 @@ class JournalView(JournalReader, Protocol):
         """Queue an append; raises ``JournalError`` at once when the journal takes no more appends."""
         ...
 
+    @property
+    def write_failure(self) -> str | None:
+        """Why the last write failed (a full disk) while no write has committed since; else ``None``."""
+        ...
+
 
 @dataclass(frozen=True)
 class ReadinessReport:
-    """``journal_writable``: the journal takes appends; ``synced``: every watch has listed its kind once;
-    ``role``: ``leader`` (deciding) or ``standby`` (waiting to lead; still ready), or ``none`` when no
-    controller runs beside the API."""
+    """``journal_writable``: the journal takes appends (``journal_error`` says why not); ``synced``:
+    every watch has listed its kind once; ``role``: ``leader`` (deciding) or ``standby`` (waiting to
+    lead; still ready), or ``none`` when no controller runs beside the API."""
 
     journal_writable: bool
     synced: bool
     role: str
+    journal_error: str | None = None
 
     @property
     def ready(self) -> bool:

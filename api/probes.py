@@ -32,8 +32,10 @@ async def readyz(request: Request) -> JSONResponse:
         synced=report.synced,
         role=report.role,
         last_seq=state.journal.last_seq,
+        journal_error=report.journal_error,
     )
-    return JSONResponse(status_code=200 if report.ready else 503, content=body.model_dump(by_alias=True))
+    content = body.model_dump(by_alias=True, exclude_none=True)
+    return JSONResponse(status_code=200 if report.ready else 503, content=content)
 
 
 @router.get(

@@ -5,7 +5,10 @@ line (seq, time, from → to, trigger: reason, the revisions the guard read, and
 change this replica only observed while another one decided), or with ``--json`` the items as that
 endpoint serves them, one JSON object a line. It reads through a read-only connection
 (``store.readonly``), so it works while a controller holds the journal, as ``arcsm journal export`` does;
-it scans the journal (``phases.page``), as there is no running app whose index it could ask.
+it scans the journal (``phases.page``), as there is no running app whose index it could ask. It has SQLite
+check the file's pages first (``ReadOnlyJournal.check``), so a damaged journal is reported, exit 1, rather
+than read in part. Every failure is one line on stderr: exit 2 for a bad argument, 1 for a journal that
+cannot be read or holds nothing about the object.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ PAGE = 1_000
 async def history_of(path: Path, *, kind: str, namespace: str, name: str) -> tuple[bool, list[PhaseItem]]:
     """Whether the journal knows the object, and every transition it recorded for it, oldest first."""
     async with await ReadOnlyJournal.open(path) as journal:
+        await journal.check()  # a scan by object reads only some pages: damage elsewhere must not pass
         if not await phases.known(journal, kind=kind, namespace=namespace, name=name):
             return False, []
         items: list[PhaseItem] = []
@@ -84,7 +88,8 @@ def history(
     try:
         known, items = asyncio.run(history_of(journal, kind=found_kind, namespace=namespace, name=name))
     except JournalCorrupt as exc:
-        typer.echo(f"arcsm history: journal damaged at {exc}; run `arcsm journal verify`", err=True)
+        where = f"damaged at {exc}" if exc.seq is not None else f"damaged: {exc}"
+        typer.echo(f"arcsm history: the journal is {where}; run `arcsm journal verify`", err=True)
         raise typer.Exit(1) from None
     except (JournalError, OSError) as exc:
         typer.echo(f"arcsm history: {exc}", err=True)

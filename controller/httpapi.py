@@ -41,10 +41,12 @@ class ControllerProbe:
         self._metrics = metrics or RuntimeMetrics()
 
     def report(self) -> ReadinessReport:
+        failure = health.journal_failure(self._journal)
         return ReadinessReport(
-            journal_writable=health.journal_writable(self._journal),
+            journal_writable=failure is None,
             synced=self._watchers.synced(),
             role=self._role.name,
+            journal_error=failure,
         )
 
     @property

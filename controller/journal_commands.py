@@ -33,7 +33,8 @@ def _run(command: str, work: Coroutine[Any, Any, T]) -> T:
     try:
         return asyncio.run(work)
     except JournalCorrupt as exc:
-        typer.echo(f"arcsm journal {command}: journal damaged at {exc}", err=True)
+        where = f"damaged at {exc}" if exc.seq is not None else f"damaged: {exc}"
+        typer.echo(f"arcsm journal {command}: journal {where}", err=True)
     except (JournalError, OSError) as exc:
         typer.echo(f"arcsm journal {command}: {exc}", err=True)
     raise typer.Exit(1)
@@ -68,13 +69,16 @@ def import_(
     Records keep their seq and time; the import is one transaction, so nothing is written unless all is.
     """
     if file == "-":
-        imported = _run("import", exporting.import_lines(journal, sys.stdin))
+        imported = _run("import", exporting.import_lines(journal, sys.stdin.buffer))
     else:
         try:
             with exporting.open_lines(Path(file)) as lines:
                 imported = _run("import", exporting.import_lines(journal, lines))
+        except JournalError as exc:
+            typer.echo(f"arcsm journal import: {exc}", err=True)
+            raise typer.Exit(1) from exc
         except OSError as exc:
-            typer.echo(f"arcsm journal import: cannot read {file}: {exc.strerror}", err=True)
+            typer.echo(f"arcsm journal import: cannot read {file}: {exc.strerror or exc}", err=True)
             raise typer.Exit(1) from exc
     span = f" (seq {imported.first_seq}–{imported.last_seq})" if imported.records else ""
     typer.echo(f"imported {imported.records} records{span} into {journal}")

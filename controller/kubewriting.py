@@ -80,6 +80,7 @@ KINDS: Final[Mapping[str, KindInfo]] = {
     "Event": KindInfo("", "v1", "events"),
     "Role": KindInfo(RBAC_GROUP, "v1", "roles"),
     "RoleBinding": KindInfo(RBAC_GROUP, "v1", "rolebindings"),
+    "Lease": KindInfo("coordination.k8s.io", "v1", "leases"),  # only what the controller's Events are on
 }
 
 

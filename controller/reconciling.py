@@ -54,6 +54,7 @@ from statemachines.effects import Effect, ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
 from statemachines.snapshots import Snapshot
 from store import clocks
+from store.errors import JournalWriteFailed
 from store.records import Record, RecordType
 
 log = logging.getLogger("arcsm.controller")
@@ -252,6 +253,9 @@ class Reconciler:
                 outcome = await self.reconcile(key)
             except NotLeading:
                 outcome, refused = Outcome.SETTLED, True  # the term is over (``stop`` was called)
+            except JournalWriteFailed as exc:  # the journal logs its outage once; the key is retried
+                log.debug("reconcile of %s: %s", key, exc, extra=logkeys.about(key))
+                outcome = Outcome.FAILED
             except Exception:
                 log.exception("reconcile of %s failed", key, extra=logkeys.about(key))
                 outcome, panicked = Outcome.FAILED, True

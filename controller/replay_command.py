@@ -16,6 +16,7 @@ as in a journal recorded before arcsm journaled its settings.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from pathlib import Path
 from typing import Annotated
 
@@ -39,8 +40,9 @@ async def load_journal(path: Path) -> list[Record]:
     db = await schema.connect(path, read_only=True)
     found: list[Record] = []
     try:
-        async for page in reading.scan(db, after=0):
-            found.extend(rows.decode(row) for row in page)
+        async with contextlib.aclosing(reading.scan(db, after=0)) as pages:
+            async for page in pages:
+                found.extend(rows.decode(row) for row in page)
     finally:
         await db.close()
     return found
@@ -80,6 +82,8 @@ def replay(
     try:
         if not file.is_file():
             raise ReplayError(f"{file} is not a file")
+        if not journal_file and exporting.is_database(file):
+            raise ReplayError(f"{file} is a journal file (SQLite), not JSONL: add --journal-file")
         records = asyncio.run(load_journal(file)) if journal_file else load_jsonl(file)
         replayed = replaying.replay(records, settings)
     except (ReplayError, JournalError) as exc:

@@ -118,6 +118,16 @@ def run(
             rich_help_panel=CLUSTER,
         ),
     ] = MACHINES.controller_namespace,
+    pod_name: Annotated[
+        str,
+        typer.Option(
+            envvar=["ARCSM_POD_NAME", "POD_NAME"],
+            metavar="NAME",
+            help="This replica's Pod, in the controller namespace: the object of the controller's own "
+            "Events (its journal failing). The chart sets it from the downward API. Default: the Lease.",
+            rich_help_panel=CLUSTER,
+        ),
+    ] = "",
     qps: Annotated[
         float,
         typer.Option(
@@ -227,8 +237,9 @@ def run(
         typer.Option(
             envvar="ARCSM_JOURNAL_RETAIN_BYTES",
             metavar="SIZE",
-            help="Keep the journal file under this size, e.g. 512Mi or 2Gi: raw records go first, "
-            "decisions only once no raw record is left (0: no size bound).",
+            help="Keep the journal's footprint on disk (database, write-ahead log, free pages) under this "
+            "size, e.g. 512Mi or 2Gi: raw records go first, decisions only once no raw record is left "
+            "(0: no size bound).",
             rich_help_panel=JOURNAL,
         ),
     ] = readable_size(JOURNALS.retention.max_bytes),
@@ -391,7 +402,7 @@ def run(
     from actions import errors as actions_errors
     from actions import listenerconfig
     from controller import running
-    from store.errors import JournalError
+    from store.errors import JournalCorrupt, JournalError, JournalFormatError
 
     if qps <= 0 or burst < 1:
         typer.echo("arcsm run: --qps must be positive and --burst at least 1", err=True)
@@ -444,6 +455,7 @@ def run(
                 listener_metrics_endpoint=listener_metrics_endpoint,
             ),
             http=address,
+            pod_name=pod_name,
         )
         # Checked whether or not it is on, so a bad timing is a bad option wherever the cluster is.
         election = _leader_election(
@@ -467,6 +479,16 @@ def run(
     configure_logging(log_level, log_format)
     try:
         code = asyncio.run(running.run(settings))
+    except JournalCorrupt as exc:
+        typer.echo(
+            f"arcsm run: journal {journal} is damaged ({exc}) and was left as it was: restore it from a "
+            "backup, or move it aside to start a new one (`arcsm journal verify` says where it is damaged)",
+            err=True,
+        )
+        code = 1
+    except JournalFormatError as exc:
+        typer.echo(f"arcsm run: {exc}; {journal} was left as it was", err=True)
+        code = 1
     except (actions_errors.InvalidConfiguration, JournalError, OSError, RuntimeError) as exc:
         # RuntimeError: a task of the loop failed (its traceback is in the log above).
         typer.echo(f"arcsm run: {exc}", err=True)

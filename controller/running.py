@@ -30,7 +30,7 @@ from collections.abc import AsyncIterator, Callable
 from kubernetes_asyncio import client
 
 from actions import kubepatching
-from controller import folding, requestcounting, servedschemas, settingsrecords, terms
+from controller import folding, outages, requestcounting, servedschemas, settingsrecords, terms
 from controller.actionsclients import ActionsClients
 from controller.executing import Executor as KubeExecutor
 from controller.leading import Elector, LeaderOnly
@@ -102,7 +102,9 @@ async def _serve(
         requestcounting.count_requests(api, metrics)
         try:
             elector = None
-            executor: Executor = KubeExecutor(api=api, clients=clients, settings=settings.executor)
+            kube_executor = KubeExecutor(api=api, clients=clients, settings=settings.executor)
+            outage_events = _outage_events(settings, journal, kube_executor)
+            executor: Executor = kube_executor
             if settings.leader_election is not None:
                 elector = Elector(api, settings.leader_election)
                 executor = LeaderOnly(executor, elector)
@@ -141,6 +143,8 @@ async def _serve(
                 finally:
                     await watchers.stop()
         finally:
+            if outage_events is not None:
+                await outage_events.aclose()
             await clients.aclose()
 
 
@@ -162,6 +166,23 @@ def _served(
     return httpapi.serving(
         settings.http, journal=journal, role=role, watchers=watchers, on_url=on_url, metrics=metrics
     )
+
+
+def _outage_events(
+    settings: ControllerSettings, journal: Journal, executor: KubeExecutor
+) -> outages.OutageEvents | None:
+    """Events on this replica's Pod (or Lease) when the journal's writes fail and when they succeed again."""
+    election = settings.leader_election
+    target = outages.subject(
+        namespace=settings.machines.controller_namespace,
+        pod_name=settings.pod_name,
+        lease_name=election.lease_name if election is not None else None,
+    )
+    if target is None:
+        return None
+    events = outages.OutageEvents(executor, target)
+    journal.on_outage(events)
+    return events
 
 
 def _watched(settings: ControllerSettings) -> Callable[[ObjectRef], bool]:

@@ -134,6 +134,9 @@ class ControllerSettings:
     http: HttpSettings | None = None
     # None: this replica leads at once (one replica); else it decides only while it holds the Lease.
     leader_election: LeaderElectionSettings | None = None
+    # This replica's Pod (the downward API's POD_NAME), in the controller namespace: the object of the
+    # Events about the controller itself (its journal failing); "" puts them on the Lease, if any.
+    pod_name: str = ""
 
     def __post_init__(self) -> None:
         # Listeners and their objects live in the controller namespace: watch it too when the watch is

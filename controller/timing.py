@@ -8,7 +8,8 @@ The fold maps the ``timer`` record to its key; no decision ever reads the wall c
 A target has one pending timer, due at the earliest time asked for: a later RequeueAfter for the same
 target is answered by it (an earlier wakeup is harmless, the decision asks again if it must wait on),
 as controller-runtime's delaying queue keeps the earliest. A timer that has not fired when the controller
-stops has no result, so the outbox arms it again on start.
+stops has no result, so the outbox arms it again on start. A timer the journal could not write (a full
+disk) stays pending and fires again ``WRITE_RETRY`` seconds later.
 """
 
 from __future__ import annotations
@@ -23,9 +24,12 @@ from controller import logkeys, wakeups
 from statemachines.effects import ObjectRef, RequeueAfter
 from store import clocks
 from store.clocks import Clock
+from store.errors import JournalWriteFailed
 from store.records import Record, RecordType
 
 log = logging.getLogger("arcsm.controller")
+
+WRITE_RETRY = 1.0  # seconds before a timer the journal could not write fires again
 
 
 class Appender(Protocol):
@@ -81,11 +85,29 @@ class Timers:
         while True:
             now = self._clock.now()
             due = [target for target, p in self._pending.items() if p.due <= now]
-            for target in due:
-                await self._fire(target, self._pending.pop(target))
+            try:
+                for target in due:
+                    pending = self._pending.pop(target)
+                    try:
+                        await self._fire(target, pending)
+                    except JournalWriteFailed:
+                        self._put_back(target, pending)
+                        raise
+            except JournalWriteFailed as exc:  # the journal logs its outage once; fire again soon
+                log.debug("a timer was not journaled: %s", exc)
+                await self._wakeup.wait(WRITE_RETRY)
+                continue
             if due:
                 continue
             await self._wakeup.wait(self._next_in(now))
+
+    def _put_back(self, target: ObjectRef, pending: Pending) -> None:
+        """``pending`` is due again, with whatever was armed for ``target`` while it was being fired."""
+        armed = self._pending.get(target)
+        if armed is not None:
+            pending.due = min(pending.due, armed.due)
+            pending.effects.extend(armed.effects)
+        self._pending[target] = pending
 
     async def _fire(self, target: ObjectRef, pending: Pending) -> None:
         timer = Record(

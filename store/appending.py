@@ -12,6 +12,12 @@ Nothing of a failed transaction is written. When it held several appends, each i
 one that cannot be written fails without its neighbours; seqs are only given to records as they are
 written, so the sequence never has a gap. Other work that writes (snapshots, pruning, imports) runs as
 an exclusive job between groups and numbers its records from ``last_seq``.
+
+A write that fails for want of room or I/O (``JournalWriteFailed``: a full disk) opens an ``Outage``;
+the next transaction that commits ends it. While it lasts ``outage`` says why and how many appends
+failed, and ``on_outage`` is told when it starts and when it ends, so the journal's owner can report it
+once rather than once per failed append. The appends that failed were not written: their
+callers keep what they hold and submit it again (a watcher lists again; a reconcile is retried).
 """
 
 from __future__ import annotations
@@ -20,13 +26,14 @@ import asyncio
 import collections
 import contextlib
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import aiosqlite
 
 from store import clocks, rows
-from store.errors import JournalClosed, JournalError, translate
+from store.errors import JournalClosed, JournalError, JournalWriteFailed, translate
 from store.records import Record
 from store.settings import JournalSettings
 
@@ -40,6 +47,16 @@ class _Append:
 
     def __init__(self, prepared: list[rows.Prepared], future: asyncio.Future[list[Record]]) -> None:
         self.prepared, self.future = prepared, future
+
+
+class Outage:
+    """Writes failing since ``since`` (monotonic seconds): the first ``reason``, and how many appends
+    failed since."""
+
+    __slots__ = ("failed", "reason", "since")
+
+    def __init__(self, reason: str, since: float) -> None:
+        self.reason, self.since, self.failed = reason, since, 0
 
 
 class _Exclusive:
@@ -59,6 +76,7 @@ class Writer:
         settings: JournalSettings,
         clock: clocks.Clock,
         on_commit: Callable[[list[Record]], None],
+        on_outage: Callable[[Outage, bool], None] | None = None,
     ) -> None:
         self.db = db
         self._last_seq = last_seq
@@ -67,12 +85,15 @@ class Writer:
         self._clock = clock
         self._format = clocks.TimeFormatter()
         self._on_commit = on_commit
+        self._on_outage = on_outage
+        self.outage: Outage | None = None  # while writes fail for want of room or I/O
         self._queue: collections.deque[_Append | _Exclusive] = collections.deque()
         self._wake = asyncio.Event()
         self._stopping = False
         self._failure: JournalError | None = None
         self._task: asyncio.Task[None] | None = None
         self.transactions = 0  # write transactions committed (group commit makes it lower than appends)
+        self.body_bytes = 0  # characters of record bodies appended: what makes the file grow
 
     @property
     def last_seq(self) -> int:
@@ -110,11 +131,16 @@ class Writer:
         self._wake.set()
         return future
 
-    async def exclusive(self, run: Callable[[], Awaitable[T]]) -> T:
-        """Run ``run`` in the writer, between groups, once everything queued before it is written."""
+    async def exclusive(self, run: Callable[[], Awaitable[T]], *, first: bool = False) -> T:
+        """Run ``run`` in the writer, between groups, once everything queued before it is written; with
+        ``first``, before what is queued (pruning that must keep up with appends)."""
         self._check_open()
         future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
-        self._queue.append(_Exclusive(run, future))
+        job = _Exclusive(run, future)
+        if first:
+            self._queue.appendleft(job)
+        else:
+            self._queue.append(job)
         self._wake.set()
         return await asyncio.shield(future)
 
@@ -142,9 +168,25 @@ class Writer:
         except BaseException as exc:
             await self._rollback()
             if isinstance(exc, sqlite3.Error):
-                raise translate(exc, doing=doing) from exc
+                error = translate(exc, doing=doing)
+                if isinstance(error, JournalWriteFailed):
+                    self._write_failed(error)
+                raise error from exc
             raise
         self.transactions += 1
+        self._write_succeeded()
+
+    def _write_failed(self, error: JournalWriteFailed) -> None:
+        started = self.outage is None
+        if self.outage is None:
+            self.outage = Outage(str(error), time.monotonic())
+        if started and self._on_outage is not None:
+            self._on_outage(self.outage, False)
+
+    def _write_succeeded(self) -> None:
+        outage, self.outage = self.outage, None
+        if outage is not None and self._on_outage is not None:
+            self._on_outage(outage, True)
 
     def advance(self, last_seq: int, last_at: str) -> None:
         """Record that a transaction made ``last_seq`` durable (without telling ``on_commit``)."""
@@ -217,12 +259,15 @@ class Writer:
                 await rows.insert(db, written)
         except JournalError as exc:
             if len(group) == 1 or self._failure is not None:
+                if self.outage is not None:
+                    self.outage.failed += len(group)
                 for append in group:
                     _settle(append.future, exc)
                 return
             for append in group:  # find the append that failed, and write the others
                 await self._commit_group([append])
             return
+        self.body_bytes += sum(len(row[8]) for row in written)
         self.committed([record for mine in journaled for record in mine])
         for append, mine in zip(group, journaled, strict=True):
             _settle(append.future, mine)

@@ -9,32 +9,60 @@ older formats first (``upcasting``), so an old recording still imports.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import pathlib
+import zlib
 from collections.abc import Iterable, Iterator
-from typing import IO, TextIO
+from typing import IO, TextIO, cast
 
 from store import journal, reading, redacting, rows, schema, upcasting
 from store.errors import JournalImportError
 from store.journal import Imported, Journal
 from store.records import Record
 
+SQLITE_HEADER = b"SQLite format 3\0"
 
-def open_lines(path: pathlib.Path) -> IO[str]:
-    """A JSONL export for reading, gzip-compressed when its name ends in ``.gz``."""
+
+def open_lines(path: pathlib.Path) -> IO[bytes]:
+    """A JSONL export for reading, gzip-compressed when its name ends in ``.gz``; its lines are bytes,
+    which ``parse_lines`` decodes one by one, so a byte that is not UTF-8 is reported with its line.
+
+    Raises ``JournalImportError`` for a journal database given where an export was expected."""
+    if is_database(path):
+        raise JournalImportError(
+            f"{path} is a journal file (SQLite), not a JSONL export; `arcsm journal export --journal "
+            f"{path}` writes one"
+        )
     if path.suffix == ".gz":
-        return gzip.open(path, "rt", encoding="utf-8")
-    return path.open(encoding="utf-8")
+        return cast(IO[bytes], gzip.open(path, "rb"))
+    return path.open("rb")
+
+
+def is_database(path: pathlib.Path) -> bool:
+    """Whether ``path`` is an SQLite database (a journal file) rather than an export."""
+    with path.open("rb") as file:
+        return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
 
 
 def to_line(record: Record) -> str:
     return redacting.encode(record.as_json())
 
 
-def parse_lines(lines: Iterable[str]) -> Iterator[Record]:
-    """The records of JSONL ``lines`` (blank lines skipped); ``JournalImportError`` names a bad line."""
-    for number, line in enumerate(lines, 1):
+def parse_lines(lines: Iterable[str] | Iterable[bytes]) -> Iterator[Record]:
+    """The records of JSONL ``lines`` (blank lines skipped); ``JournalImportError`` names a bad line, one
+    that is not UTF-8, and a gzip file that is truncated or damaged."""
+    for number, line in _numbered(lines):
+        if isinstance(line, bytes):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise JournalImportError(
+                    f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1}): "
+                    "an export is UTF-8 JSONL, check that this file is one",
+                    line=number,
+                ) from exc
         if not line.strip():
             continue
         try:
@@ -49,6 +77,30 @@ def parse_lines(lines: Iterable[str]) -> Iterator[Record]:
             raise JournalImportError(f"not a journal record: {exc!r}", line=number) from exc
 
 
+def _numbered(lines: Iterable[str] | Iterable[bytes]) -> Iterator[tuple[int, str | bytes]]:
+    """``enumerate(lines, 1)``, with what reading the file raised as a ``JournalImportError``."""
+    iterator: Iterator[str | bytes] = iter(lines)
+    number = 0
+    while True:
+        number += 1
+        try:
+            line = next(iterator)
+        except StopIteration:
+            return
+        except EOFError as exc:  # gzip: the stream stops before its end marker
+            raise JournalImportError(
+                "the gzip file ends early (it is truncated): copy or download it again", line=number
+            ) from exc
+        except (gzip.BadGzipFile, zlib.error) as exc:
+            raise JournalImportError(f"the gzip file is damaged ({exc})", line=number) from exc
+        except UnicodeDecodeError as exc:  # a text stream (stdin) that is not UTF-8
+            raise JournalImportError(
+                f"not UTF-8 text ({exc.reason}): an export is UTF-8 JSONL, check that this is one",
+                line=number,
+            ) from exc
+        yield number, line
+
+
 async def export(path: pathlib.Path, out: TextIO, *, after: int = 0) -> int:
     """Write the records of the journal at ``path`` with seq > ``after`` to ``out``; returns how many.
 
@@ -58,15 +110,16 @@ async def export(path: pathlib.Path, out: TextIO, *, after: int = 0) -> int:
     db = await schema.connect(path, read_only=True)
     count = 0
     try:
-        async for page in reading.scan(db, after=after):
-            out.write("".join(to_line(rows.decode(row)) + "\n" for row in page))
-            count += len(page)
+        async with contextlib.aclosing(reading.scan(db, after=after)) as pages:
+            async for page in pages:
+                out.write("".join(to_line(rows.decode(row)) + "\n" for row in page))
+                count += len(page)
     finally:
         await db.close()
     return count
 
 
-async def import_lines(path: pathlib.Path, lines: Iterable[str]) -> Imported:
+async def import_lines(path: pathlib.Path, lines: Iterable[str] | Iterable[bytes]) -> Imported:
     """Import JSONL ``lines`` into the journal at ``path`` (created if missing), all or nothing."""
     async with await Journal.open(path, settings=journal.OFFLINE) as opened:
         return await opened.import_records(parse_lines(lines))

@@ -9,6 +9,10 @@ The projection is rebuilt on open from the newest snapshot plus the records afte
 step: every committed record is applied before its appender is told, so after ``await append(...)`` the
 projection already shows it. A snapshot is taken every ``snapshot_every`` records, after which retention
 runs; both also run on demand (``snapshot``, ``retain``).
+
+When writes fail for want of room or I/O (a full disk), ``write_failure`` says why until a write commits
+again; the outage is logged once as an error when it starts and once with its count when it ends, and
+``on_outage`` callbacks (the controller's Kubernetes Event) are told both.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ import itertools
 import logging
 import pathlib
 import sqlite3
-from collections.abc import AsyncIterator, Collection, Iterable, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from types import TracebackType
@@ -39,6 +44,7 @@ from store.settings import HistoryRetention, JournalSettings, RetentionSettings
 log = logging.getLogger(__name__)
 
 IMPORT_CHUNK = 1_000
+SIZE_ROUNDS = 4  # plans a retention pass makes at most to bring the footprint under a size bound
 
 # For tools that open a journal briefly (an upgrade, an import): nothing is pruned behind their back.
 OFFLINE = JournalSettings(
@@ -93,6 +99,9 @@ class Journal:
         self._closed = False
         self._maintenance: asyncio.Task[None] | None = None
         self._retaining = asyncio.Lock()
+        self._outage_callbacks: list[Callable[[appending.Outage, bool], None]] = []
+        self._footprint_after_pass = 0  # bytes on disk when the last retention pass ended
+        self._body_bytes_checked = 0
         self._writer = appending.Writer(
             writer_db,
             last_seq=last_seq,
@@ -100,28 +109,41 @@ class Journal:
             settings=settings,
             clock=clock,
             on_commit=self._on_commit,
+            on_outage=self._on_outage,
         )
 
     @classmethod
     async def open(
         cls, path: pathlib.Path, *, settings: JournalSettings | None = None, clock: Clock | None = None
     ) -> Journal:
-        """Open (or create) the journal at ``path``: upgrade an older format, rebuild the projection."""
+        """Open (or create) the journal at ``path``: upgrade an older format, rebuild the projection.
+
+        An existing journal is read and checked before anything writes to it, so one it refuses
+        (``JournalCorrupt``, ``JournalFormatError``) is left byte for byte as it was."""
         path = pathlib.Path(path)
         settings = settings or JournalSettings()
         lock = FileLock.acquire(path)
         connections: list[aiosqlite.Connection] = []
         try:
-            writer_db = await schema.connect(path, durable=settings.durable)
-            connections.append(writer_db)
+            loaded: _Loaded | None = None
+            if path.is_file() and path.stat().st_size > 0:
+                # An existing file is read and checked before anything writes to it: a journal refused
+                # (damaged, of a newer format, not a journal) is left byte for byte as it was.
+                reader_db = await schema.connect(path, read_only=True)
+                connections.append(reader_db)
+                if await schema.check(reader_db, path) >= 1 and await schema.tables(reader_db):
+                    loaded = await _load(reader_db, path)
+            writer_db = await schema.connect(
+                path,
+                durable=settings.durable,
+                wal_limit=retention.wal_allowance(settings.retention.max_bytes),
+            )
+            connections.insert(0, writer_db)
             await schema.prepare(writer_db, path)
-            reader_db = await schema.connect(path, read_only=True)
-            connections.append(reader_db)
-            horizons = await retention.load(reader_db)
-            stored = await snapshots.seqs(reader_db)
-            last_seq, last_at = await _tip(reader_db)
-            projection = await snapshots.load(reader_db, raw_horizon=horizons.raw) or Projection()
-            await reading.fold(reader_db, projection)
+            if not connections[1:]:
+                connections.append(await schema.connect(path, read_only=True))
+            reader_db = connections[1]
+            horizons, stored, (last_seq, last_at), projection = loaded or await _load(reader_db, path)
         except BaseException:
             for db in connections:
                 await db.close()
@@ -180,6 +202,42 @@ class Journal:
     def horizons(self) -> Horizons:
         return self._horizons
 
+    @property
+    def write_failure(self) -> str | None:
+        """Why writes fail (a full disk), from the first failure until a write commits again; else None."""
+        outage = self._writer.outage
+        return None if outage is None else outage.reason
+
+    @property
+    def failed_appends(self) -> int:
+        """Appends that failed in the current outage (0 when writes succeed)."""
+        outage = self._writer.outage
+        return 0 if outage is None else outage.failed
+
+    def on_outage(self, callback: Callable[[appending.Outage, bool], None]) -> None:
+        """Call ``callback(outage, ended)`` when writes start failing (``ended`` false) and when one
+        commits again (true, with the outage's count of failed appends)."""
+        self._outage_callbacks.append(callback)
+
+    def _on_outage(self, outage: appending.Outage, ended: bool) -> None:
+        if ended:
+            log.warning(
+                "journal writes succeed again: %d appends failed over %.0f s (%s)",
+                outage.failed,
+                time.monotonic() - outage.since,
+                outage.reason,
+            )
+        else:
+            log.error(
+                "journal writes fail: %s; what could not be journaled is retried, nothing is decided on it",
+                outage.reason,
+            )
+        for callback in self._outage_callbacks:
+            try:
+                callback(outage, ended)
+            except Exception:
+                log.exception("a journal outage callback failed")
+
     # Appending.
 
     def submit(self, records: Sequence[Record]) -> asyncio.Future[list[Record]]:
@@ -207,6 +265,18 @@ class Journal:
         every = self._settings.snapshot_every
         if every is not None and self.last_seq - self._snapshot_seq >= every:
             self._maintain_soon(snapshot=True)
+        elif self._outgrown():
+            self._maintain_soon(snapshot=False)
+
+    def _outgrown(self) -> bool:
+        """Whether the footprint on disk passed the size bound's trigger and grew since the last pass
+        (a pass that could not bring it down is not repeated on every commit)."""
+        bound = self._settings.retention.max_bytes
+        if bound is None or self._writer.body_bytes - self._body_bytes_checked < bound // 200:
+            return False  # the files are looked at once every 0.5% of the bound appended
+        self._body_bytes_checked = self._writer.body_bytes
+        size = retention.footprint(self.path)
+        return retention.over_bound(size, bound) and size > self._footprint_after_pass + bound // 50
 
     def _notify(self) -> None:
         event, self._commit_event = self._commit_event, asyncio.Event()
@@ -279,20 +349,40 @@ class Journal:
 
     async def retain(self, *, now: datetime | None = None) -> Pruned:
         """Prune what the retention settings no longer keep, a chunk per transaction; snapshots first if
-        the raw horizon would pass the newest snapshot."""
+        the raw horizon would pass the newest snapshot. Under a size bound a pass plans again while the
+        footprint is still above ``retention.LOW_WATER`` of it (a plan estimates from the average record,
+        and pruned records free less than their share of pages)."""
         async with self._retaining:
             moment = now or self._clock.now()
-            target = await self._writer.exclusive(lambda: self._plan(moment))
-            if target.raw > self._snapshot_seq:
-                await self.snapshot()
-            deleted = 0
-            while self._horizons != target:
-                before = self._horizons
-                deleted += await self._writer.exclusive(lambda: self._prune_step(target))
-                if self._horizons == before:  # cannot happen (targets only move up); never spin
+            bound = self._settings.retention.max_bytes
+            deleted = dropped = 0
+            for _ in range(SIZE_ROUNDS):
+                pruned = await self._retain_once(moment)
+                deleted, dropped = deleted + pruned[0], dropped + pruned[1]
+                self._footprint_after_pass = retention.footprint(self.path)
+                if not pruned[0] or not retention.over_bound(
+                    self._footprint_after_pass, bound, retention.LOW_WATER
+                ):
                     break
-            dropped = await self._writer.exclusive(lambda: self._finish_pruning(vacuum=deleted > 0))
             return Pruned(records=deleted, snapshots=dropped, horizons=self._horizons)
+
+    async def _retain_once(self, moment: datetime) -> tuple[int, int]:
+        # A footprint over the size bound's trigger is pruned ahead of the appends queued, or a steady
+        # stream of them would outgrow the bound while the pass waits its turn.
+        over = retention.over_bound(retention.footprint(self.path), self._settings.retention.max_bytes)
+        writer = self._writer
+        target = await writer.exclusive(lambda: self._plan(moment), first=over)
+        if target.raw > self._snapshot_seq:
+            await writer.exclusive(self._write_snapshot, first=over)
+        deleted = 0
+        while self._horizons != target:
+            before = self._horizons
+            deleted += await writer.exclusive(lambda: self._prune_step(target), first=over)
+            if self._horizons == before:  # cannot happen (targets only move up); never spin
+                break
+        vacuum = deleted > 0 or over
+        dropped = await writer.exclusive(lambda: self._finish_pruning(vacuum=vacuum), first=over)
+        return deleted, dropped
 
     async def _plan(self, now: datetime) -> Horizons:
         try:
@@ -302,6 +392,7 @@ class Journal:
                 last_seq=self.last_seq,
                 settings=self._settings,
                 now=now,
+                footprint=retention.footprint(self.path),
             )
         except sqlite3.Error as exc:
             raise translate(exc, doing="plan retention") from exc
@@ -322,7 +413,8 @@ class Journal:
         return deleted
 
     async def _finish_pruning(self, *, vacuum: bool) -> int:
-        """Drop the snapshots no longer needed and give freed pages back to the disk."""
+        """Drop the snapshots no longer needed, give freed pages back to the disk and truncate the
+        write-ahead log (a reader in the middle of a read keeps it; the next pass truncates it)."""
         dropped = 0
         try:
             if len(await snapshots.seqs(self._writer.db)) > self._settings.snapshots_kept or vacuum:
@@ -331,7 +423,9 @@ class Journal:
                         db, keep=self._settings.snapshots_kept, raw_horizon=self._horizons.raw
                     )
             if vacuum or dropped:
-                await self._writer.db.execute("PRAGMA incremental_vacuum")
+                # Stepped to its end: one step of ``execute`` frees a single page.
+                await self._writer.db.executescript("PRAGMA incremental_vacuum;")
+                await (await self._writer.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")).close()
         except sqlite3.Error as exc:
             raise translate(exc, doing="prune snapshots") from exc
         return dropped
@@ -433,14 +527,31 @@ def _chunks(records: Iterable[Record], size: int) -> Iterable[list[Record]]:
 
 
 async def upgrade_if_older(path: pathlib.Path) -> None:
-    """Bring a journal of an older format to the current one (opening it for writing upgrades it)."""
+    """Bring a journal of an older format to the current one (opening it for writing upgrades it); refuse
+    a file that is no journal, or an empty one (a reader has nothing to read in it)."""
     db = await schema.connect(path, read_only=True)
     try:
-        version = await schema.check(db, path)
+        version = await schema.check(db, path, empty_ok=False)
     finally:
         await db.close()
     if version < schema.FORMAT:
         await (await Journal.open(path, settings=OFFLINE)).close()
+
+
+_Loaded = tuple[Horizons, list[int], tuple[int, str], Projection]
+
+
+async def _load(db: aiosqlite.Connection, path: pathlib.Path) -> _Loaded:
+    """What opening the journal reads: its horizons, snapshot seqs, last record, and the projection."""
+    try:
+        horizons = await retention.load(db)
+        stored = await snapshots.seqs(db)
+        tip = await _tip(db)
+    except sqlite3.Error as exc:
+        raise translate(exc, doing=f"open {path}") from exc
+    projection = await snapshots.load(db, raw_horizon=horizons.raw) or Projection()
+    await reading.fold(db, projection)
+    return horizons, stored, tip, projection
 
 
 async def _tip(db: aiosqlite.Connection) -> tuple[int, str]:

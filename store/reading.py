@@ -6,9 +6,10 @@ Every row read is checked against its checksum (``rows.decode``); a damaged one 
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import AsyncGenerator, Collection, Sequence
 
 import aiosqlite
 
@@ -69,7 +70,7 @@ def _row(row: sqlite3.Row | tuple[object, ...]) -> rows.Row:
     return tuple(row)
 
 
-async def scan(db: aiosqlite.Connection, *, after: int = 0) -> AsyncIterator[list[rows.Row]]:
+async def scan(db: aiosqlite.Connection, *, after: int = 0) -> AsyncGenerator[list[rows.Row]]:
     """Every row with seq > ``after``, in seq order, a page at a time (not yet checked)."""
     try:
         async with db.execute(
@@ -92,19 +93,23 @@ async def fold(db: aiosqlite.Connection, projection: Projection) -> Projection:
     newest: dict[tuple[str, str, str], rows.Row] = {}
     others: list[rows.Row] = []
     last = projection.seq
-    async for page in scan(db, after=projection.seq):
-        for row in page:
-            last = row[0]
-            if row[2] == _OBSERVED:
-                rows.verify(row)
-                newest[row[3], row[4], row[5]] = row
-            elif row[2] in _PROJECTED:
-                others.append(row)
-            else:
-                try:
+    # Closed here, not when the loop collects it: a damaged row ends the fold before its connection closes.
+    async with contextlib.aclosing(scan(db, after=projection.seq)) as pages:
+        async for page in pages:
+            for row in page:
+                last = row[0]
+                if row[2] == _OBSERVED:
                     rows.verify(row)
-                except JournalCorrupt as exc:
-                    log.error("journal damaged: %s; run `arcsm journal verify`", exc, extra={"seq": row[0]})
+                    newest[row[3], row[4], row[5]] = row
+                elif row[2] in _PROJECTED:
+                    others.append(row)
+                else:
+                    try:
+                        rows.verify(row)
+                    except JournalCorrupt as exc:
+                        log.error(
+                            "journal damaged: %s; run `arcsm journal verify`", exc, extra={"seq": row[0]}
+                        )
     for row in sorted([*newest.values(), *others]):
         projection.apply(rows.decode(row))
     projection.apply(Record(type=RecordType.TIMER, seq=Seq(last)))  # only advances its seq

@@ -9,6 +9,7 @@ records committed when it starts.
 from __future__ import annotations
 
 import pathlib
+import sqlite3
 from collections.abc import Collection
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 import aiosqlite
 
 from store import ports, reading, retention, schema
-from store.errors import JournalFormatError
+from store.errors import JournalCorrupt, JournalFormatError, translate
 from store.records import Record, RecordType
 
 
@@ -31,7 +32,7 @@ class ReadOnlyJournal:
         """Open the journal at ``path`` for reading; ``JournalError`` if it is missing or not a journal."""
         db = await schema.connect(pathlib.Path(path), read_only=True)
         try:
-            if await schema.check(db, pathlib.Path(path)) < schema.FORMAT:
+            if await schema.check(db, pathlib.Path(path), empty_ok=False) < schema.FORMAT:
                 raise JournalFormatError(
                     f"{path} is a journal of an older format; upgrade it first (arcsm journal export does)"
                 )
@@ -40,6 +41,18 @@ class ReadOnlyJournal:
             await db.close()
             raise
         return cls(db, horizons)
+
+    async def check(self) -> None:
+        """Raise ``JournalCorrupt`` when SQLite finds the file damaged (``PRAGMA quick_check``: every page,
+        without comparing indexes to their tables), so a reader that reads only part of the file does
+        not take a damaged journal for a whole one."""
+        try:
+            async with self._db.execute("PRAGMA quick_check(1)") as cursor:
+                found = [str(row[0]) for row in await cursor.fetchall()]
+        except sqlite3.Error as exc:
+            raise translate(exc, doing="check the journal") from exc
+        if found != ["ok"]:
+            raise JournalCorrupt(f"SQLite finds the file damaged: {' '.join(found[0].split())}")
 
     async def close(self) -> None:
         await self._db.close()

@@ -10,11 +10,20 @@ binary search); ``prune_step`` deletes at most a chunk of rows towards them in t
 transaction, so appends wait for one chunk at most. The newest ``settings`` record is never pruned (it
 says what the machines decide with, so a replay of what is left still knows), older ones go as raw
 records do.
+
+A size bound (``max_bytes``) bounds the journal's whole footprint on disk (``footprint``): the database
+file with its free pages, the write-ahead log and its index. The log is held to ``wal_allowance`` of the
+bound (``journal_size_limit`` and the auto-checkpoint, set by the journal on its writer); records are
+pruned until their pages fit ``LOW_WATER`` of the bound less that allowance, and the journal then gives the
+freed pages back (incremental vacuum) and truncates the log, so a pass starts again only after a tenth
+of the bound was written.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import pathlib
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,10 +32,12 @@ import aiosqlite
 
 from store import clocks
 from store.records import RecordType
-from store.schema import scalar
+from store.schema import WAL_LIMIT, scalar
 from store.settings import JournalSettings
 
-HEADROOM = 0.9  # a size bound is brought back under this share of itself
+HEADROOM = 0.85  # a footprint above this share of the size bound starts a retention pass
+LOW_WATER = 0.7  # which brings the records' pages back under this share, less the log's allowance
+WAL_SUFFIXES = ("-wal", "-shm")
 
 
 @dataclass(frozen=True)
@@ -44,6 +55,25 @@ async def load(db: aiosqlite.Connection) -> Horizons:
 async def used_bytes(db: aiosqlite.Connection) -> int:
     pages = await scalar(db, "PRAGMA page_count") - await scalar(db, "PRAGMA freelist_count")
     return pages * await scalar(db, "PRAGMA page_size")
+
+
+def footprint(path: pathlib.Path) -> int:
+    """Bytes the journal at ``path`` takes on disk: the database file, its write-ahead log and index."""
+    total = 0
+    for file in (path, *(path.with_name(path.name + suffix) for suffix in WAL_SUFFIXES)):
+        with contextlib.suppress(FileNotFoundError):
+            total += file.stat().st_size
+    return total
+
+
+def wal_allowance(max_bytes: int | None) -> int:
+    """What the write-ahead log may hold on to between checkpoints under a size bound of ``max_bytes``."""
+    return WAL_LIMIT if max_bytes is None else min(WAL_LIMIT, max_bytes // 16)
+
+
+def over_bound(footprint: int, max_bytes: int | None, share: float = HEADROOM) -> bool:
+    """Whether ``footprint`` is above ``share`` of the size bound (never without a bound)."""
+    return max_bytes is not None and footprint > share * max_bytes
 
 
 async def newest_before(db: aiosqlite.Connection, cutoff: str, *, above: int, through: int) -> int:
@@ -84,9 +114,16 @@ async def newest_history_beyond(
 
 
 async def plan(
-    db: aiosqlite.Connection, *, current: Horizons, last_seq: int, settings: JournalSettings, now: datetime
+    db: aiosqlite.Connection,
+    *,
+    current: Horizons,
+    last_seq: int,
+    settings: JournalSettings,
+    now: datetime,
+    footprint: int = 0,
 ) -> Horizons:
-    """The horizons the settings ask for (never below ``current``, never above ``last_seq``)."""
+    """The horizons the settings ask for (never below ``current``, never above ``last_seq``);
+    ``footprint`` is what the journal takes on disk now."""
     raw, history = current.raw, current.history
     bounds, kept = settings.retention, settings.history_retention
     if bounds.max_records is not None:
@@ -101,9 +138,11 @@ async def plan(
         history = max(history, await newest_before(db, cutoff, above=current.history, through=last_seq))
     if bounds.max_bytes is not None:
         used = await used_bytes(db)
-        if used > bounds.max_bytes:
-            per_record = used / max(1, last_seq - current.history)
-            wanted = max(raw, current.raw + math.ceil((used - HEADROOM * bounds.max_bytes) / per_record))
+        budget = LOW_WATER * bounds.max_bytes - wal_allowance(bounds.max_bytes)
+        if used > budget and (over_bound(footprint, bounds.max_bytes, LOW_WATER) or used > bounds.max_bytes):
+            # Per record held (not per seq handed out: pruned seqs hold nothing).
+            per_record = used / max(1, await scalar(db, "SELECT count(*) FROM records"))
+            wanted = max(raw, current.raw + math.ceil((used - budget) / per_record))
             raw = min(wanted, last_seq)
             if wanted > last_seq:  # no raw record left to prune: history goes too
                 history = max(history, min(last_seq, current.history + wanted - last_seq))

@@ -62,6 +62,7 @@ INSERT INTO horizons (id, raw, history) VALUES (0, 0, 0);
 
 V0_COLUMNS = ("seq", "at", "type", "kind", "namespace", "name", "uid", "resource_version", "body")
 WAL_LIMIT = 64 << 20  # bytes the write-ahead log is truncated to after a checkpoint
+AUTOCHECKPOINT_PAGES = 1000  # SQLite's default: a checkpoint once the log holds this many pages
 
 
 def existing_uri(path: pathlib.Path) -> str:
@@ -72,10 +73,11 @@ def existing_uri(path: pathlib.Path) -> str:
 
 
 async def connect(
-    path: pathlib.Path, *, read_only: bool = False, durable: bool = True
+    path: pathlib.Path, *, read_only: bool = False, durable: bool = True, wal_limit: int = WAL_LIMIT
 ) -> aiosqlite.Connection:
     """A connection to the journal at ``path``; a read-only one never creates the file and refuses to
-    write (``query_only``)."""
+    write (``query_only``). A writer's write-ahead log is checkpointed once it holds half of
+    ``wal_limit`` and truncated to ``wal_limit`` after a checkpoint."""
     try:
         if read_only:
             db = await aiosqlite.connect(existing_uri(path), uri=True, isolation_level=None)
@@ -86,7 +88,8 @@ async def connect(
                 "auto_vacuum = INCREMENTAL",  # only takes effect on a new file
                 "journal_mode = WAL",
                 f"synchronous = {'FULL' if durable else 'NORMAL'}",
-                f"journal_size_limit = {WAL_LIMIT}",
+                f"journal_size_limit = {wal_limit}",
+                f"wal_autocheckpoint = {max(16, min(AUTOCHECKPOINT_PAGES, wal_limit // 2 // 4096))}",
             ]
     except sqlite3.Error as exc:
         raise translate(exc, doing=f"open {path}") from exc
@@ -112,13 +115,18 @@ async def tables(db: aiosqlite.Connection) -> set[str]:
         return {str(row[0]) for row in await cursor.fetchall()}
 
 
-async def check(db: aiosqlite.Connection, path: pathlib.Path) -> int:
-    """The format of the journal at ``path``, refusing files that are not journals or are too new."""
+async def check(db: aiosqlite.Connection, path: pathlib.Path, *, empty_ok: bool = True) -> int:
+    """The format of the journal at ``path``, refusing files that are not journals or are too new, and
+    unless ``empty_ok`` (a file about to become a journal) one that holds no tables at all."""
     try:
         version = await scalar(db, "PRAGMA user_version")
         found = await tables(db)
     except sqlite3.Error as exc:
         raise translate(exc, doing=f"open {path}") from exc
+    if not found and not empty_ok:
+        raise JournalFormatError(
+            f"{path} is empty, not an arcsm journal: check the path (`arcsm run --journal` names the file)"
+        )
     if version > FORMAT:
         raise JournalFormatError(
             f"{path} is a journal of format {version}, newer than this arcsm reads ({FORMAT}); upgrade arcsm"

@@ -3,7 +3,8 @@
 Retention has two tiers. ``retention`` bounds the raw records (observed events, timers, syncs,
 snapshot markers); ``history_retention`` bounds the record types in ``kept_longer`` (decisions, their
 effects and effect results), which are never pruned before the raw records around them. ``max_bytes``
-bounds the whole database: raw records go first, history only once no raw record is left to prune.
+bounds the journal's whole footprint on disk (database file with its free pages, write-ahead log and its
+index; ``retention``): raw records go first, history only once no raw record is left to prune.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ def _check_positive(owner: object, *names: str) -> None:
 class RetentionSettings:
     """Bounds of the raw records; any one exceeded prunes the oldest. ``None`` leaves a bound off.
 
-    ``max_records`` keeps the newest N seqs; ``max_bytes`` bounds the database's used pages (it is
-    brought back under 90% of the bound, so pruning does not run on every snapshot).
+    ``max_records`` keeps the newest N seqs; ``max_bytes`` bounds what the journal takes on disk: a pass
+    starts once the footprint passes 90% of it and brings the records back under 80% of it, less what
+    the write-ahead log is allowed (``retention.wal_allowance``).
     """
 
     max_age: timedelta | None = None

@@ -14,6 +14,7 @@ from typing import Any
 
 import tenacity
 
+from store.errors import JournalWriteFailed
 from watchers.errors import ApiError, Expired, WatchError
 from watchers.settings import Backoff
 
@@ -53,8 +54,10 @@ def policy(
     def before_sleep(state: tenacity.RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome is not None else None
         wait = state.next_action.sleep if state.next_action is not None else 0.0
-        level = logging.WARNING
-        if not isinstance(exc, WatchError) or (isinstance(exc, ApiError) and not exc.transient):
+        level, quiet = logging.WARNING, isinstance(exc, WatchError | JournalWriteFailed)
+        if isinstance(exc, JournalWriteFailed):
+            level = logging.DEBUG  # the journal reports its outage once, not once per failed append
+        elif not isinstance(exc, WatchError) or (isinstance(exc, ApiError) and not exc.transient):
             level = logging.ERROR
         logger.log(
             level,
@@ -63,7 +66,7 @@ def policy(
             state.attempt_number,
             exc,
             wait,
-            exc_info=exc if not isinstance(exc, WatchError) else None,
+            exc_info=None if quiet else exc,
         )
 
     return tenacity.AsyncRetrying(

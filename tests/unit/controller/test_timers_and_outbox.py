@@ -1,15 +1,18 @@
 """Timers (RequeueAfter as ``timer`` records) and the outbox (effects without a result), over a real
 journal file: a timer fires once due, with one record per target and a result per RequeueAfter it
-answers; the outbox is every effect no result names."""
+answers; a timer the journal cannot write (a full file) fires again once it can; the outbox is every
+effect no result names."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime, timedelta
 
 from controller import outbox, timing
 from statemachines.effects import ObjectRef, RequeueAfter
 from store import clocks
+from store.errors import JournalWriteFailed
 from store.journal import Journal
 from store.records import Record, RecordType, Seq
 from tests.helpers import eventually
@@ -82,3 +85,30 @@ async def test_the_outbox_is_every_effect_no_result_answers(journal: Journal) ->
 def test_a_timer_for_now_is_due_at_once() -> None:
     clock = StoppedClock(datetime(2026, 1, 1, tzinfo=UTC))
     assert timing.due_time(effect_record(1, RequeueAfter(RUNNER, 0)), RequeueAfter(RUNNER, 0)) <= clock.now()
+
+
+async def test_a_timer_the_journal_cannot_write_fires_again_once_it_can(journal: Journal) -> None:
+    db = journal._writer.db  # max_page_count caps the file of the connection that writes
+    await db.execute("PRAGMA max_page_count = 1")  # no page more than the file has
+    filler = Record(type=RecordType.SYNC, kind="Pod", body={"pad": "x" * 200})
+    while journal.write_failure is None:  # fill the pages it has: then nothing more fits
+        with contextlib.suppress(JournalWriteFailed):
+            await journal.append([filler])
+    clock = StoppedClock(clocks.parse_time(AT) + timedelta(seconds=10))
+    timers = timing.Timers(journal=journal, clock=clock)
+    timers.arm(effect_record(1, RequeueAfter(RUNNER, 5.0)), RequeueAfter(RUNNER, 5.0))
+    task = asyncio.create_task(timers.run())
+    try:
+        failed = journal.failed_appends
+        await eventually(lambda: journal.failed_appends > failed, what="the timer's append failing")
+        assert RUNNER in timers.pending() and not task.done()
+        await db.execute("PRAGMA max_page_count = 1073741823")
+
+        async def fired() -> list[Record]:
+            return await journal.read(types={RecordType.TIMER})
+
+        (timer,) = await eventually(fired, what="the timer journaled once the journal takes it")
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+    assert timer.name == RUNNER.name and timers.pending() == {}

@@ -90,6 +90,11 @@ spec:
           valueFrom:
             fieldRef:
               fieldPath: metadata.namespace
+        # The object of the controller's own Events (its journal failing).
+        - name: POD_NAME
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.name
         {{- with .Values.env }}
         {{- toYaml . | nindent 8 }}
         {{- end }}

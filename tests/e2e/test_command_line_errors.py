@@ -1,0 +1,186 @@
+"""The command line's own errors, as a user meets them: the installed ``arcsm`` in a subprocess, real files.
+
+Each bad input a user reported is one line on stderr saying what is wrong and what to do, a non-zero exit
+(1: the file cannot be used; 2 stays for a bad argument), and no traceback: a journal file given where an
+export is expected, an export with a byte that is not UTF-8, a truncated ``.gz``, a truncated journal,
+an empty file, a journal whose pages are damaged. ``arcsm run`` refusing a damaged or newer-format
+journal leaves it byte for byte as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import hashlib
+import os
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from store import records
+from store.journal import Journal
+from tests.helpers import ARCSM
+
+KUBECONFIG = """\
+apiVersion: v1
+kind: Config
+clusters: [{name: c, cluster: {server: "https://127.0.0.1:9"}}]
+contexts: [{name: c, context: {cluster: c, user: u}}]
+users: [{name: u, user: {token: t}}]
+current-context: c
+"""
+
+
+def arcsm(*args: str, stdin: bytes | None = None) -> tuple[int, str]:
+    """Run ``arcsm``; return its exit status and stderr, after checking that stdout stayed empty."""
+    done = subprocess.run(
+        [ARCSM, *args], input=stdin, capture_output=True, timeout=60, env={**os.environ, "COLUMNS": "100"}
+    )
+    assert done.stdout == b"", done.stdout[:500]
+    return done.returncode, done.stderr.decode()
+
+
+def one_line(err: str, command: str, *wanted: str) -> None:
+    assert len(err.splitlines()) == 1 and err.endswith("\n"), err
+    assert err.startswith(f"arcsm {command}: "), err
+    for text in wanted:
+        assert text in err, err
+
+
+async def write_journal(path: Path, count: int = 300) -> None:
+    async with await Journal.open(path) as journal:
+        for i in range(count):
+            obj = {
+                "metadata": {
+                    "name": f"r-{i}",
+                    "namespace": "arc",
+                    "uid": f"u-{i}",
+                    "resourceVersion": str(i),
+                },
+                "spec": {"pad": "y" * 500},
+            }
+            await journal.append([records.observed("ADDED", "EphemeralRunner", obj)])
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Path:
+    path = tmp_path / "journal.db"
+    asyncio.run(write_journal(path))
+    return path
+
+
+@pytest.fixture
+def export(journal: Path, tmp_path: Path) -> Path:
+    path = tmp_path / "export.jsonl"
+    with path.open("wb") as out:
+        subprocess.run([ARCSM, "journal", "export", "--journal", str(journal)], stdout=out, check=True)
+    return path
+
+
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def zero_pages(path: Path, *, at: int, size: int = 16384) -> None:
+    with path.open("r+b") as file:
+        file.seek(at)
+        file.write(b"\0" * size)
+
+
+def test_replay_of_a_journal_file_says_to_add_journal_file(journal: Path) -> None:
+    code, err = arcsm("replay", str(journal))
+    assert code == 1
+    one_line(err, "replay", "is a journal file (SQLite), not JSONL: add --journal-file")
+    code, err = arcsm("journal", "import", "--journal", str(journal.with_name("new.db")), str(journal))
+    assert code == 1
+    one_line(err, "journal import", "is a journal file (SQLite), not a JSONL export")
+
+
+def test_an_export_with_a_byte_that_is_not_utf8_is_named_by_its_line(export: Path, tmp_path: Path) -> None:
+    lines = export.read_bytes().splitlines(keepends=True)
+    assert len(lines) == 300
+    lines[41] = lines[41].replace(b"r-41", b"r-\xff41")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"".join(lines))
+    code, err = arcsm("replay", str(bad))
+    assert code == 1
+    one_line(err, "replay", "line 42: not UTF-8 text (byte 0xff")
+    target = tmp_path / "imported.db"
+    for source, stdin in ((str(bad), None), ("-", bad.read_bytes())):
+        code, err = arcsm("journal", "import", "--journal", str(target), source, stdin=stdin)
+        assert code == 1
+        one_line(err, "journal import", "line 42: not UTF-8 text")
+    verified = subprocess.run(
+        [ARCSM, "journal", "verify", "--journal", str(target)], capture_output=True, text=True, timeout=60
+    )
+    assert verified.stdout.startswith("journal ok: no records")  # nothing of the refused imports
+
+
+def test_a_truncated_gz_says_it_is_truncated(export: Path, tmp_path: Path) -> None:
+    whole = gzip.compress(export.read_bytes())
+    truncated = tmp_path / "export.jsonl.gz"
+    truncated.write_bytes(whole[: len(whole) // 2])
+    code, err = arcsm("replay", str(truncated))
+    assert code == 1
+    one_line(err, "replay", "the gzip file ends early (it is truncated)")
+    code, err = arcsm("journal", "import", "--journal", str(tmp_path / "imported.db"), str(truncated))
+    assert code == 1
+    one_line(err, "journal import", "the gzip file ends early (it is truncated)")
+
+
+def test_a_truncated_journal_is_one_line_for_export_and_history(journal: Path) -> None:
+    truncated = journal.with_name("truncated.db")
+    truncated.write_bytes(journal.read_bytes()[: journal.stat().st_size // 2])
+    code, err = arcsm("journal", "export", "--journal", str(truncated))
+    assert code == 1
+    one_line(err, "journal export", "damaged")
+    code, err = arcsm("history", "arc/r-1", "--kind", "EphemeralRunner", "--journal", str(truncated))
+    assert code == 1
+    one_line(err, "history", "damaged", "arcsm journal verify")
+
+
+def test_an_empty_file_is_not_a_journal(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    for command, args in (
+        ("history", ("history", "default/arc", "--journal", str(empty))),
+        ("journal export", ("journal", "export", "--journal", str(empty))),
+        ("journal verify", ("journal", "verify", "--journal", str(empty))),
+        ("replay", ("replay", "--journal-file", str(empty))),
+    ):
+        code, err = arcsm(*args)
+        assert code == 1
+        one_line(err, command, "is empty, not an arcsm journal")
+
+
+def test_history_on_a_journal_with_damaged_pages_fails(journal: Path) -> None:
+    code, err = arcsm("history", "arc/r-250", "--kind", "EphemeralRunner", "--journal", str(journal))
+    assert (code, err) == (0, "")  # known, no transitions
+    zero_pages(journal, at=journal.stat().st_size // 3)
+    code, err = arcsm("history", "arc/r-250", "--kind", "EphemeralRunner", "--journal", str(journal))
+    assert code == 1
+    one_line(err, "history", "the journal is damaged", "arcsm journal verify")
+
+
+@pytest.mark.parametrize("damage", ["newer-format", "checksum", "pages"])
+def test_run_leaves_a_journal_it_refuses_as_it_was(journal: Path, tmp_path: Path, damage: str) -> None:
+    with sqlite3.connect(journal) as db:
+        db.execute("PRAGMA journal_mode = DELETE")  # one file, so its hash is the whole journal
+        if damage == "newer-format":
+            db.execute("PRAGMA user_version = 9")
+        elif damage == "checksum":
+            db.execute("UPDATE records SET body = replace(body, 'r-3', 'r-8') WHERE seq = 4")
+    db.close()
+    if damage == "pages":
+        zero_pages(journal, at=journal.stat().st_size // 3)
+    before = digest(journal)
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    code, err = arcsm("run", "--journal", str(journal), "--kubeconfig", str(kubeconfig), "--no-leader-elect")
+    assert code == 1
+    wanted = "newer than this arcsm reads" if damage == "newer-format" else "is damaged"
+    one_line(err, "run", wanted, "was left as it was")
+    assert digest(journal) == before
+    assert not journal.with_name("journal.db-wal").exists()
