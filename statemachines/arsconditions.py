@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from statemachines import conditions, naming
+from statemachines import autoscalinglisteners, conditions, naming
 from statemachines.conditions import READY, Condition
 from statemachines.decisions import Transition
 from statemachines.phaseevents import camel_case
@@ -61,6 +61,13 @@ from statemachines.snapshots import Snapshot
 CONFIGURATION_VALID = "ConfigurationValid"
 VALID = "Valid"
 VALID_MESSAGE = "the config URL, runner limits and GitHub credentials are usable"
+
+# ``Ready`` reasons of a derived object the API server refuses: the runner set or the listener (the ARS's
+# own creates), or one of the listener's objects (its pod, ServiceAccount, Role, RoleBinding), as the
+# listener's own ``Ready`` reports it.
+RUNNER_SET_REJECTED = "RunnerSetRejected"
+LISTENER_REJECTED = "ListenerRejected"
+REFUSED_REASONS = (RUNNER_SET_REJECTED, LISTENER_REJECTED, *autoscalinglisteners.REJECTED_REASONS)
 
 # The retry delay while the configuration is invalid: the time it has been invalid, within these bounds.
 RETRY_MIN = 5.0
@@ -158,18 +165,30 @@ def call_problem(s: Snapshot, error: str, message: str) -> Problem | None:
 # -- the conditions ----------------------------------------------------------------------------------------
 
 
-def ready(s: Snapshot, phase: ArsPhase, transitions: Sequence[Transition]) -> Condition | None:
-    """``Ready`` after a pass that left ``phase`` and recorded ``transitions``; None without a phase."""
+def ready(
+    s: Snapshot,
+    phase: ArsPhase,
+    transitions: Sequence[Transition],
+    refused: tuple[str, str] | None = None,
+) -> Condition | None:
+    """``Ready`` after a pass that left ``phase`` and recorded ``transitions``; None without a phase.
+
+    ``refused`` is (reason, message) of a derived object the API server refuses (``REFUSED_REASONS``):
+    ``Ready`` is False with it whatever the phase, since the phase does not move for it (a Running scale
+    set whose listener cannot get its Role is not ready)."""
     if phase is ArsPhase.NONE:
         return None
+    if refused is not None:
+        return Condition(READY, False, refused[0], refused[1])
     running = phase is ArsPhase.RUNNING
     changed = [t for t in transitions if t.from_ != t.to]
     if changed:
         return Condition(READY, running, camel_case(str(changed[-1].trigger)), changed[-1].reason)
     before = conditions.find(s.status, READY)
     wanted = conditions.TRUE if running else conditions.FALSE
-    if before is not None and before.get("status") == wanted and str(before.get("reason") or ""):
-        return Condition(READY, running, str(before["reason"]), str(before.get("message") or ""))
+    reason = str((before or {}).get("reason") or "")
+    if before is not None and before.get("status") == wanted and reason and reason not in REFUSED_REASONS:
+        return Condition(READY, running, reason, str(before.get("message") or ""))
     return Condition(READY, running, phase.value, PHASE_MESSAGES.get(phase, ""))
 
 

@@ -55,6 +55,11 @@ Decisions where the spec leaves room, each marked [R] in the spec or argued here
   every pass but the deleting ones, and written in the pass's status patch (or one of their own) only
   when they change. Bad input is a False ``ConfigurationValid``, one Warning Event per distinct
   problem, and a retry after ``clamp(now - lastTransitionTime, 5 s, 5 min)``.
+* A derived object the API server refuses as Invalid (``refusals``): the runner set or the listener
+  this machine creates, or one of the listener's objects as the listener's ``Ready`` reports it
+  (``ListenerObjectRejected``, ``ListenerPodRejected``), makes ``Ready`` False with that reason whatever
+  the phase, with one Warning Event; the machine's own create is asked again after the backoff of
+  ``refusals`` (at once after a spec edit), the listener's by the listener.
 
 The snapshot this machine reads: ``obj`` is the ARS; ``related["ers"]`` the EphemeralRunnerSet of the
 same name; ``related["listener"]`` its AutoscalingListener; ``related[<cleanup annotation>]`` the
@@ -71,7 +76,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from statemachines import arsconditions, conditions, desired, naming, scalesets, tables
+from statemachines import (
+    arsconditions,
+    autoscalinglisteners,
+    conditions,
+    desired,
+    naming,
+    readycondition,
+    refusals,
+    scalesets,
+    tables,
+)
 from statemachines.arsconditions import Problem
 from statemachines.decisions import Decision, Transition
 from statemachines.drafts import Draft
@@ -270,6 +285,8 @@ class _Pass:
     # Bad input the pass found, and whether it got past every configuration check (``arsconditions``).
     problem: Problem | None = None
     valid: bool = False
+    # A derived object the API server refuses (``refusals``): the ``Ready`` reason and message.
+    refused: tuple[str, str] | None = None
     # The pass removed our finalizer: the object goes, nothing more is written to it.
     finished: bool = False
 
@@ -297,6 +314,19 @@ class _Pass:
         if step.problem is not None:
             self.problem = step.problem
         return step.note
+
+    def refusal(self, effect: CreateObject, reason: str) -> str | None:
+        """When the API server refused ``effect`` last time: the problem is noted, and the note that ends
+        the pass (requeued) while the retry waits out its backoff; None to send it (again)."""
+        refusal = refusals.of(self.s, effect)
+        if refusal is None:
+            return None
+        self.refused = (reason, refusal.message)
+        wait = refusals.retry_in(self.s, refusal, reason)
+        if wait <= 0:
+            return None
+        self.requeue(wait)
+        return f"the {refusal.target.kind} was refused: asking again in {wait:g}s"
 
     def warn(self, reason: str, message: str) -> str:
         self.emit(EmitEvent(self.s.subject, str(self.s.meta.get("uid", "")), "Warning", reason, message))
@@ -491,7 +521,10 @@ def _runner_set(p: _Pass) -> str | None:
             body = desired.ephemeral_runner_set(p.s.obj or {}, p.s.settings)
         except desired.BuildError as exc:
             return p.warn("InvalidRunnerSet", str(exc))
-        p.emit(CreateObject(ObjectRef(desired.KIND_ERS, p.s.subject.namespace, p.s.subject.name), body))
+        create = CreateObject(ObjectRef(desired.KIND_ERS, p.s.subject.namespace, p.s.subject.name), body)
+        if (waiting := p.refusal(create, arsconditions.RUNNER_SET_REJECTED)) is not None:
+            return waiting
+        p.emit(create)
         return "runner set created"
     teardown = p.fire(T.RUNNERS_REJECTED_SPEC)
     if teardown is not None:
@@ -567,10 +600,14 @@ def _listener(p: _Pass) -> str | None:
         return p.warn("InvalidListener", str(exc))
     listener = p.s.get(LISTENER)
     if listener is None:
-        p.emit(CreateObject(_ref(desired.KIND_LISTENER, want), want))
+        create = CreateObject(_ref(desired.KIND_LISTENER, want), want)
+        if (waiting := p.refusal(create, arsconditions.LISTENER_REJECTED)) is not None:
+            return waiting
+        p.emit(create)
         return "listener created"
     terminating = _terminating(listener)
     if not terminating and not desired.listener_drifted(listener, want):
+        p.refused = _listener_refused(listener)
         return None
     rebuild = p.fire(T.LISTENER_REBUILT)
     if rebuild is not None:
@@ -579,6 +616,17 @@ def _listener(p: _Pass) -> str | None:
         return "waiting for the old listener to go"
     _cleanup(p, desired.KIND_LISTENER, listener)
     return "listener deleted to be rebuilt"
+
+
+def _listener_refused(listener: JsonObject) -> tuple[str, str] | None:
+    """The refusal the listener's own ``Ready`` reports (one of its objects), as the scale set's."""
+    ready = conditions.find(_section(listener, "status"), conditions.READY) or {}
+    reason = str(ready.get("reason") or "")
+    if ready.get("status") != conditions.FALSE or reason not in autoscalinglisteners.REJECTED_REASONS:
+        return None
+    meta = _section(listener, "metadata")
+    where = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+    return reason, f"listener {where}: {ready.get('message') or reason}"
 
 
 def _settled(p: _Pass) -> str:
@@ -627,17 +675,13 @@ def _report(p: _Pass) -> None:
     bad input a Warning Event when the problem is new and a retry after the backoff."""
     if p.finished or deletion_requested(p.s):
         return
-    wanted = [
-        c
-        for c in (
-            arsconditions.ready(p.s, p.phase, p.draft.transitions),
-            arsconditions.configuration_valid(p.problem, p.valid),
-        )
-        if c is not None
-    ]
+    ready = arsconditions.ready(p.s, p.phase, p.draft.transitions, p.refused)
+    wanted = [c for c in (ready, arsconditions.configuration_valid(p.problem, p.valid)) if c is not None]
     patch = conditions.status_patch(p.s.status, wanted, generation=generation(p.s), now=p.s.now)
     if patch:
         p.emit(MergePatch(p.s.subject, {"status": patch}, subresource="status"))
+    if p.refused is not None and ready is not None and (event := readycondition.warning(p.s, ready)):
+        p.emit(event)
     if p.problem is not None:
         if not arsconditions.already_reported(p.s, p.problem):
             p.warn(p.problem.reason, p.problem.message)
