@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from statemachines import autoscalinglisteners, conditions, naming
+from statemachines import autoscalinglisteners, conditions, ephemeralrunnersets, naming
 from statemachines.conditions import READY, Condition
 from statemachines.decisions import Transition
 from statemachines.phaseevents import camel_case
@@ -63,11 +63,16 @@ VALID = "Valid"
 VALID_MESSAGE = "the config URL, runner limits and GitHub credentials are usable"
 
 # ``Ready`` reasons of a derived object the API server refuses: the runner set or the listener (the ARS's
-# own creates), or one of the listener's objects (its pod, ServiceAccount, Role, RoleBinding), as the
-# listener's own ``Ready`` reports it.
+# own creates), the runner set's runners, or one of the listener's objects (its pod, ServiceAccount, Role,
+# RoleBinding), as the runner set's or the listener's own ``Ready`` reports it.
 RUNNER_SET_REJECTED = "RunnerSetRejected"
 LISTENER_REJECTED = "ListenerRejected"
-REFUSED_REASONS = (RUNNER_SET_REJECTED, LISTENER_REJECTED, *autoscalinglisteners.REJECTED_REASONS)
+REFUSED_REASONS = (
+    RUNNER_SET_REJECTED,
+    LISTENER_REJECTED,
+    ephemeralrunnersets.RUNNER_REJECTED,
+    *autoscalinglisteners.REJECTED_REASONS,
+)
 
 # The retry delay while the configuration is invalid: the time it has been invalid, within these bounds.
 RETRY_MIN = 5.0

@@ -81,6 +81,7 @@ from statemachines import (
     autoscalinglisteners,
     conditions,
     desired,
+    ephemeralrunnersets,
     naming,
     readycondition,
     refusals,
@@ -526,6 +527,7 @@ def _runner_set(p: _Pass) -> str | None:
             return waiting
         p.emit(create)
         return "runner set created"
+    p.refused = _reported_refusal(ers, "runner set", (ephemeralrunnersets.RUNNER_REJECTED,))
     teardown = p.fire(T.RUNNERS_REJECTED_SPEC)
     if teardown is not None:
         return _teardown(p, teardown, ers)
@@ -607,7 +609,9 @@ def _listener(p: _Pass) -> str | None:
         return "listener created"
     terminating = _terminating(listener)
     if not terminating and not desired.listener_drifted(listener, want):
-        p.refused = _listener_refused(listener)
+        p.refused = p.refused or _reported_refusal(
+            listener, "listener", autoscalinglisteners.REJECTED_REASONS
+        )
         return None
     rebuild = p.fire(T.LISTENER_REBUILT)
     if rebuild is not None:
@@ -618,15 +622,16 @@ def _listener(p: _Pass) -> str | None:
     return "listener deleted to be rebuilt"
 
 
-def _listener_refused(listener: JsonObject) -> tuple[str, str] | None:
-    """The refusal the listener's own ``Ready`` reports (one of its objects), as the scale set's."""
-    ready = conditions.find(_section(listener, "status"), conditions.READY) or {}
+def _reported_refusal(obj: JsonObject, what: str, reasons: tuple[str, ...]) -> tuple[str, str] | None:
+    """The refusal the runner set's or the listener's own ``Ready`` reports (one of the objects it
+    writes, with one of ``reasons``), as the scale set's."""
+    ready = conditions.find(_section(obj, "status"), conditions.READY) or {}
     reason = str(ready.get("reason") or "")
-    if ready.get("status") != conditions.FALSE or reason not in autoscalinglisteners.REJECTED_REASONS:
+    if ready.get("status") != conditions.FALSE or reason not in reasons:
         return None
-    meta = _section(listener, "metadata")
+    meta = _section(obj, "metadata")
     where = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
-    return reason, f"listener {where}: {ready.get('message') or reason}"
+    return reason, f"{what} {where}: {ready.get('message') or reason}"
 
 
 def _settled(p: _Pass) -> str:

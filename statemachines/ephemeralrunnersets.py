@@ -37,7 +37,9 @@ Conditions (``status.conditions``), computed once at the end of a pass that reac
 written in the same status patch as the phase: ``Ready`` (True while Running; see ``readycondition``) and
 ``RevisionApplied`` (True once ``appliedActionableRevision`` has caught up with ``actionableRevision``,
 False with reason ``RevisionPending`` while the old revision's runners are being cleaned up). A pass
-that ends in deletion, the finalizer or a proxy Secret update states none.
+that ends in deletion, the finalizer or a proxy Secret update states none. A runner create the API
+server refused as Invalid makes ``Ready`` False (``RunnerRejected``, one Warning Event) and is asked
+again after the backoff of ``refusals`` rather than at every pass; the scale set reads it from there.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from statemachines import effects, naming, outcomes, readycondition, runners, tables
+from statemachines import effects, naming, outcomes, readycondition, refusals, runners, tables
 from statemachines.conditions import Condition
 from statemachines.decisions import Decision, Transition
 from statemachines.effects import Effect, ObjectRef
@@ -61,6 +63,9 @@ PROXY_SECRET = "proxy_secret"  # the key of Snapshot.related
 PROXY_REQUEUE_SECONDS = 1.0
 
 REVISION_APPLIED = "RevisionApplied"  # a condition type
+# ``Ready``'s reason while the API server refuses the runners this set creates (``refusals``).
+RUNNER_REJECTED = "RunnerRejected"
+
 READY_MESSAGES = {
     ErsPhase.NONE: "The runner set has no status yet",
     ErsPhase.RUNNING: "The runner set keeps its runners at the desired count",
@@ -318,15 +323,21 @@ def _running(s: Snapshot) -> Decision:
         return _with_status(s, by_state, head, [], "step 8: deleting stale outdated runners")
     if not scaling_allowed(s):
         return _with_status(s, by_state, head, [], "step 9: no new patch")
-    scaled, note = _scale(s, by_state)
+    scaled, note, problem = _scale(s, by_state)
     finished = [_delete(s, r) for r in by_state.finished]
-    return _with_status(s, by_state, [*head, *scaled], finished, note)
+    return _with_status(s, by_state, [*head, *scaled], finished, note, problem)
 
 
 def _with_status(
-    s: Snapshot, by_state: RunnersByState, before: list[Effect], after: list[Effect], note: str
+    s: Snapshot,
+    by_state: RunnersByState,
+    before: list[Effect],
+    after: list[Effect],
+    note: str,
+    problem: tuple[str, str] | None = None,
 ) -> Decision:
-    """Step 10, ``updateStatus``: counters and phase, written only when something differs."""
+    """Step 10, ``updateStatus``: counters and phase, written only when something differs; ``problem``
+    (reason, message) makes ``Ready`` False, with a Warning Event the first time it says so."""
     taken = _fire(Trigger.UPDATE_STATUS, s, applied_revision(s))
     phase = ErsPhase(taken.to) if taken is not None else current_phase(s)
     desired = {
@@ -336,23 +347,31 @@ def _with_status(
         "failedEphemeralRunners": len(by_state.failed),
         "phase": str(phase),
     }
-    wanted = _conditions(s, phase, taken, applied_revision(s))
+    wanted = _conditions(s, phase, taken, applied_revision(s), problem)
     status = _status_patch(s, desired, by_state, lock=False, wanted=wanted)
+    warning = readycondition.warning(s, wanted[0]) if problem is not None else None
     return Decision(
         s.subject,
         transitions=(taken,) if taken is not None else (),
-        effects=(*before, *((status,) if status is not None else ()), *after),
+        effects=(
+            *before,
+            *((status,) if status is not None else ()),
+            *after,
+            *((warning,) if warning is not None else ()),
+        ),
         note=note,
     )
 
 
-def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str]:
+def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str, tuple[str, str] | None]:
+    """Step 9: the runners to create or release, the note, and a refused runner create (``refusals``)."""
     replicas = _int(s.spec.get("replicas"))
     total = by_state.scale_total
     if total < replicas:
         if by_state.outdated:
             # §8 item 12, not ported: a runner that rejects the current spec is not replaced.
-            return [], f"step 9: scale-up held, {len(by_state.outdated)} runners reject the current spec"
+            held = f"step 9: scale-up held, {len(by_state.outdated)} runners reject the current spec"
+            return [], held, None
         assert s.obj is not None
         taken = {runners.name_of(r) for r in s.children}
         proxy_name = _proxy_secret_name(s) if proxy_configured(s) else ""
@@ -363,11 +382,24 @@ def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str]:
             )
             for name in runners.runner_names(s.obj, replicas - total, taken)
         ]
-        return created, f"step 9: creating {len(created)} runners"
+        # Runner names are a function of the set's uid and generation: the same runners are asked again
+        # until the set's spec changes, so a refused one is found under its create's key.
+        refusal = refusals.first_of(s, *created)
+        if refusal is None:
+            return created, f"step 9: creating {len(created)} runners", None
+        problem = (RUNNER_REJECTED, refusal.message)
+        wait = refusals.retry_in(s, refusal, RUNNER_REJECTED)
+        if wait > 0:
+            return (
+                [effects.RequeueAfter(s.subject, wait)],
+                f"step 9: runner refused, again in {wait:g}s",
+                problem,
+            )
+        return created, f"step 9: creating {len(created)} runners, one was refused", problem
     if _int(s.spec.get("patchID")) == 0 and total > replicas:
         chosen = _idle_releases(s, by_state, total - replicas)
-        return chosen, f"step 9: releasing {len(chosen)} of {total - replicas} surplus runners"
-    return [], "step 9: at scale"
+        return chosen, f"step 9: releasing {len(chosen)} of {total - replicas} surplus runners", None
+    return [], "step 9: at scale", None
 
 
 def _idle_releases(s: Snapshot, by_state: RunnersByState, count: int) -> list[Effect]:
@@ -431,10 +463,22 @@ def _metadata_patch(s: Snapshot, finalizers: list[Any]) -> Effect:
     )
 
 
-def _conditions(s: Snapshot, phase: ErsPhase, taken: Transition | None, applied: int) -> list[Condition]:
-    """The conditions of a pass that ends in ``phase`` with ``applied`` as the applied revision."""
+def _conditions(
+    s: Snapshot,
+    phase: ErsPhase,
+    taken: Transition | None,
+    applied: int,
+    problem: tuple[str, str] | None = None,
+) -> list[Condition]:
+    """The conditions of a pass that ends in ``phase`` with ``applied`` as the applied revision, ``Ready``
+    first."""
     ready = readycondition.ready(
-        s, phase.value, working=ErsPhase.RUNNING.value, transition=taken, message=READY_MESSAGES[phase]
+        s,
+        phase.value,
+        working=ErsPhase.RUNNING.value,
+        transition=taken,
+        message=READY_MESSAGES[phase],
+        problem=problem,
     )
     spec = spec_revision(s)
     if applied >= spec:

@@ -7,7 +7,9 @@ machine's own status writes still wake it). Those rules belong to the caller; he
 projections and the three ``(old, new) -> deliver`` functions:
 
 * ARS ← EphemeralRunnerSet: object metadata, the whole spec (semantic equality, §4.12), ``status.phase``
-  and ``status.appliedActionableRevision``, and [R] the four counters the ARS mirrors (§4.10 [F]).
+  and ``status.appliedActionableRevision``, [R] the four counters the ARS mirrors (§4.10 [F]), and the
+  status, reason and message of its ``Ready`` condition (a refused runner, ``refusals``; no other
+  condition).
 * ERS ← EphemeralRunner: object metadata, the whole spec, ``status.phase`` and ``status.runnerId``.
   ``ready``, ``failures``, ``reason``, ``message`` and the job fields are dropped; ``jobId`` only ever
   disables a deletion, so missing it changes nothing a decision would do.
@@ -78,8 +80,16 @@ def runner_set_projection(ers: JsonObject) -> Projection:
         "runningEphemeralRunners",
         "failedEphemeralRunners",
     )
+    ready = next(
+        (c for c in status.get("conditions") or () if isinstance(c, Mapping) and c.get("type") == "Ready"),
+        {},
+    )
+    reported = {k: ready.get(k) for k in ("status", "reason", "message")}  # a refused runner (``refusals``)
     return Projection(
-        strict={"metadata": object_metadata(ers), "status": {k: status.get(k) for k in read}},
+        strict={
+            "metadata": object_metadata(ers),
+            "status": {**{k: status.get(k) for k in read}, "ready": reported},
+        },
         semantic={"spec": ers.get("spec")},
     )
 

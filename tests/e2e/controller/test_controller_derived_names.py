@@ -22,7 +22,15 @@ from kubernetes_asyncio import client
 
 from sim.github.records import JobState
 from sim.world import World
-from statemachines import arsconditions, conditions, desired, naming, pods, refusals
+from statemachines import (
+    arsconditions,
+    conditions,
+    desired,
+    ephemeralrunnersets,
+    naming,
+    pods,
+    refusals,
+)
 from statemachines.snapshots import Settings
 from store.records import RecordType
 from tests.e2e.controller import harness
@@ -148,6 +156,7 @@ async def refused_story(
     field: str,
     kind: str,
     reason: str,
+    **spec: Any,
 ) -> None:
     """The scale set whose ``field`` metadata builds an object the API server refuses reports it (Ready
     False, one Warning Event, an error log line), asks again with a growing backoff, and runs once the
@@ -155,7 +164,7 @@ async def refused_story(
     caplog.set_level(logging.ERROR, logger="controller.executing")
     async with Controller(world, tmp_path) as controller:
         await harness.create(kube, harness.scale_set_body(world, SHORT))
-        await harness.create(kube, harness.scale_set_body(world, BAD, **{field: BAD_LABELS}))
+        await harness.create(kube, harness.scale_set_body(world, BAD, **{field: BAD_LABELS}, **spec))
 
         async def reported() -> bool:
             ready = await ready_of(kube, BAD)
@@ -217,4 +226,19 @@ async def test_a_refused_runner_set_is_reported_and_retried_with_backoff(
         field="ephemeralRunnerSetMetadata",
         kind="EphemeralRunnerSet",
         reason=arsconditions.RUNNER_SET_REJECTED,
+    )
+
+
+async def test_a_refused_runner_is_reported_and_retried_with_backoff(
+    world: World, kube: client.ApiClient, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    await refused_story(
+        world,
+        kube,
+        tmp_path,
+        caplog,
+        field="ephemeralRunnerMetadata",
+        kind="EphemeralRunner",
+        reason=ephemeralrunnersets.RUNNER_REJECTED,
+        minRunners=1,
     )

@@ -8,9 +8,10 @@ from typing import Any
 
 from statemachines import arsconditions, conditions, pods, refusals
 from statemachines import autoscalinglisteners as AL
+from statemachines import ephemeralrunnersets as ERS
 from statemachines.effects import CreateObject, EmitEvent, ObjectRef, RequeueAfter
 from statemachines.snapshots import Snapshot
-from tests.unit.statemachines import arsworld
+from tests.unit.statemachines import arsworld, ersworld
 from tests.unit.statemachines.listenerworld import AL_NAME, ARS_NS, ListenerWorld
 
 ROLE = ObjectRef("Role", ARS_NS, AL_NAME)
@@ -159,3 +160,41 @@ def test_a_listener_that_reports_a_refused_object_makes_its_scale_set_not_ready(
     listener["status"] = {"conditions": [{**refused, "status": "True", "reason": "PodRunning"}]}
     world.step()
     assert (ars_ready(world)["status"], ars_ready(world)["reason"]) == ("True", "Running")
+
+
+# -- the runner set's runners -------------------------------------------------------------------------------
+
+
+def test_a_refused_runner_makes_its_set_not_ready_and_waits_out_a_backoff() -> None:
+    world = ersworld.World(ersworld.make_ers(replicas=1))
+    first = world.step()
+    (create,) = [e for e in first.effects if isinstance(e, CreateObject)]
+    del world.runners[create.target.name]
+    world.created.clear()
+    at = pods.format_time(ersworld.NOW)
+    world.results[create.key] = {"ok": False, "error": "Invalid", "message": "labels: bad", "at": at}
+    refused = world.step()
+    ready = conditions.find(world.obj["status"], conditions.READY)
+    assert ready is not None and (ready["status"], ready["reason"]) == ("False", ERS.RUNNER_REJECTED)
+    assert ready["message"] == (
+        f"the API server refused to create the EphemeralRunner default/{create.target.name}: labels: bad"
+    )
+    assert [e.reason for e in world.events] == [ERS.RUNNER_REJECTED]
+    assert world.created == [] and world.requeues == [refusals.RETRY_MIN]
+    assert not [e for e in refused.effects if isinstance(e, CreateObject)]
+    # A new spec (the runner metadata fixed) names new runners: created at once.
+    world.listener_patch(replicas=1, patch_id=1)
+    world.step()
+    assert len(world.created) == 1 and world.created[0] != create.target.name
+
+
+def test_a_runner_set_that_reports_a_refused_runner_makes_its_scale_set_not_ready() -> None:
+    world = arsworld.running_world()
+    message = "the API server refused to create the EphemeralRunner default/arc-runner-bcdfg: labels: bad"
+    refused = {"type": "Ready", "status": "False", "reason": ERS.RUNNER_REJECTED, "message": message}
+    world.set_status(arsworld.ERS_REF, conditions=[refused])
+    world.step()
+    ready = ars_ready(world)
+    assert (ready["status"], ready["reason"]) == ("False", ERS.RUNNER_REJECTED)
+    assert ready["message"] == f"runner set default/arc: {message}"
+    assert warnings(world) == [ERS.RUNNER_REJECTED]
