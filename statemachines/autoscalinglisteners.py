@@ -524,6 +524,8 @@ def _create_pod(p: _Pass, wanted: dict[str, Any]) -> bool:
             readycondition.one_line(f"Creating the listener pod failed ({out.error}){detail}"),
         )
     failed = 0.0 if out is None or out.ok else out.remaining(RETRY_SECONDS, p.s.now)
+    if (refusal := refusals.of(p.s, create)) is not None:  # refused as built: a growing backoff
+        failed = refusals.retry_in(p.s, refusal, POD_REJECTED)
     if failed > 0:
         p.requeue(failed)
         return p.end(

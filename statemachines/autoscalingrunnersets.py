@@ -316,7 +316,7 @@ class _Pass:
             self.problem = step.problem
         return step.note
 
-    def refusal(self, effect: CreateObject, reason: str) -> str | None:
+    def refusal(self, effect: CreateObject | MergePatch, reason: str) -> str | None:
         """When the API server refused ``effect`` last time: the problem is noted, and the note that ends
         the pass (requeued) while the retry waits out its backoff; None to send it (again)."""
         refusal = refusals.of(self.s, effect)
@@ -571,7 +571,10 @@ def _publish(p: _Pass, ers: JsonObject, want: JsonObject, recovery: Transition |
     patch: dict[str, Any] = {"spec": spec_patch}
     if metadata := desired.metadata_patch(ers, want, p.s.settings.exclude_label_prefixes):
         patch["metadata"] = metadata
-    p.emit(MergePatch(_ref(desired.KIND_ERS, ers), patch))
+    update = MergePatch(_ref(desired.KIND_ERS, ers), patch)
+    if (waiting := p.refusal(update, arsconditions.RUNNER_SET_REJECTED)) is not None:
+        return waiting
+    p.emit(update)
     if recovery is None:
         return f"runner spec published at revision {published}"
     p.record(recovery, actionableRevision=published, appliedActionableRevision=applied)
@@ -587,7 +590,10 @@ def _metadata(p: _Pass, ers: JsonObject, want: JsonObject) -> str | None:
         patch["spec"] = runner_metadata
     if not patch:
         return None
-    p.emit(MergePatch(_ref(desired.KIND_ERS, ers), patch))
+    update = MergePatch(_ref(desired.KIND_ERS, ers), patch)
+    if (waiting := p.refusal(update, arsconditions.RUNNER_SET_REJECTED)) is not None:
+        return waiting
+    p.emit(update)
     return "runner set metadata updated"
 
 

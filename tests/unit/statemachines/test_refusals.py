@@ -9,10 +9,10 @@ from typing import Any
 from statemachines import arsconditions, conditions, pods, refusals
 from statemachines import autoscalinglisteners as AL
 from statemachines import ephemeralrunnersets as ERS
-from statemachines.effects import CreateObject, EmitEvent, ObjectRef, RequeueAfter
+from statemachines.effects import CreateObject, EmitEvent, MergePatch, ObjectRef, RequeueAfter
 from statemachines.snapshots import Snapshot
 from tests.unit.statemachines import arsworld, ersworld
-from tests.unit.statemachines.listenerworld import AL_NAME, ARS_NS, ListenerWorld
+from tests.unit.statemachines.listenerworld import AL_NAME, AL_NS, ARS_NS, ListenerWorld
 
 ROLE = ObjectRef("Role", ARS_NS, AL_NAME)
 ROLE_CREATE = f"create:{ROLE}"
@@ -198,3 +198,45 @@ def test_a_runner_set_that_reports_a_refused_runner_makes_its_scale_set_not_read
     assert (ready["status"], ready["reason"]) == ("False", ERS.RUNNER_REJECTED)
     assert ready["message"] == f"runner set default/arc: {message}"
     assert warnings(world) == [ERS.RUNNER_REJECTED]
+
+
+def test_a_refused_listener_pod_is_asked_again_ever_later() -> None:
+    world = ListenerWorld.with_listener()
+    world.settle()
+    world.run()
+    world.settle()
+    pod = ("Pod", AL_NS, AL_NAME)
+    waits: list[float] = []
+    for _ in range(3):
+        del world.objects[pod]
+        world.results[f"create:Pod/{AL_NS}/{AL_NAME}"] = refused_at(world)
+        world.advance(1)
+        decision = world.step()
+        assert not [e for e in decision.effects if isinstance(e, CreateObject)]
+        (wait,) = [e.seconds for e in decision.effects if isinstance(e, RequeueAfter)]
+        waits.append(wait)
+        world.advance(wait)
+        assert [e.target.kind for e in world.step().effects if isinstance(e, CreateObject)] == ["Pod"]
+    assert ready_of(world)["reason"] == AL.POD_REJECTED
+    assert waits[0] == refusals.RETRY_MIN - 1 and waits[2] > waits[1] >= refusals.RETRY_MIN - 1, waits
+
+
+def test_a_refused_runner_set_update_is_reported_and_asked_again_after_a_spec_edit() -> None:
+    world = arsworld.running_world()
+    world.fail_patches.add(arsworld.ERS_REF)
+    world.edit(arsworld.ARS_REF, {"spec": {"ephemeralRunnerSetMetadata": {"labels": {"a b": "x"}}}})
+    sent = world.step()
+    patch = next(e for e in sent.effects if isinstance(e, MergePatch) and e.target == arsworld.ERS_REF)
+    world.results[patch.key] = {**refused_at(world), "message": 'metadata.labels: Invalid value: "a b"'}
+    world.now += timedelta(seconds=1)
+    refused = world.step()
+    ready = ars_ready(world)
+    assert (ready["status"], ready["reason"]) == ("False", arsconditions.RUNNER_SET_REJECTED)
+    assert ready["message"].startswith("the API server refused to update the EphemeralRunnerSet default/arc")
+    assert not [e for e in refused.effects if isinstance(e, MergePatch) and e.target == arsworld.ERS_REF]
+    assert warnings(world) == [arsconditions.RUNNER_SET_REJECTED]
+    world.edit(
+        arsworld.ARS_REF, {"spec": {"ephemeralRunnerSetMetadata": {"labels": {"a b": None, "a": "x"}}}}
+    )
+    again = world.step()
+    assert [e for e in again.effects if isinstance(e, MergePatch) and e.target == arsworld.ERS_REF]
