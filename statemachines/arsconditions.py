@@ -6,7 +6,9 @@ A pass of the ARS machine states its conditions once, at its end (``statemachine
 * ``Ready`` is True exactly when the phase is Running. When a transition of the pass changed the phase,
   its reason is the trigger in CamelCase and its message the transition's reason; otherwise the observed
   ``Ready`` is restated when its status still holds (so a settled pass writes nothing), or the phase
-  name is the reason. A scale set without a phase yet states no ``Ready``.
+  name is the reason. A scale set without a phase yet states no ``Ready``. The one exception: a derived
+  object the API server refuses (``REFUSED_REASONS``: the runner set, the listener, a runner or one of
+  the listener's objects) makes ``Ready`` False with that reason whatever the phase (``refusals``).
 * ``ConfigurationValid`` is False with one of ``Reason`` when the pass found bad input, True (``Valid``)
   once the pass got past every check (it reached the runner set step: the spec checks passed and the
   Actions service accepted the credentials for the scale set), and not stated by a pass that learned

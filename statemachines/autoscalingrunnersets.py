@@ -56,10 +56,11 @@ Decisions where the spec leaves room, each marked [R] in the spec or argued here
   when they change. Bad input is a False ``ConfigurationValid``, one Warning Event per distinct
   problem, and a retry after ``clamp(now - lastTransitionTime, 5 s, 5 min)``.
 * A derived object the API server refuses as Invalid (``refusals``): the runner set or the listener
-  this machine creates, or one of the listener's objects as the listener's ``Ready`` reports it
+  this machine creates or updates, a runner as the runner set's ``Ready`` reports it
+  (``RunnerRejected``), or one of the listener's objects as the listener's ``Ready`` reports it
   (``ListenerObjectRejected``, ``ListenerPodRejected``), makes ``Ready`` False with that reason whatever
-  the phase, with one Warning Event; the machine's own create is asked again after the backoff of
-  ``refusals`` (at once after a spec edit), the listener's by the listener.
+  the phase, with one Warning Event; the machine's own write is asked again after the backoff of
+  ``refusals`` (at once after a spec edit), the others by the machine that writes them.
 
 The snapshot this machine reads: ``obj`` is the ARS; ``related["ers"]`` the EphemeralRunnerSet of the
 same name; ``related["listener"]`` its AutoscalingListener; ``related[<cleanup annotation>]`` the
