@@ -6,6 +6,11 @@ derives (``<name>-<hash>-listener`` for the listener pod, ServiceAccount, Role a
 have any DNS subdomain name, and the emulated API server refuses an over-long name or label value as
 kube-apiserver does. Through the real controller, each name below reaches Running with its listener
 process up and runs a job, beside a short-named scale set.
+
+A derived object the API server refuses for another reason (metadata a user put in the spec that is not a
+label) is reported on the scale set (``Ready`` False with a reason and a one-line message naming the
+object, one Warning Event, an error log line), asked again with a growing backoff rather than every
+second, and built once the spec is fixed, while the short-named scale set beside it runs.
 """
 
 from __future__ import annotations
