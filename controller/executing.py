@@ -22,8 +22,10 @@ RequeueAfter                   nobody: it is a timer, which the runtime turns in
 The body follows ``statemachines.outcomes``: ``{"ok": true, ...facts}`` or ``{"ok": false, "error":
 CLASS, "message": TEXT}`` (see ``results`` for the classes, and each module above for its facts).
 ``execute`` never raises for a Kubernetes, Actions-service or credentials failure: those become failure
-bodies. It raises ``TypeError`` for what is not an executable effect (a wiring bug, not a world state).
-A body never holds a token, a JIT config or a private key, and neither does a log line.
+bodies, logged at info, except a create or patch the API server refuses as Invalid, which no retry of
+the same object can fix: that is logged at error. It raises ``TypeError`` for what is not an executable
+effect (a wiring bug, not a world state). A body never holds a token, a JIT config or a private key,
+and neither does a log line.
 
 Retries are not the executor's business: a failed result is read by the next decision, which asks again
 (the runtime paces it); ``retryAfter`` in a failure says when the server asked to be called back.
@@ -48,6 +50,8 @@ from statemachines import effects
 __all__ = ["ActionsClients", "Executor", "ExecutorSettings", "perform"]
 
 log = logging.getLogger(__name__)
+
+INVALID = "Invalid"
 
 
 class Executor:
@@ -107,6 +111,10 @@ def _log(effect: effects.Effect, body: results.Body) -> None:
     extra = {"kind": kind, "namespace": namespace, "object_name": name, "effect": type(effect).__name__}
     if body.get("ok", True) and not body.get("error"):
         log.debug("%s done", effect.key, extra=extra)
+    elif body.get("error") == INVALID and isinstance(effect, effects.CreateObject | effects.MergePatch):
+        # The object as built is refused, and will be until its inputs change: a problem for the user.
+        extra["error"] = INVALID
+        log.error("%s refused by the API server: %s", effect.key, body.get("message"), extra=extra)
     else:
         extra["error"] = str(body.get("error"))
         # A failed effect is retried (decided again), so it warns; a problem a user must fix is logged at

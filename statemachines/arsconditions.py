@@ -3,13 +3,15 @@ behind ``ConfigurationValid``.
 
 A pass of the ARS machine states its conditions once, at its end (``statemachines.conditions``):
 
-* ``Ready`` is True exactly when the phase is Running, unless the runner set reports that the API server
-  refuses its runners' pods (its ``Ready`` False with ``RunnerPodsRefused``): then ``Ready`` is False
-  with that reason and the runner set's one-line message, and a Warning Event says it once. When a
-  transition of the pass changed the phase, its reason is the trigger in CamelCase and its message the
-  transition's reason; otherwise the observed ``Ready`` is restated when its status still holds (so a
-  settled pass writes nothing), or the phase name is the reason. A scale set without a phase yet states
-  no ``Ready``.
+* ``Ready`` is True exactly when the phase is Running, with two exceptions. A derived object the API
+  server refuses (``REFUSED_REASONS``: the runner set, the listener, a runner or one of the listener's
+  objects) makes ``Ready`` False with that reason whatever the phase (``refusals``). And a Running scale
+  set whose runner set reports that the API server refuses its runners' pods (its ``Ready`` False with
+  ``RunnerPodsRefused``) is not Ready: ``Ready`` is False with that reason and the runner set's one-line
+  message, and a Warning Event says it once. When a transition of the pass changed the phase, its reason
+  is the trigger in CamelCase and its message the transition's reason; otherwise the observed ``Ready`` is
+  restated when its status still holds (so a settled pass writes nothing), or the phase name is the
+  reason. A scale set without a phase yet states no ``Ready``.
 * ``ConfigurationValid`` is False with one of ``Reason`` when the pass found bad input, True (``Valid``)
   once the pass got past every check (it reached the runner set step: the spec checks passed and the
   Actions service accepted the credentials for the scale set), and not stated by a pass that learned
@@ -63,7 +65,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlsplit
 
-from statemachines import conditions, naming
+from statemachines import autoscalinglisteners, conditions, ephemeralrunnersets, naming
 from statemachines.conditions import READY, Condition
 from statemachines.decisions import Transition
 from statemachines.phaseevents import camel_case
@@ -78,6 +80,18 @@ VALID_MESSAGE = "the config URL, runner limits and GitHub credentials are usable
 PODS_REFUSED = "RunnerPodsRefused"
 # The executor's class for a call that got no answer at all (``actions.errors.ServiceUnreachable``).
 UNREACHABLE = "ServiceUnreachable"
+
+# ``Ready`` reasons of a derived object the API server refuses: the runner set or the listener (the ARS's
+# own creates), the runner set's runners, or one of the listener's objects (its pod, ServiceAccount, Role,
+# RoleBinding), as the runner set's or the listener's own ``Ready`` reports it.
+RUNNER_SET_REJECTED = "RunnerSetRejected"
+LISTENER_REJECTED = "ListenerRejected"
+REFUSED_REASONS = (
+    RUNNER_SET_REJECTED,
+    LISTENER_REJECTED,
+    ephemeralrunnersets.RUNNER_REJECTED,
+    *autoscalinglisteners.REJECTED_REASONS,
+)
 
 # The retry delay while the configuration is invalid: the time it has been invalid, within these bounds.
 RETRY_MIN = 5.0
@@ -218,25 +232,35 @@ def _host(s: Snapshot) -> str:
 
 
 def ready(
-    s: Snapshot, phase: ArsPhase, transitions: Sequence[Transition], runner_set: Mapping[str, object] | None
+    s: Snapshot,
+    phase: ArsPhase,
+    transitions: Sequence[Transition],
+    runner_set: Mapping[str, object] | None,
+    refused: tuple[str, str] | None = None,
 ) -> Condition | None:
     """``Ready`` after a pass that left ``phase`` and recorded ``transitions``; None without a phase.
 
-    A Running scale set whose ``runner_set`` reports its runner pods refused (``Ready`` False with
-    ``RunnerPodsRefused``) is not Ready: it says so with that reason and the runner set's message."""
+    ``refused`` is (reason, message) of a derived object the API server refuses (``REFUSED_REASONS``):
+    ``Ready`` is False with it whatever the phase, since the phase does not move for it (a Running scale
+    set whose listener cannot get its Role is not ready). A Running scale set whose ``runner_set`` reports
+    its runner pods refused (``Ready`` False with ``RunnerPodsRefused``) is not Ready either: it says so
+    with that reason and the runner set's message."""
     if phase is ArsPhase.NONE:
         return None
+    if refused is not None:
+        return Condition(READY, False, refused[0], refused[1])
     running = phase is ArsPhase.RUNNING
-    refused = pods_refused(runner_set)
-    if running and refused is not None:
-        return refused
+    pods = pods_refused(runner_set)
+    if running and pods is not None:
+        return pods
     changed = [t for t in transitions if t.from_ != t.to]
     if changed:
         return Condition(READY, running, camel_case(str(changed[-1].trigger)), changed[-1].reason)
     before = conditions.find(s.status, READY)
     wanted = conditions.TRUE if running else conditions.FALSE
-    if before is not None and before.get("status") == wanted and str(before.get("reason") or ""):
-        return Condition(READY, running, str(before["reason"]), str(before.get("message") or ""))
+    reason = str((before or {}).get("reason") or "")
+    if before is not None and before.get("status") == wanted and reason and reason not in REFUSED_REASONS:
+        return Condition(READY, running, reason, str(before.get("message") or ""))
     return Condition(READY, running, phase.value, PHASE_MESSAGES.get(phase, ""))
 
 

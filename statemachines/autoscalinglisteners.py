@@ -22,7 +22,9 @@ the state is Running. A pass states it when it records a transition, when it end
 is there and not going away, or when it finds a problem: then the reason says which (``ListenerBackOff``
 with the next attempt in the message while the pod waits under the backoff, ``ListenerPodRejected`` or
 ``ListenerPodCreateFailed`` when the pod cannot be created, ``ListenerConfigFailed`` when the config
-Secret cannot be built). Passes that only wait for an object to appear or go state nothing, so the state
+Secret cannot be built, ``ListenerObjectRejected`` when the API server refuses the ServiceAccount, Role
+or RoleBinding as Invalid: that write is asked again after the backoff of ``refusals``, not every
+second). Passes that only wait for an object to appear or go state nothing, so the state
 they read from a ServiceAccount not yet observed again is never written back. A listener pod that ends is
 a Warning Event (``ListenerPodFailed``, or ``ListenerBackOff`` when it waits); a problem is a Warning
 Event the first time the condition reports it.
@@ -49,6 +51,7 @@ from statemachines import (
     outcomes,
     pods,
     readycondition,
+    refusals,
     semantics,
     tables,
 )
@@ -78,6 +81,10 @@ RETRY_SECONDS = 5.0
 SETTLE_SECONDS = 5.0  # a pod created but not yet observed: wait this long before creating it again
 
 ANNOTATION_STATE = naming.ARCSM_PREFIX + "listener-state"
+# The ``Ready`` reasons of a listener whose objects the API server refuses (``refusals``).
+OBJECT_REJECTED = "ListenerObjectRejected"
+POD_REJECTED = "ListenerPodRejected"
+REJECTED_REASONS = (OBJECT_REJECTED, POD_REJECTED)
 
 READY_MESSAGES = {
     ListenerState.NONE: "The listener has not been built yet",
@@ -346,10 +353,26 @@ def _ref_of(body: JsonObject) -> effects.ObjectRef:
     return effects.ObjectRef(str(body.get("kind")), str(meta.get("namespace")), str(meta.get("name")))
 
 
+def _refused(p: _Pass, effect: effects.CreateObject | effects.MergePatch) -> bool:
+    """When the API server refused ``effect`` last time (``refusals``): the problem is stated, and True
+    (the pass ends, requeued) while the retry waits out its backoff."""
+    refusal = refusals.of(p.s, effect)
+    if refusal is None:
+        return False
+    p.problem = (OBJECT_REJECTED, refusal.message)
+    wait = refusals.retry_in(p.s, refusal, OBJECT_REJECTED)
+    if wait <= 0:
+        return False
+    p.requeue(wait)
+    return p.end(f"{refusal.target.kind} refused: asking again in {wait:g}s")
+
+
 def _service_account(p: _Pass) -> bool:
     wanted = listenerobjects.service_account(p.al)
     observed = p.s.get(SERVICE_ACCOUNT)
     if observed is None:
+        if _refused(p, effects.CreateObject(_ref_of(wanted), wanted)):
+            return True
         taken = MACHINE.fire(Trigger.BUILDING, current_state(p.s).value, p.s)
         p.draft.record(taken)
         meta = _mapping(wanted["metadata"])
@@ -360,7 +383,10 @@ def _service_account(p: _Pass) -> bool:
     patch = _metadata_patch(observed, wanted)
     if not patch:
         return False
-    p.draft.add(effects.MergePatch(_ref_of(wanted), patch))
+    update = effects.MergePatch(_ref_of(wanted), patch)
+    if _refused(p, update):
+        return True
+    p.draft.add(update)
     p.requeue(REQUEUE_SOON)
     return p.end("service account metadata updated")
 
@@ -373,7 +399,10 @@ def _rbac(
         observed = p.s.get(key)
         ref = _ref_of(wanted)
         if observed is None:
-            p.draft.add(effects.CreateObject(ref, wanted))
+            create = effects.CreateObject(ref, wanted)
+            if _refused(p, create):
+                return True
+            p.draft.add(create)
             p.requeue(REQUEUE_SOON)
             return p.end(f"{ref.kind} created")
         patch = _metadata_patch(observed, wanted)
@@ -381,7 +410,10 @@ def _rbac(
             patch[compare] = wanted[compare]
         if not patch:
             return False
-        p.draft.add(effects.MergePatch(ref, patch))
+        update = effects.MergePatch(ref, patch)
+        if _refused(p, update):
+            return True
+        p.draft.add(update)
         p.requeue(REQUEUE_SOON)
         return p.end(f"{ref.kind} updated")
 
@@ -485,13 +517,15 @@ def _create_pod(p: _Pass, wanted: dict[str, Any]) -> bool:
         return p.end("listener pod created: waiting to observe it")
     if out is not None and not out.ok and not out.failed_with(outcomes.Failure.ALREADY_EXISTS):
         rejected = out.failed_with(outcomes.Failure.INVALID) or out.failed_with(outcomes.Failure.FORBIDDEN)
-        reason = "ListenerPodRejected" if rejected else "ListenerPodCreateFailed"
+        reason = POD_REJECTED if rejected else "ListenerPodCreateFailed"
         detail = f": {out.message}" if out.message else ""
         p.problem = (
             reason,
             readycondition.one_line(f"Creating the listener pod failed ({out.error}){detail}"),
         )
     failed = 0.0 if out is None or out.ok else out.remaining(RETRY_SECONDS, p.s.now)
+    if (refusal := refusals.of(p.s, create)) is not None:  # refused as built: a growing backoff
+        failed = refusals.retry_in(p.s, refusal, POD_REJECTED)
     if failed > 0:
         p.requeue(failed)
         return p.end(

@@ -65,6 +65,12 @@ Decisions where the spec leaves room, each marked [R] in the spec or argued here
   problem, and a retry after ``clamp(now - lastTransitionTime, 5 s, 5 min)``. Runner pods the API server
   refuses (the runner set's ``Ready`` says so) make a Running scale set's ``Ready`` False with reason
   ``RunnerPodsRefused`` and one Warning Event; the spec fix that follows is a new generation.
+* A derived object the API server refuses as Invalid (``refusals``): the runner set or the listener
+  this machine creates or updates, a runner as the runner set's ``Ready`` reports it
+  (``RunnerRejected``), or one of the listener's objects as the listener's ``Ready`` reports it
+  (``ListenerObjectRejected``, ``ListenerPodRejected``), makes ``Ready`` False with that reason whatever
+  the phase, with one Warning Event; the machine's own write is asked again after the backoff of
+  ``refusals`` (at once after a spec edit), the others by the machine that writes them.
 
 The snapshot this machine reads: ``obj`` is the ARS; ``related["ers"]`` the EphemeralRunnerSet of the
 same name; ``related["listener"]`` its AutoscalingListener; ``related[<cleanup annotation>]`` the
@@ -81,7 +87,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from statemachines import arsconditions, conditions, desired, naming, readycondition, scalesets, tables
+from statemachines import (
+    arsconditions,
+    autoscalinglisteners,
+    conditions,
+    desired,
+    ephemeralrunnersets,
+    naming,
+    readycondition,
+    refusals,
+    scalesets,
+    tables,
+)
 from statemachines.arsconditions import Problem
 from statemachines.decisions import Decision, Transition
 from statemachines.drafts import Draft
@@ -280,6 +297,8 @@ class _Pass:
     # Bad input the pass found, and whether it got past every configuration check (``arsconditions``).
     problem: Problem | None = None
     valid: bool = False
+    # A derived object the API server refuses (``refusals``): the ``Ready`` reason and message.
+    refused: tuple[str, str] | None = None
     # The pass removed our finalizer: the object goes, nothing more is written to it.
     finished: bool = False
 
@@ -307,6 +326,19 @@ class _Pass:
         if step.problem is not None:
             self.problem = step.problem
         return step.note
+
+    def refusal(self, effect: CreateObject | MergePatch, reason: str) -> str | None:
+        """When the API server refused ``effect`` last time: the problem is noted, and the note that ends
+        the pass (requeued) while the retry waits out its backoff; None to send it (again)."""
+        refusal = refusals.of(self.s, effect)
+        if refusal is None:
+            return None
+        self.refused = (reason, refusal.message)
+        wait = refusals.retry_in(self.s, refusal, reason)
+        if wait <= 0:
+            return None
+        self.requeue(wait)
+        return f"the {refusal.target.kind} was refused: asking again in {wait:g}s"
 
     def warn(self, reason: str, message: str) -> str:
         self.emit(EmitEvent(self.s.subject, str(self.s.meta.get("uid", "")), "Warning", reason, message))
@@ -501,8 +533,12 @@ def _runner_set(p: _Pass) -> str | None:
             body = desired.ephemeral_runner_set(p.s.obj or {}, p.s.settings)
         except desired.BuildError as exc:
             return p.warn("InvalidRunnerSet", str(exc))
-        p.emit(CreateObject(ObjectRef(desired.KIND_ERS, p.s.subject.namespace, p.s.subject.name), body))
+        create = CreateObject(ObjectRef(desired.KIND_ERS, p.s.subject.namespace, p.s.subject.name), body)
+        if (waiting := p.refusal(create, arsconditions.RUNNER_SET_REJECTED)) is not None:
+            return waiting
+        p.emit(create)
         return "runner set created"
+    p.refused = _reported_refusal(ers, "runner set", (ephemeralrunnersets.RUNNER_REJECTED,))
     teardown = p.fire(T.RUNNERS_REJECTED_SPEC)
     if teardown is not None:
         return _teardown(p, teardown, ers)
@@ -546,7 +582,10 @@ def _publish(p: _Pass, ers: JsonObject, want: JsonObject, recovery: Transition |
     patch: dict[str, Any] = {"spec": spec_patch}
     if metadata := desired.metadata_patch(ers, want, p.s.settings.exclude_label_prefixes):
         patch["metadata"] = metadata
-    p.emit(MergePatch(_ref(desired.KIND_ERS, ers), patch))
+    update = MergePatch(_ref(desired.KIND_ERS, ers), patch)
+    if (waiting := p.refusal(update, arsconditions.RUNNER_SET_REJECTED)) is not None:
+        return waiting
+    p.emit(update)
     if recovery is None:
         return f"runner spec published at revision {published}"
     p.record(recovery, actionableRevision=published, appliedActionableRevision=applied)
@@ -562,7 +601,10 @@ def _metadata(p: _Pass, ers: JsonObject, want: JsonObject) -> str | None:
         patch["spec"] = runner_metadata
     if not patch:
         return None
-    p.emit(MergePatch(_ref(desired.KIND_ERS, ers), patch))
+    update = MergePatch(_ref(desired.KIND_ERS, ers), patch)
+    if (waiting := p.refusal(update, arsconditions.RUNNER_SET_REJECTED)) is not None:
+        return waiting
+    p.emit(update)
     return "runner set metadata updated"
 
 
@@ -577,10 +619,16 @@ def _listener(p: _Pass) -> str | None:
         return p.warn("InvalidListener", str(exc))
     listener = p.s.get(LISTENER)
     if listener is None:
-        p.emit(CreateObject(_ref(desired.KIND_LISTENER, want), want))
+        create = CreateObject(_ref(desired.KIND_LISTENER, want), want)
+        if (waiting := p.refusal(create, arsconditions.LISTENER_REJECTED)) is not None:
+            return waiting
+        p.emit(create)
         return "listener created"
     terminating = _terminating(listener)
     if not terminating and not desired.listener_drifted(listener, want):
+        p.refused = p.refused or _reported_refusal(
+            listener, "listener", autoscalinglisteners.REJECTED_REASONS
+        )
         return None
     rebuild = p.fire(T.LISTENER_REBUILT)
     if rebuild is not None:
@@ -589,6 +637,18 @@ def _listener(p: _Pass) -> str | None:
         return "waiting for the old listener to go"
     _cleanup(p, desired.KIND_LISTENER, listener)
     return "listener deleted to be rebuilt"
+
+
+def _reported_refusal(obj: JsonObject, what: str, reasons: tuple[str, ...]) -> tuple[str, str] | None:
+    """The refusal the runner set's or the listener's own ``Ready`` reports (one of the objects it
+    writes, with one of ``reasons``), as the scale set's."""
+    ready = conditions.find(_section(obj, "status"), conditions.READY) or {}
+    reason = str(ready.get("reason") or "")
+    if ready.get("status") != conditions.FALSE or reason not in reasons:
+        return None
+    meta = _section(obj, "metadata")
+    where = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+    return reason, f"{what} {where}: {ready.get('message') or reason}"
 
 
 def _settled(p: _Pass) -> str:
@@ -637,18 +697,11 @@ def _report(p: _Pass) -> None:
     bad input a Warning Event when the problem is new and a retry after the backoff."""
     if p.finished or deletion_requested(p.s):
         return
-    wanted = [
-        c
-        for c in (
-            arsconditions.ready(p.s, p.phase, p.draft.transitions, p.s.get(ERS)),
-            arsconditions.configuration_valid(p.problem, p.valid),
-        )
-        if c is not None
-    ]
-    refused = [c for c in wanted if c.type == conditions.READY and c.reason == arsconditions.PODS_REFUSED]
-    for condition in refused:
-        if (warning := readycondition.warning(p.s, condition)) is not None:
-            p.emit(warning)
+    ready = arsconditions.ready(p.s, p.phase, p.draft.transitions, p.s.get(ERS), p.refused)
+    wanted = [c for c in (ready, arsconditions.configuration_valid(p.problem, p.valid)) if c is not None]
+    refusal = ready is not None and (p.refused is not None or ready.reason == arsconditions.PODS_REFUSED)
+    if refusal and ready is not None and (event := readycondition.warning(p.s, ready)):
+        p.emit(event)
     patch = conditions.status_patch(p.s.status, wanted, generation=generation(p.s), now=p.s.now)
     if patch:
         p.emit(MergePatch(p.s.subject, {"status": patch}, subresource="status"))

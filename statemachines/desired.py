@@ -83,7 +83,7 @@ def _overlay(ars: JsonObject, component: str) -> dict[str, str]:
         naming.LABEL_PART_OF: PART_OF,
         naming.LABEL_COMPONENT: component,
         naming.LABEL_VERSION: str(_mapping(meta.get("labels")).get(naming.LABEL_VERSION, "")),
-        naming.LABEL_SCALE_SET_NAME: str(meta.get("name", "")),
+        naming.LABEL_SCALE_SET_NAME: naming.name_label(str(meta.get("name", ""))),
         naming.LABEL_SCALE_SET_NAMESPACE: str(meta.get("namespace", "")),
     }
 

@@ -39,8 +39,10 @@ written in the same status patch as the phase: ``Ready`` (True while Running; se
 False with reason ``RevisionPending`` while the old revision's runners are being cleaned up). A runner
 Failed because the API server refused its pod (reason ``InvalidPod``) makes ``Ready`` False with reason
 ``RunnerPodsRefused`` and the API server's verdict, without the pod's name (every runner of the spec
-gets the same one): the pod template cannot work, and the AutoscalingRunnerSet reports it from here. A pass
-that ends in deletion, the finalizer or a proxy Secret update states none.
+gets the same one): the pod template cannot work, and the AutoscalingRunnerSet reports it from here. A
+runner create the API server refused as Invalid makes ``Ready`` False (``RunnerRejected``, one Warning
+Event) and is asked again after the backoff of ``refusals`` rather than at every pass; the scale set
+reads it from there too. A pass that ends in deletion, the finalizer or a proxy Secret update states none.
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from statemachines import effects, naming, outcomes, readycondition, runners, tables
+from statemachines import effects, naming, outcomes, readycondition, refusals, runners, tables
 from statemachines.conditions import Condition
 from statemachines.decisions import Decision, Transition
 from statemachines.effects import Effect, ObjectRef
@@ -69,6 +71,9 @@ PODS_REFUSED = "RunnerPodsRefused"  # the Ready reason while runner pods are ref
 REASON_INVALID_POD = "InvalidPod"  # the reason of an EphemeralRunner whose pod the API server refused
 # The API server's "<Kind> "<name>" is invalid: " (or forbidden) before its verdict, as the runner quotes it.
 _REFUSED_PREFIX = re.compile(r"^(?:.*?: )?\S+ \"[^\"]*\" is (?:invalid|forbidden): ")
+# ``Ready``'s reason while the API server refuses the runners this set creates (``refusals``).
+RUNNER_REJECTED = "RunnerRejected"
+
 READY_MESSAGES = {
     ErsPhase.NONE: "The runner set has no status yet",
     ErsPhase.RUNNING: "The runner set keeps its runners at the desired count",
@@ -326,15 +331,21 @@ def _running(s: Snapshot) -> Decision:
         return _with_status(s, by_state, head, [], "step 8: deleting stale outdated runners")
     if not scaling_allowed(s):
         return _with_status(s, by_state, head, [], "step 9: no new patch")
-    scaled, note = _scale(s, by_state)
+    scaled, note, problem = _scale(s, by_state)
     finished = [_delete(s, r) for r in by_state.finished]
-    return _with_status(s, by_state, [*head, *scaled], finished, note)
+    return _with_status(s, by_state, [*head, *scaled], finished, note, problem)
 
 
 def _with_status(
-    s: Snapshot, by_state: RunnersByState, before: list[Effect], after: list[Effect], note: str
+    s: Snapshot,
+    by_state: RunnersByState,
+    before: list[Effect],
+    after: list[Effect],
+    note: str,
+    problem: tuple[str, str] | None = None,
 ) -> Decision:
-    """Step 10, ``updateStatus``: counters and phase, written only when something differs."""
+    """Step 10, ``updateStatus``: counters and phase, written only when something differs; ``problem``
+    (reason, message) makes ``Ready`` False, with a Warning Event the first time it says so."""
     taken = _fire(Trigger.UPDATE_STATUS, s, applied_revision(s))
     phase = ErsPhase(taken.to) if taken is not None else current_phase(s)
     desired = {
@@ -344,23 +355,31 @@ def _with_status(
         "failedEphemeralRunners": len(by_state.failed),
         "phase": str(phase),
     }
-    wanted = _conditions(s, phase, taken, applied_revision(s))
+    wanted = _conditions(s, phase, taken, applied_revision(s), problem)
     status = _status_patch(s, desired, by_state, lock=False, wanted=wanted)
+    warning = readycondition.warning(s, wanted[0]) if problem is not None else None
     return Decision(
         s.subject,
         transitions=(taken,) if taken is not None else (),
-        effects=(*before, *((status,) if status is not None else ()), *after),
+        effects=(
+            *before,
+            *((status,) if status is not None else ()),
+            *after,
+            *((warning,) if warning is not None else ()),
+        ),
         note=note,
     )
 
 
-def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str]:
+def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str, tuple[str, str] | None]:
+    """Step 9: the runners to create or release, the note, and a refused runner create (``refusals``)."""
     replicas = _int(s.spec.get("replicas"))
     total = by_state.scale_total
     if total < replicas:
         if by_state.outdated:
             # §8 item 12, not ported: a runner that rejects the current spec is not replaced.
-            return [], f"step 9: scale-up held, {len(by_state.outdated)} runners reject the current spec"
+            held = f"step 9: scale-up held, {len(by_state.outdated)} runners reject the current spec"
+            return [], held, None
         assert s.obj is not None
         taken = {runners.name_of(r) for r in s.children}
         proxy_name = _proxy_secret_name(s) if proxy_configured(s) else ""
@@ -376,11 +395,24 @@ def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str]:
             )
             for name in runners.runner_names(s.obj, replicas - total, taken)
         ]
-        return created, f"step 9: creating {len(created)} runners"
+        # Runner names are a function of the set's uid and generation: the same runners are asked again
+        # until the set's spec changes, so a refused one is found under its create's key.
+        refusal = refusals.first_of(s, *created)
+        if refusal is None:
+            return created, f"step 9: creating {len(created)} runners", None
+        problem = (RUNNER_REJECTED, refusal.message)
+        wait = refusals.retry_in(s, refusal, RUNNER_REJECTED)
+        if wait > 0:
+            return (
+                [effects.RequeueAfter(s.subject, wait)],
+                f"step 9: runner refused, again in {wait:g}s",
+                problem,
+            )
+        return created, f"step 9: creating {len(created)} runners, one was refused", problem
     if _int(s.spec.get("patchID")) == 0 and total > replicas:
         chosen = _idle_releases(s, by_state, total - replicas)
-        return chosen, f"step 9: releasing {len(chosen)} of {total - replicas} surplus runners"
-    return [], "step 9: at scale"
+        return chosen, f"step 9: releasing {len(chosen)} of {total - replicas} surplus runners", None
+    return [], "step 9: at scale", None
 
 
 def _idle_releases(s: Snapshot, by_state: RunnersByState, count: int) -> list[Effect]:
@@ -457,8 +489,15 @@ def _metadata_patch(s: Snapshot, finalizers: list[Any]) -> Effect:
     )
 
 
-def _conditions(s: Snapshot, phase: ErsPhase, taken: Transition | None, applied: int) -> list[Condition]:
-    """The conditions of a pass that ends in ``phase`` with ``applied`` as the applied revision."""
+def _conditions(
+    s: Snapshot,
+    phase: ErsPhase,
+    taken: Transition | None,
+    applied: int,
+    problem: tuple[str, str] | None = None,
+) -> list[Condition]:
+    """The conditions of a pass that ends in ``phase`` with ``applied`` as the applied revision, ``Ready``
+    first; ``problem`` is a refused runner create (``refusals``), which outranks refused pods."""
     spec = spec_revision(s)
     # Refused pods of a runner spec being replaced say nothing about the one in force.
     refused = pods_refused(s, applied) if applied >= spec else None
@@ -468,7 +507,7 @@ def _conditions(s: Snapshot, phase: ErsPhase, taken: Transition | None, applied:
         working=ErsPhase.RUNNING.value,
         transition=taken,
         message=READY_MESSAGES[phase],
-        problem=refused,
+        problem=problem or refused,
     )
     if applied >= spec:
         message = f"Runner spec revision {applied} is applied (actionableRevision {spec})"

@@ -92,7 +92,7 @@ def owner(al: JsonObject) -> dict[str, Any]:
 def _scale_set_labels(al: JsonObject) -> dict[str, str]:
     return {
         naming.LABEL_SCALE_SET_NAMESPACE: ars_namespace(al),
-        naming.LABEL_SCALE_SET_NAME: str(spec(al).get("autoscalingRunnerSetName") or ""),
+        naming.LABEL_SCALE_SET_NAME: naming.name_label(str(spec(al).get("autoscalingRunnerSetName") or "")),
     }
 
 

@@ -2,6 +2,20 @@
 
 The naming helpers reproduce upstream ARC's exactly, so arcsm finds the listener and proxy objects an
 upstream controller created when it adopts a scale set.
+
+Upstream's chart refuses scale set names over 45 characters, so its controller never meets a name whose
+derived names are too long; applied directly, an AutoscalingRunnerSet may have any DNS subdomain name (up
+to 253 characters). Every name derived here therefore stays within its limit, keeping upstream's shape
+``<name>-<hash>-<suffix>``: a derived name that fits is upstream's, character for character (so objects
+made under that rule are found again); one that does not is the longest prefix that leaves room for an
+8-character hash of the full inputs (``shortened``). The limits:
+
+* the listener name is at most 63 characters (``DNS1123_LABEL_MAX``): it names the listener pod, its
+  ServiceAccount, Role and RoleBinding, and is the value of the Role's and RoleBinding's
+  ``auto-scaling-listener-name`` label; upstream's 45-character cap is what keeps its own within 63;
+* the runner set's proxy Secret is at most 253 (``DNS1123_SUBDOMAIN_MAX``);
+* a label value that carries a name (``name_label``, for ``actions.github.com/scale-set-name``) is at most
+  63 (``LABEL_VALUE_MAX``). Upstream's ``-trim`` cut is kept for the URL labels, where it comes from.
 """
 
 from __future__ import annotations
@@ -72,14 +86,47 @@ def fnv_hash_string(text: str) -> str:
     return safe_encode(str(fnv32a(text)))
 
 
+DNS1123_LABEL_MAX = 63
+DNS1123_SUBDOMAIN_MAX = 253
+LABEL_VALUE_MAX = 63
+HASH_LENGTH = 8
+
+
+def shortened(name: str, suffix: str, limit: int, *inputs: str) -> str:
+    """``<name cut>-<hash8 of name and inputs><suffix>`` in at most ``limit`` characters.
+
+    The cut drops trailing ``-``, ``.`` and ``_`` so the result stays a valid DNS subdomain and label
+    value: ``name`` starts with an alphanumeric, and the hash is alphanumeric.
+    """
+    digest = fnv_hash_string("@".join((name, *inputs)))[:HASH_LENGTH]
+    room = limit - len(digest) - len(suffix) - 1
+    return f"{name[:room].rstrip('-._')}-{digest}{suffix}"
+
+
 def listener_name(ars_name: str, namespace: str, runner_group: str, config_url: str) -> str:
-    """``<ARS>-<hash8>-listener``: changes whenever the runner group or the config URL changes."""
-    digest = fnv_hash_string(f"{namespace}@{runner_group}@{config_url}")[:8]
-    return f"{ars_name}-{digest}-listener"
+    """``<ARS>-<hash8>-listener``: changes whenever the runner group or the config URL changes.
+
+    At most 63 characters: past that (a scale set name over 45 characters) the scale set name is cut and
+    the hash covers it too (``shortened``).
+    """
+    digest = fnv_hash_string(f"{namespace}@{runner_group}@{config_url}")[:HASH_LENGTH]
+    name = f"{ars_name}-{digest}-listener"
+    if len(name) <= DNS1123_LABEL_MAX:
+        return name
+    return shortened(ars_name, "-listener", DNS1123_LABEL_MAX, namespace, runner_group, config_url)
 
 
 def runner_set_proxy_secret_name(ers_name: str, namespace: str) -> str:
-    return f"{ers_name}-{fnv_hash_string(namespace)[:8]}-runner-proxy"
+    """``<ERS>-<hash8(namespace)>-runner-proxy``, shortened past 253 characters."""
+    name = f"{ers_name}-{fnv_hash_string(namespace)[:HASH_LENGTH]}-runner-proxy"
+    if len(name) <= DNS1123_SUBDOMAIN_MAX:
+        return name
+    return shortened(ers_name, "-runner-proxy", DNS1123_SUBDOMAIN_MAX, namespace)
+
+
+def name_label(name: str) -> str:
+    """An object name as a label value: as it is up to 63 characters, else cut with a hash of it."""
+    return name if len(name) <= LABEL_VALUE_MAX else shortened(name, "", LABEL_VALUE_MAX)
 
 
 def listener_config_secret_name(listener: str) -> str:

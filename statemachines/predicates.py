@@ -8,7 +8,8 @@ projections and the three ``(old, new) -> deliver`` functions:
 
 * ARS ← EphemeralRunnerSet: object metadata, the whole spec (semantic equality, §4.12), ``status.phase``
   and ``status.appliedActionableRevision``, [R] the four counters the ARS mirrors (§4.10 [F]), and the
-  ``Ready`` condition's status, reason and message (the ARS reports refused runner pods from it).
+  status, reason and message of its ``Ready`` condition (the ARS reports refused runners and refused
+  runner pods from it; no other condition).
 * ERS ← EphemeralRunner: object metadata, the whole spec, ``status.phase`` and ``status.runnerId``.
   ``ready``, ``failures``, ``reason``, ``message`` and the job fields are dropped; ``jobId`` only ever
   disables a deletion, so missing it changes nothing a decision would do; the set reads ``reason`` and

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from sim import validation
 from statemachines import naming
 
 
@@ -90,3 +91,78 @@ def test_label_merge_filters_excluded_prefixes_and_annotation_merge_keeps_keys()
     assert merged == {"a": "2", "b": "3"}
     assert naming.filter_and_merge_labels(None, None) is None
     assert naming.merge_annotations({"keep": "1"}, {"new": "2"}) == {"keep": "1", "new": "2"}
+
+
+# -- derived names stay within their limits -----------------------------------------------------------------
+
+URL = "https://github.com/org"
+# Valid scale set names of every length class: up to upstream's chart cap (45), up to a label (63), and
+# long DNS subdomains, with dots and dashes where a cut may land.
+NAMES = [
+    "arc",
+    "a" * 45,
+    "b" * 46,
+    "c" * 63,
+    "d" * 64,
+    "team-" + "e" * 95,
+    ("x" * 43 + ".y-z") * 5,
+    "f" * 253,
+    ("g" * 61 + ".") * 4 + "h",
+]
+
+
+def upstream_listener_name(ars_name: str, namespace: str, group: str, url: str) -> str:
+    return f"{ars_name}-{naming.fnv_hash_string(f'{namespace}@{group}@{url}')[:8]}-listener"
+
+
+def test_names_upstream_can_have_derive_exactly_as_upstream() -> None:
+    """A scale set name of at most 45 characters (the chart's cap) keeps upstream's names, so objects an
+    upstream controller or an earlier arcsm made are found again."""
+    for name in ("arc", "a" * 45, "team.runners-x64"):
+        assert naming.listener_name(name, "ns", "g", URL) == upstream_listener_name(name, "ns", "g", URL)
+        assert naming.name_label(name) == name
+    assert naming.listener_name("arc", "default", "", URL) == "arc-5d54b466-listener"
+    assert naming.runner_set_proxy_secret_name("arc", "default") == "arc-68c4584d-runner-proxy"
+    assert naming.runner_set_proxy_secret_name("p" * 231, "ns").startswith("p" * 231 + "-")
+    assert naming.name_label("c" * 63) == "c" * 63
+
+
+@pytest.mark.parametrize("ars_name", NAMES, ids=lambda n: f"{len(n)}-chars")
+def test_every_derived_name_is_valid_for_any_scale_set_name(ars_name: str) -> None:
+    listener = naming.listener_name(ars_name, "default", "", URL)
+    assert validation.is_dns1123_subdomain(ars_name) == []
+    assert len(listener) <= 63 and validation.is_dns1123_subdomain(listener) == []
+    assert validation.is_label_value(listener) == []
+    for derived in (
+        naming.listener_config_secret_name(listener),
+        naming.listener_proxy_secret_name(listener),
+    ):
+        assert validation.is_dns1123_subdomain(derived) == []
+    proxy = naming.runner_set_proxy_secret_name(ars_name, "default")
+    assert validation.is_dns1123_subdomain(proxy) == []
+    assert validation.is_label_value(naming.name_label(ars_name)) == []
+
+
+def test_a_shortened_name_is_deterministic_and_tells_long_names_apart() -> None:
+    first, second = "r" * 60 + "-one", "r" * 60 + "-two"
+    a = naming.listener_name(first, "ns", "", URL)
+    assert a == naming.listener_name(first, "ns", "", URL)
+    assert a != naming.listener_name(second, "ns", "", URL)
+    assert a.startswith("r" * 45 + "-") and a.endswith("-listener") and len(a) == 63
+    # Still a function of the namespace, runner group and URL, as upstream's is.
+    assert a != naming.listener_name(first, "other", "", URL)
+    assert a != naming.listener_name(first, "ns", "group", URL)
+    assert naming.name_label(first) != naming.name_label(second)
+    assert naming.name_label(first).startswith("r" * 54 + "-")
+    long_set = "s" * 240
+    assert naming.runner_set_proxy_secret_name(long_set, "a") != naming.runner_set_proxy_secret_name(
+        long_set, "b"
+    )
+
+
+def test_a_cut_never_ends_a_name_on_a_separator() -> None:
+    dotted = "a" * 44 + ".b" * 10  # the cut at 45 lands just after a dot
+    name = naming.listener_name(dotted, "ns", "", URL)
+    assert ".-" not in name and validation.is_dns1123_subdomain(name) == []
+    label = naming.name_label("a" * 53 + "-" * 3 + "b" * 10)  # the cut at 54 lands on the dashes
+    assert label.startswith("a" * 53 + "-") and "--" not in label
