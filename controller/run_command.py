@@ -22,7 +22,13 @@ stderr and exit status 2; a failure to start is one line and exit status 1.
 ``--http HOST:PORT`` serves the read-only HTTP API (phase history, journal, ``/healthz``, ``/readyz``,
 ``/metrics``) in the controller process; it is off unless given, so nothing listens that was not asked
 for (in a pod, pass ``--http 0.0.0.0:8080`` for the probes and Prometheus). It is where upstream's
-``--metrics-addr`` and ``--health-probe-bind-address`` both point.
+``--metrics-addr`` and ``--health-probe-bind-address`` both point. It keeps to bounds, so that no client
+can stop the controller: ``--http-max-connections`` (128) open at once, one more answered 503 (fewer when
+the descriptor limit would leave under 160 descriptors to the controller's own clients and refusals);
+``--http-max-streams`` (32) journal event streams, one more answered 503; ``--http-header-timeout``
+(10 s) for a request head to arrive, or the connection is closed; ``--http-idle-timeout`` (5 s) between
+requests on a kept-alive connection. Repeated errors (a client flood, descriptors exhausted) are logged
+once a minute with a count.
 
 Leader election: with ``--leader-elect`` (the default on the pod's service account, off when a kubeconfig
 was found) the replica decides and writes only while it holds the Lease ``--lease-name``
@@ -52,6 +58,7 @@ from typing import Annotated
 import typer
 
 from api.addresses import parse_address
+from api.limits import HttpLimits
 from controller import kubeconfigs
 from controller.contexts import ExecutorSettings
 from controller.logformat import FORMATS, LEVELS, configure_logging
@@ -63,6 +70,7 @@ from controller.runflags import (
     days,
     names,
     per_kind,
+    positive,
     readable_size,
     size,
 )
@@ -76,6 +84,7 @@ __all__ = ["run"]
 CLUSTER, LOOP, JOURNAL, LISTENERS, OUTPUT = "Cluster", "Reconciles", "Journal", "Listeners", "Logs and HTTP"
 LEADER = "Leader election"
 MACHINES, JOURNALS, WATCHES = MachineSettings(), JournalSettings(), WatchSettings()
+LIMITS = HttpLimits()
 
 
 def run(
@@ -322,6 +331,45 @@ def run(
             rich_help_panel=OUTPUT,
         ),
     ] = None,
+    http_max_connections: Annotated[
+        int,
+        typer.Option(
+            envvar="ARCSM_HTTP_MAX_CONNECTIONS",
+            metavar="N",
+            help="HTTP connections open at once; one more is answered 503 and closed (fewer are kept when "
+            "the descriptor limit would leave under 160 to the rest of the controller).",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = LIMITS.max_connections,
+    http_max_streams: Annotated[
+        int,
+        typer.Option(
+            envvar="ARCSM_HTTP_MAX_STREAMS",
+            metavar="N",
+            help="Journal event streams (/api/v1/journal/stream, the timeline page) open at once; one more "
+            "is answered 503.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = LIMITS.max_streams,
+    http_header_timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_HTTP_HEADER_TIMEOUT",
+            metavar="SECONDS",
+            help="Close an HTTP connection that sends no whole request head this long after connecting or "
+            "after its previous answer.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = LIMITS.header_timeout,
+    http_idle_timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_HTTP_IDLE_TIMEOUT",
+            metavar="SECONDS",
+            help="Close a kept-alive HTTP connection idle this long between requests.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = LIMITS.idle_timeout,
     leader_elect: Annotated[
         bool | None,
         typer.Option(
@@ -396,7 +444,13 @@ def run(
     try:
         choice(log_level, tuple(LEVELS), "--log-level")
         choice(log_format, FORMATS, "--log-format")
-        address = None if http is None else HttpSettings(*parse_address(http))
+        limits = HttpLimits(
+            max_connections=at_least_one(http_max_connections, "--http-max-connections"),
+            max_streams=at_least_one(http_max_streams, "--http-max-streams"),
+            header_timeout=positive(http_header_timeout, "--http-header-timeout"),
+            idle_timeout=positive(http_idle_timeout, "--http-idle-timeout"),
+        )
+        address = None if http is None else HttpSettings(*parse_address(http), limits=limits)
         if resync_period < 0:
             raise BadOption(f"--resync-period must not be negative (0: never), not {resync_period}")
         settings = ControllerSettings(

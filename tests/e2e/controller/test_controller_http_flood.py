@@ -1,0 +1,162 @@
+"""A flood of slow and hostile HTTP clients does not stop the controller: ``arcsm run`` with its descriptor
+limit at 256 (set in the child before it runs) and its HTTP API bounded low by its flags, while the test
+holds more connections open than the process has descriptors, half of them sending nothing and half a
+request head that never ends.
+
+Shown: connections past the bound are answered 503 with a one-line JSON body; the slow ones are closed
+after the header timeout, after which ``/healthz`` answers 200; journal streams past their bound are
+answered 503; a scale set created meanwhile reconciles to Running; and the log stays a few dozen lines.
+
+Real ``arcsm run`` subprocess, real journal on disk, emulated cluster and fake GitHub in this process on
+loopback; every wait has a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import re
+import resource
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from kubernetes_asyncio import client
+
+from sim.world import World
+from tests.e2e.controller import harness
+from tests.helpers import eventually
+
+TIMEOUT = 30.0
+DESCRIPTORS = 256
+CLIENTS = 300  # more than the child has descriptors
+MAX_CONNECTIONS, MAX_STREAMS = 16, 2
+HEADER_TIMEOUT = 1.0
+SERVING = re.compile(r"serving the HTTP API on (\S+)")
+PARTIAL = b"GET /healthz HTTP/1.1\r\nHost: arcsm\r\nX-Slow: "
+
+
+def few_descriptors() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (DESCRIPTORS, DESCRIPTORS))
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[World]:
+    async with harness.github_world() as w:
+        yield w
+
+
+class Arcsm:
+    """``arcsm run --http 127.0.0.1:0`` with the bounds above, its JSON log lines collected."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self.url = ""
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.proc.stderr is not None
+        async for raw in self.proc.stderr:
+            line = raw.decode(errors="replace").rstrip()
+            self.lines.append(line)
+            with contextlib.suppress(ValueError):
+                if found := SERVING.search(str(json.loads(line).get("msg", ""))):
+                    self.url = found.group(1)
+
+    def messages(self) -> list[str]:
+        return [str(json.loads(line).get("msg", "")) for line in self.lines if line.startswith("{")]
+
+    async def stop(self) -> int:
+        if self.proc.returncode is None:
+            self.proc.terminate()
+            try:
+                await asyncio.wait_for(self.proc.wait(), timeout=30)
+            except TimeoutError:
+                self.proc.kill()
+        await self.proc.wait()
+        await self._reader
+        return self.proc.returncode or 0
+
+
+@contextlib.asynccontextmanager
+async def arcsm(world: World, directory: Path) -> AsyncIterator[Arcsm]:
+    flags = [
+        "--http=127.0.0.1:0",
+        f"--http-max-connections={MAX_CONNECTIONS}",
+        f"--http-max-streams={MAX_STREAMS}",
+        f"--http-header-timeout={HEADER_TIMEOUT}",
+        "--http-idle-timeout=1",
+        "--log-format=json",
+    ]
+    kubeconfig = world.write_kubeconfig(directory / "kubeconfig")
+    proc = await asyncio.create_subprocess_exec(
+        *harness.run_command(directory / "journal.db", kubeconfig, *flags),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        preexec_fn=few_descriptors,
+    )
+    run = Arcsm(proc)
+    try:
+        await eventually(lambda: run.url, timeout=TIMEOUT, what="arcsm serving its HTTP API")
+        yield run
+    finally:
+        assert await run.stop() == 0
+
+
+async def slow_client(host: str, port: int, n: int) -> bytes:
+    """Connect and send nothing (even ``n``) or a request head that never ends (odd ``n``); what the
+    server sends before it closes (b"" when it closes without a word), read within the deadline."""
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout=TIMEOUT)
+    try:
+        if n % 2:
+            writer.write(PARTIAL)
+        return await asyncio.wait_for(reader.read(4096), timeout=TIMEOUT)
+    finally:
+        writer.close()
+
+
+async def test_slow_clients_past_the_descriptor_limit_neither_stop_reconciling_nor_flood_the_log(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    async with arcsm(world, tmp_path) as run:
+        host, port = run.url.removeprefix("http://").rsplit(":", 1)
+        flood = [asyncio.create_task(slow_client(host, int(port), n)) for n in range(CLIENTS)]
+        await harness.create(kube, harness.scale_set_body(world))
+        answers = await asyncio.gather(*flood)
+
+        # Past the bound: a 503 with a one-line JSON body, then the server closes. The ones let in sent
+        # no whole request head: closed after the header timeout with no answer, which lets others in.
+        refused = [a for a in answers if a.startswith(b"HTTP/1.1 503")]
+        let_in = [a for a in answers if not a.startswith(b"HTTP/1.1 503")]
+        assert let_in == [b""] * len(let_in)
+        assert len(let_in) >= MAX_CONNECTIONS and len(refused) >= CLIENTS // 2, (len(let_in), len(refused))
+        body = json.loads(refused[0].split(b"\r\n\r\n", 1)[1])
+        assert f"{MAX_CONNECTIONS} connections open" in body["detail"] and "\n" not in body["detail"]
+
+        async with httpx.AsyncClient(base_url=run.url, timeout=5) as http:
+            assert (await http.get("/healthz")).status_code == 200
+            async with contextlib.AsyncExitStack() as streams:
+                for _ in range(MAX_STREAMS):
+                    opened = await streams.enter_async_context(http.stream("GET", "/api/v1/journal/stream"))
+                    assert opened.status_code == 200
+                one_more = await http.get("/api/v1/journal/stream")
+                assert one_more.status_code == 503 and one_more.headers["retry-after"]
+                assert f"{MAX_STREAMS} journal streams open" in one_more.json()["detail"]
+            # Closed streams are counted out: a new one is let in.
+            async with http.stream("GET", "/api/v1/journal/stream") as again:
+                assert again.status_code == 200
+
+        await eventually(
+            lambda: _is_running(kube), timeout=TIMEOUT, what="the scale set Running while the clients flooded"
+        )
+    messages = run.messages()
+    assert len(run.lines) < 80, "\n".join(run.lines[-20:])
+    assert sum("refused a connection" in m for m in messages) <= 2  # once, then once with the count
+    assert not any("Traceback" in line for line in run.lines)
+
+
+async def _is_running(kube: client.ApiClient) -> bool:
+    return await harness.phase(kube) == "Running"
