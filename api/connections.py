@@ -5,9 +5,12 @@ The HTTP API runs in the controller's event loop and process: its connections sh
 with the controller's Kubernetes client, and its accept loop shares the loop with the reconciles. So:
 
 * ``Acceptor`` is the accept loop (in place of asyncio's ``Server``, which uvicorn would start): one
-  ``sock_accept`` at a time. Past ``max_connections`` open, a connection is answered 503 with a one-line
-  JSON body and closed (``Refusal``); past ``REFUSING`` refusals under way as well, it waits for one to
-  end before it accepts again. When ``accept`` fails because the process or the system is out of
+  ``sock_accept`` at a time. With ``max_connections`` open, a new one takes the place of the one that
+  has waited longest for a request head (a kept-alive connection between requests, or a client that
+  sends nothing): so idle and silent clients cannot keep a probe out. When every one is answering a
+  request (a stream, a slow answer), the new one is answered 503 with a one-line JSON body and closed
+  (``Refusal``); past ``REFUSING`` refusals under way as well, it waits for one to end before it
+  accepts again. When ``accept`` fails because the process or the system is out of
   descriptors or memory, it waits ``RETRY`` seconds and tries again, logging the failure once a window
   with a count (``api.summarising``): asyncio's own loop would log a traceback for every pending
   connection on every try (up to its backlog, 2048 in uvicorn's default, at each event-loop tick).
@@ -150,25 +153,60 @@ class Acceptor:
                 conn.close()
 
     def _protocol_for_one_more(self) -> asyncio.Protocol:
-        if len(self._connections) < self._max:
+        if len(self._connections) < self._max or self._evict_the_longest_waiting():
             return self._protocol()
-        log.warning("the HTTP API refused a connection: %d open, its bound", self._max)
+        log.warning("the HTTP API refused a connection: %d open, its bound, all answering", self._max)
         return Refusal(self._answer, self._refusing, self._freed)
+
+    def _evict_the_longest_waiting(self) -> bool:
+        """Close the connection that has waited longest for a request head, if one does: a client that
+        sends nothing holds its place only until someone needs it."""
+        waiting = [
+            (since, c)
+            for c in self._connections
+            if isinstance(c, TimedH11Protocol) and (since := c.waiting_since) is not None
+        ]
+        if not waiting:
+            return False
+        _, longest = min(waiting, key=lambda pair: pair[0])
+        longest.evict()
+        log.info("the HTTP API closed its longest idle connection for a new one (%d open)", self._max)
+        return True
 
 
 class TimedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol whose connections must send a request head within ``header_timeout``."""
+    """uvicorn's h11 protocol whose connections must send a request head within ``header_timeout``;
+    ``waiting_since`` says since when one has waited for a head (None while it is answering)."""
 
     def __init__(self, *args: Any, header_timeout: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timeout = header_timeout
         self._header_timer: asyncio.TimerHandle | None = None
+        self._waiting_cycle: object = None
+        self._waiting_at = 0.0
+        self._closing = False
+
+    @property
+    def waiting_since(self) -> float | None:
+        """The loop time it started waiting for a request head, or None while it answers one."""
+        cycle = self.cycle
+        if self._closing or cycle is not self._waiting_cycle:
+            return None  # closing, or a request head came since
+        if cycle is not None and not cycle.response_complete:
+            return None
+        return self._waiting_at
+
+    def evict(self) -> None:
+        self._closing = True
+        self._stop_waiting()
+        self.transport.close()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._await_head()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        self._closing = True
         self._stop_waiting()
         super().connection_lost(exc)
 
@@ -179,20 +217,20 @@ class TimedH11Protocol(H11Protocol):
 
     def _await_head(self) -> None:
         self._stop_waiting()
-        self._header_timer = self.loop.call_later(self._header_timeout, self._head_late, self.cycle)
+        self._waiting_cycle, self._waiting_at = self.cycle, self.loop.time()
+        self._header_timer = self.loop.call_later(self._header_timeout, self._head_late)
 
     def _stop_waiting(self) -> None:
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
 
-    def _head_late(self, cycle: object) -> None:
-        """The timer: unless a request head came since it started (a new cycle), close the connection."""
+    def _head_late(self) -> None:
+        """The timer: unless a request head came since it started, close the connection."""
         self._header_timer = None
-        answering = cycle is not None and not getattr(cycle, "response_complete", True)
-        if self.cycle is not cycle or answering or self.transport.is_closing():
+        if self.waiting_since is None or self.transport.is_closing():
             return
         log.info(
             "the HTTP API closed a connection that sent no whole request head in %.0f s", self._header_timeout
         )
-        self.transport.close()
+        self.evict()

@@ -1,7 +1,8 @@
 """The HTTP server's bounds on loopback: a kept-alive connection idle too long is closed, so is one that
-starts its next request head and never ends it (uvicorn's own keep-alive timer stops at the first byte),
-and an accept loop out of descriptors logs once, retries without spinning, and serves again once
-descriptors are free.
+starts its next request head and never ends it (uvicorn's own keep-alive timer stops at the first byte);
+at the connection bound a new connection takes the place of the longest silent one, and is answered 503
+with a one-line JSON body when every connection is answering; an accept loop out of descriptors logs
+once, retries without spinning, and serves again once descriptors are free.
 
 Real uvicorn through ``api.serving`` on 127.0.0.1 over a real journal file; raw sockets as clients.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import json
 import logging
 import os
 import resource
@@ -80,6 +82,41 @@ async def test_a_next_request_head_that_never_ends_is_closed_after_the_header_ti
         assert await closed(reader)
     finally:
         writer.close()
+
+
+async def test_at_the_bound_a_new_connection_takes_the_place_of_the_longest_silent_one(
+    server: ApiServer,
+) -> None:
+    silent = [await connect(server) for _ in range(LIMITS.max_connections)]
+    try:
+        reader, writer = await connect(server)
+        writer.write(HEALTHZ)
+        assert (await answer(reader)).startswith(b"HTTP/1.1 200")
+        writer.close()
+        assert await closed(silent[0][0])  # the longest silent, unanswered
+    finally:
+        for _, silent_writer in silent:
+            silent_writer.close()
+
+
+async def test_at_the_bound_with_every_connection_answering_a_new_one_is_answered_503(
+    server: ApiServer,
+) -> None:
+    async with contextlib.AsyncExitStack() as streams:
+        for _ in range(LIMITS.max_connections):
+            reader, writer = await connect(server)
+            streams.callback(writer.close)
+            writer.write(b"GET /api/v1/journal/stream HTTP/1.1\r\nHost: arcsm\r\n\r\n")
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=DEADLINE)
+            assert head.startswith(b"HTTP/1.1 200")
+        reader, writer = await connect(server)
+        streams.callback(writer.close)
+        writer.write(HEALTHZ)
+        refused = await answer(reader)
+        assert refused.startswith(b"HTTP/1.1 503")
+        detail = json.loads(refused.split(b"\r\n\r\n", 1)[1])["detail"]
+        assert f"{LIMITS.max_connections} connections open" in detail and "\n" not in detail
+        assert await closed(reader)
 
 
 @contextlib.contextmanager

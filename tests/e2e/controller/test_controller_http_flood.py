@@ -3,9 +3,11 @@ limit at 256 (set in the child before it runs) and its HTTP API bounded low by i
 holds more connections open than the process has descriptors, half of them sending nothing and half a
 request head that never ends.
 
-Shown: connections past the bound are answered 503 with a one-line JSON body; the slow ones are closed
-after the header timeout, after which ``/healthz`` answers 200; journal streams past their bound are
-answered 503; a scale set created meanwhile reconciles to Running; and the log stays a few dozen lines.
+Shown: ``/healthz`` answers 200 while the slow clients hold every connection the bound allows (a new
+connection takes the place of the one that has waited longest for a request head); every slow client is
+closed without an answer, by a newer one or by the header timeout; journal streams past their bound are
+answered 503 with a one-line JSON body; a scale set created meanwhile reconciles to Running; and the log
+stays a few dozen lines.
 
 Real ``arcsm run`` subprocess, real journal on disk, emulated cluster and fake GitHub in this process on
 loopback; every wait has a deadline.
@@ -33,7 +35,7 @@ TIMEOUT = 30.0
 DESCRIPTORS = 256
 CLIENTS = 300  # more than the child has descriptors
 MAX_CONNECTIONS, MAX_STREAMS = 16, 2
-HEADER_TIMEOUT = 1.0
+HEADER_TIMEOUT = 2.0
 SERVING = re.compile(r"serving the HTTP API on (\S+)")
 PARTIAL = b"GET /healthz HTTP/1.1\r\nHost: arcsm\r\nX-Slow: "
 
@@ -106,14 +108,18 @@ async def arcsm(world: World, directory: Path) -> AsyncIterator[Arcsm]:
         assert await run.stop() == 0
 
 
-async def slow_client(host: str, port: int, n: int) -> bytes:
+async def slow_client(host: str, port: int, n: int, connected: list[int]) -> bytes:
     """Connect and send nothing (even ``n``) or a request head that never ends (odd ``n``); what the
-    server sends before it closes (b"" when it closes without a word), read within the deadline."""
+    server sends before it closes (b"" when it closes without a word, or resets the connection because
+    it closed with part of that head unread), read within the deadline."""
     reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout=TIMEOUT)
+    connected.append(n)
     try:
         if n % 2:
             writer.write(PARTIAL)
         return await asyncio.wait_for(reader.read(4096), timeout=TIMEOUT)
+    except ConnectionResetError:
+        return b""
     finally:
         writer.close()
 
@@ -123,18 +129,14 @@ async def test_slow_clients_past_the_descriptor_limit_neither_stop_reconciling_n
 ) -> None:
     async with arcsm(world, tmp_path) as run:
         host, port = run.url.removeprefix("http://").rsplit(":", 1)
-        flood = [asyncio.create_task(slow_client(host, int(port), n)) for n in range(CLIENTS)]
+        connected: list[int] = []
+        flood = [asyncio.create_task(slow_client(host, int(port), n, connected)) for n in range(CLIENTS)]
         await harness.create(kube, harness.scale_set_body(world))
+        await eventually(lambda: len(connected) == CLIENTS, timeout=TIMEOUT, what="every slow client in")
+        async with httpx.AsyncClient(base_url=run.url, timeout=5) as http:
+            assert (await http.get("/healthz")).status_code == 200  # while they hold every place
         answers = await asyncio.gather(*flood)
-
-        # Past the bound: a 503 with a one-line JSON body, then the server closes. The ones let in sent
-        # no whole request head: closed after the header timeout with no answer, which lets others in.
-        refused = [a for a in answers if a.startswith(b"HTTP/1.1 503")]
-        let_in = [a for a in answers if not a.startswith(b"HTTP/1.1 503")]
-        assert let_in == [b""] * len(let_in)
-        assert len(let_in) >= MAX_CONNECTIONS and len(refused) >= CLIENTS // 2, (len(let_in), len(refused))
-        body = json.loads(refused[0].split(b"\r\n\r\n", 1)[1])
-        assert f"{MAX_CONNECTIONS} connections open" in body["detail"] and "\n" not in body["detail"]
+        assert answers == [b""] * CLIENTS  # closed by a newer one or the header timeout, unanswered
 
         async with httpx.AsyncClient(base_url=run.url, timeout=5) as http:
             assert (await http.get("/healthz")).status_code == 200
@@ -145,16 +147,22 @@ async def test_slow_clients_past_the_descriptor_limit_neither_stop_reconciling_n
                 one_more = await http.get("/api/v1/journal/stream")
                 assert one_more.status_code == 503 and one_more.headers["retry-after"]
                 assert f"{MAX_STREAMS} journal streams open" in one_more.json()["detail"]
-            # Closed streams are counted out: a new one is let in.
-            async with http.stream("GET", "/api/v1/journal/stream") as again:
-                assert again.status_code == 200
+
+            async def let_in() -> bool:
+                async with http.stream("GET", "/api/v1/journal/stream") as again:
+                    return again.status_code == 200
+
+            # Closed streams are counted out (once the server sees them gone): a new one is let in.
+            await eventually(let_in, timeout=TIMEOUT, what="a stream let in again")
 
         await eventually(
             lambda: _is_running(kube), timeout=TIMEOUT, what="the scale set Running while the clients flooded"
         )
     messages = run.messages()
     assert len(run.lines) < 80, "\n".join(run.lines[-20:])
-    assert sum("refused a connection" in m for m in messages) <= 2  # once, then once with the count
+    # Each kind of line once, then (if it repeated) once with the count.
+    for kind in ("closed its longest idle connection", "refused a journal stream"):
+        assert 1 <= sum(kind in m for m in messages) <= 2, kind
     assert not any("Traceback" in line for line in run.lines)
 
 
