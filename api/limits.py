@@ -1,8 +1,9 @@
 """How much of the process the HTTP API may hold, in a module of its own so that ``arcsm run`` checks its
 flags without importing the HTTP server (``api.serving`` brings uvicorn and FastAPI).
 
-* ``max_connections``: connections open at once; one past it is answered 503 and closed at once, so a
-  flood of clients holds no more descriptors than this (``api.connections``).
+* ``max_connections``: connections open at once, so a flood of clients holds no more descriptors than
+  this; one more takes the place of the connection longest waiting for a request, or is answered 503
+  and closed when every one is answering (``api.connections``).
 * ``header_timeout``: seconds a client has to send a whole request head, from connecting or from the end
   of its previous response; a client that sends nothing, or dribbles its headers, is closed then.
 * ``idle_timeout``: seconds a kept-alive connection waits for its next request (uvicorn's keep-alive).

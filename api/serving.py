@@ -11,8 +11,9 @@ rather than uvicorn exiting the process. uvicorn's own signal handling is switch
 embeds the server (the controller) owns SIGTERM and SIGINT and stops the server itself.
 
 The server keeps to ``limits`` (``api.limits.HttpLimits``): its own accept loop bounds the connections
-open and answers 503 past the bound, a connection that sends no request head in time is closed, a kept-
-alive one idle too long too (``api.connections``). Fewer connections than asked are kept when the
+open (one more takes the place of the longest idle, or is answered 503 when all are answering), a
+connection that sends no request head in time is closed, a kept-alive one idle too long too
+(``api.connections``). Fewer connections than asked are kept when the
 process's descriptor limit leaves less than ``limits.RESERVED`` descriptors to the rest of the process
 (a warning says so at start), so a flood of clients cannot take the descriptors the controller's own
 Kubernetes client needs. Repeated errors of uvicorn and of the accept loop are logged once a minute with

@@ -23,12 +23,14 @@ stderr and exit status 2; a failure to start is one line and exit status 1.
 ``/metrics``) in the controller process; it is off unless given, so nothing listens that was not asked
 for (in a pod, pass ``--http 0.0.0.0:8080`` for the probes and Prometheus). It is where upstream's
 ``--metrics-addr`` and ``--health-probe-bind-address`` both point. It keeps to bounds, so that no client
-can stop the controller: ``--http-max-connections`` (128) open at once, one more answered 503 (fewer when
-the descriptor limit would leave under 160 descriptors to the controller's own clients and refusals);
+can stop the controller: ``--http-max-connections`` (128) open at once (fewer when the descriptor limit
+would leave under 160 descriptors to the controller's own clients and refusals), one more taking the
+place of the connection longest waiting for a request, or answered 503 when every one is answering;
 ``--http-max-streams`` (32) journal event streams, one more answered 503; ``--http-header-timeout``
 (10 s) for a request head to arrive, or the connection is closed; ``--http-idle-timeout`` (5 s) between
 requests on a kept-alive connection. Repeated errors (a client flood, descriptors exhausted) are logged
-once a minute with a count.
+once a minute with a count. At start the soft descriptor limit is raised to the hard one, as Go
+programs do.
 
 Leader election: with ``--leader-elect`` (the default on the pod's service account, off when a kubeconfig
 was found) the replica decides and writes only while it holds the Lease ``--lease-name``
@@ -336,8 +338,9 @@ def run(
         typer.Option(
             envvar="ARCSM_HTTP_MAX_CONNECTIONS",
             metavar="N",
-            help="HTTP connections open at once; one more is answered 503 and closed (fewer are kept when "
-            "the descriptor limit would leave under 160 to the rest of the controller).",
+            help="HTTP connections open at once: one more takes the place of the longest idle, or is "
+            "answered 503 when all are answering (fewer are kept when the descriptor limit would leave "
+            "under 160 to the rest of the controller).",
             rich_help_panel=OUTPUT,
         ),
     ] = LIMITS.max_connections,
@@ -516,6 +519,7 @@ def run(
     elect = cluster.in_cluster if leader_elect is None else leader_elect
     settings = dataclasses.replace(settings, cluster=cluster, leader_election=election if elect else None)
     configure_logging(log_level, log_format)
+    _descriptors_up_to_the_hard_limit()
     try:
         code = asyncio.run(running.run(settings))
     except (actions_errors.InvalidConfiguration, JournalError, OSError, RuntimeError) as exc:
@@ -523,6 +527,19 @@ def run(
         typer.echo(f"arcsm run: {exc}", err=True)
         code = 1
     raise typer.Exit(code)
+
+
+def _descriptors_up_to_the_hard_limit() -> None:
+    """Raise the soft descriptor limit to the hard one, as every Go program (upstream ARC's too) does at
+    start: the HTTP API's connections and the controller's own clients share the process's table, and
+    a soft limit of 1024 left below a far higher hard one only makes them run out sooner."""
+    import contextlib
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):  # an unlimited hard limit is refused: keep the soft
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def _leader_election(

@@ -20,7 +20,7 @@ import contextlib
 import json
 import re
 import resource
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import httpx
@@ -42,6 +42,10 @@ PARTIAL = b"GET /healthz HTTP/1.1\r\nHost: arcsm\r\nX-Slow: "
 
 def few_descriptors() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (DESCRIPTORS, DESCRIPTORS))
+
+
+def soft_below_hard() -> None:
+    resource.setrlimit(resource.RLIMIT_NOFILE, (DESCRIPTORS, 4 * DESCRIPTORS))
 
 
 @pytest.fixture
@@ -84,7 +88,9 @@ class Arcsm:
 
 
 @contextlib.asynccontextmanager
-async def arcsm(world: World, directory: Path) -> AsyncIterator[Arcsm]:
+async def arcsm(
+    world: World, directory: Path, limit: Callable[[], None] = few_descriptors
+) -> AsyncIterator[Arcsm]:
     flags = [
         "--http=127.0.0.1:0",
         f"--http-max-connections={MAX_CONNECTIONS}",
@@ -98,7 +104,7 @@ async def arcsm(world: World, directory: Path) -> AsyncIterator[Arcsm]:
         *harness.run_command(directory / "journal.db", kubeconfig, *flags),
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
-        preexec_fn=few_descriptors,
+        preexec_fn=limit,
     )
     run = Arcsm(proc)
     try:
@@ -168,3 +174,10 @@ async def test_slow_clients_past_the_descriptor_limit_neither_stop_reconciling_n
 
 async def _is_running(kube: client.ApiClient) -> bool:
     return await harness.phase(kube) == "Running"
+
+
+async def test_the_soft_descriptor_limit_is_raised_to_the_hard_one(world: World, tmp_path: Path) -> None:
+    async with arcsm(world, tmp_path, soft_below_hard) as run:
+        limits = await asyncio.to_thread(Path(f"/proc/{run.proc.pid}/limits").read_text)
+    [line] = [line for line in limits.splitlines() if line.startswith("Max open files")]
+    assert line.split()[3:5] == [str(4 * DESCRIPTORS)] * 2, line
