@@ -10,9 +10,9 @@ with the controller's Kubernetes client, and its accept loop shares the loop wit
   sends nothing): so idle and silent clients cannot keep a probe out. When every one is answering a
   request (a stream, a slow answer), the new one is answered 503 with a one-line JSON body and closed
   (``Refusal``); past ``REFUSING`` refusals under way as well, it waits for one to end before it
-  accepts again. When ``accept`` fails because the process or the system is out of
-  descriptors or memory, it waits ``RETRY`` seconds and tries again, logging the failure once a window
-  with a count (``api.summarising``): asyncio's own loop would log a traceback for every pending
+  accepts again. When ``accept`` fails (the process or the system out of descriptors or memory, say),
+  it waits ``RETRY`` seconds and tries again, never giving up, logging the failure once a window with
+  a count (``api.summarising``): asyncio's own loop would log a traceback for every pending
   connection on every try (up to its backlog, 2048 in uvicorn's default, at each event-loop tick).
 * ``TimedH11Protocol`` is uvicorn's h11 protocol plus a header timeout: a connection must send a whole
   request head within ``header_timeout`` seconds of connecting, or of the end of its previous response,
@@ -137,13 +137,17 @@ class Acceptor:
             except OSError as exc:
                 if exc.errno in GONE:
                     continue
-                if exc.errno not in OUT_OF_RESOURCES:
-                    raise
+                advice = (
+                    "lower --http-max-connections or raise the descriptor limit"
+                    if exc.errno in OUT_OF_RESOURCES
+                    else "see the error"
+                )
                 log.error(
                     "the HTTP API cannot accept a connection: %s; it tries again every %.1f s, the "
-                    "controller keeps running (lower --http-max-connections or raise the descriptor limit)",
-                    exc.strerror,
+                    "controller keeps running (%s)",
+                    exc.strerror or exc,
                     RETRY,
+                    advice,
                 )
                 await asyncio.sleep(RETRY)
                 continue
