@@ -16,8 +16,8 @@ connection that sends no request head in time is closed, a kept-alive one idle t
 (``api.connections``). Fewer connections than asked are kept when the
 process's descriptor limit leaves less than ``limits.RESERVED`` descriptors to the rest of the process
 (a warning says so at start), so a flood of clients cannot take the descriptors the controller's own
-Kubernetes client needs. Repeated errors of uvicorn and of the accept loop are logged once a minute with
-a count (``api.summarising``).
+Kubernetes client needs. Repeated errors of uvicorn, of the accept loop and of asyncio's transports are
+logged once a minute with a count (``api.summarising``) while the server runs.
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ log = logging.getLogger("arcsm.api")
 
 DEFAULT_LIMITS = HttpLimits()
 GRACE = 5  # seconds requests in flight get to finish when the server stops
-# Where uvicorn and the accept loop log what a client can make them repeat.
-REPEATING = ("uvicorn.error", connections.log.name)
+# Where uvicorn, the accept loop and asyncio's transports (``socket.send() raised exception.`` for each
+# write to a client gone) log what a client can make them repeat.
+REPEATING = ("uvicorn.error", connections.log.name, "asyncio")
 
 
 class _EmbeddedServer(uvicorn.Server):

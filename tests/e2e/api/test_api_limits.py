@@ -15,6 +15,7 @@ import errno
 import json
 import logging
 import os
+import re
 import resource
 import socket
 from collections.abc import AsyncIterator, Iterator
@@ -164,3 +165,20 @@ async def test_out_of_descriptors_the_accept_loop_logs_once_and_serves_again(
     finally:
         for sock in clients:
             sock.close()
+
+
+async def test_while_it_serves_a_repeated_transport_warning_is_one_line_then_a_count(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    asyncio_log = logging.getLogger("asyncio")
+    with caplog.at_level(logging.WARNING, logger="asyncio"):
+        journal = await Journal.open(tmp_path / "journal.db")
+        started = await ApiServer.start(create_app(journal), host="127.0.0.1", port=0, limits=LIMITS)
+        for _ in range(100):
+            asyncio_log.warning("socket.send() raised exception.")  # asyncio's line for a client gone
+        await started.stop()
+        await journal.close()
+        asyncio_log.warning("socket.send() raised exception.")  # stopped: no longer summarised
+    lines = [r.getMessage() for r in caplog.records if r.name == "asyncio"]
+    assert len(lines) == 3 and lines[0] == lines[2] == "socket.send() raised exception."
+    assert re.fullmatch(r"99 more like this in the last \d+ s: socket\.send\(\) raised exception\.", lines[1])
