@@ -89,8 +89,9 @@ class Refusal(asyncio.Protocol):
 
 class Acceptor:
     """Accepts on ``sock`` for ``protocol`` while fewer than ``max_connections`` of ``connections`` are
-    open, and refuses with ``Refusal`` past them; while ``REFUSING`` refusals are under way too, it
-    accepts nothing more until one ends (the kernel's backlog holds the clients meanwhile, with no
+    open; at the bound, in place of the one longest waiting for a request head, or, when every one is
+    answering, refuses with ``Refusal``. While ``REFUSING`` refusals are under way too, it accepts
+    nothing more until one ends (the kernel's backlog holds the clients meanwhile, with no
     descriptor of this process). ``close`` and ``wait_closed`` stand in for ``asyncio.Server``'s in
     uvicorn's shutdown."""
 
