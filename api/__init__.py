@@ -3,7 +3,9 @@
 It reads the journal and never writes it. Modules, by what they hold:
 
 * ``app`` — ``create_app(journal, *, readiness=None, stats=None)``; ``serving`` — ``ApiServer`` /
-  ``serving(app, host=, port=)``, uvicorn inside a running event loop; ``addresses`` — ``parse_address``;
+  ``serving(app, host=, port=)``, uvicorn inside a running event loop, within ``limits`` (``HttpLimits``)
+  kept by ``connections`` (the accept loop, the header timeout), repeated errors summarised by
+  ``summarising``; ``addresses`` — ``parse_address``;
 * ``routes`` — the /api/v1 routes; ``probes`` — /healthz, /readyz, /metrics; ``pages`` — the timeline;
 * ``phases`` — phase history pages, from decision records and the observed phase changes between them
   (``phasehistory`` folds them; ``phaseindex`` keeps them in memory per app); ``journalfeed`` — raw

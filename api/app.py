@@ -45,12 +45,14 @@ def create_app(
     stats: ControllerStats | None = None,
     title: str = "arcsm",
     phase_items_kept: int = KEEP,
+    max_streams: int | None = None,
 ) -> FastAPI:
     """The API over ``journal`` (a ``store.journal.Journal`` open in this event loop).
 
     ``readiness`` answers ``/readyz`` (default: the journal's own state, role ``none``); ``stats`` adds
     the controller's reconcile and queue metrics to ``/metrics`` (default: none); ``phase_items_kept``
-    bounds the phase history held in memory (``phaseindex``; older pages are scanned). The app never writes
+    bounds the phase history held in memory (``phaseindex``; older pages are scanned); ``max_streams`` the
+    journal event streams open at once (None: no bound; one more is answered 503). The app never writes
     the journal. ``app.state.api.streams.close()`` ends the open event streams; ``api.serving`` does it
     before the server stops.
     """
@@ -58,7 +60,7 @@ def create_app(
         journal=journal,
         readiness=readiness or JournalReadiness(journal),
         metrics=Metrics(journal, stats),
-        streams=Streams(),
+        streams=Streams(max_streams),
         phases=PhaseIndex(items_of, keep=phase_items_kept),
     )
 

@@ -6,7 +6,8 @@ through the same redaction once more, so a record journaled by an older arcsm ca
 The stream is server-sent events: one ``record`` event per record (``id`` is its seq, so a client that
 reconnects with ``Last-Event-ID`` resumes where it stopped), and a comment line every ``KEEPALIVE``
 seconds while nothing happens, so proxies keep the connection and a gone client is noticed. It ends when
-the server stops (``Streams.close``) or the journal closes.
+the server stops (``Streams.close``) or the journal closes. At most ``Streams.limit`` are open at once:
+``Streams.admit`` refuses one more (the route answers 503), so readers cannot pile up on the server.
 """
 
 from __future__ import annotations
@@ -61,10 +62,23 @@ async def page(
 
 
 class Streams:
-    """The open event streams of one app: ``close`` ends them all (the server is stopping)."""
+    """The open event streams of one app, at most ``limit`` (None: no bound): ``admit`` counts one in,
+    ``release`` out; ``close`` ends them all (the server is stopping)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int | None = None) -> None:
         self.closing = asyncio.Event()
+        self.limit = limit
+        self.open = 0
+
+    def admit(self) -> bool:
+        """Count one more stream in, unless ``limit`` are open: then False, and nothing is counted."""
+        if self.limit is not None and self.open >= self.limit:
+            return False
+        self.open += 1
+        return True
+
+    def release(self) -> None:
+        self.open -= 1
 
     def close(self) -> None:
         self.closing.set()

@@ -9,11 +9,13 @@ set answer 503 with Retry-After while the phase history index first folds a larg
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response
 from fastapi.responses import StreamingResponse
+from starlette.types import Receive, Scope, Send
 
 from api import errors, etags, journalfeed, phases, scalesets
 from api.models import JournalPage, PhasePage, Problem, ScaleSetView
@@ -22,6 +24,7 @@ from api.state import ApiState, of
 from store.records import RecordType
 
 router = APIRouter(prefix="/api/v1")
+log = logging.getLogger("arcsm.api.http")  # summarised by ``api.serving``
 
 MAX_SEQ = 2**63 - 1  # SQLite's largest integer
 
@@ -48,6 +51,15 @@ TypeFilter = Annotated[
 ]
 
 HISTORY = {**errors.NOT_MODIFIED, **errors.PROBLEMS}
+STREAM_RETRY = 5  # seconds a client refused a stream is told to wait
+STREAMS_FULL: dict[int | str, dict[str, Any]] = {
+    503: {
+        "model": Problem,
+        "description": "As many journal streams are open as the server allows: retry after the seconds in "
+        "Retry-After.",
+        "headers": {"Retry-After": {"description": "Seconds to wait.", "schema": {"type": "integer"}}},
+    },
+}
 LOADING: dict[int | str, dict[str, Any]] = {
     503: {
         "model": Problem,
@@ -147,6 +159,7 @@ async def journal_records(
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
         },
         **errors.PROBLEMS,
+        **STREAMS_FULL,
     },
     summary="Journal records as server-sent events, following new ones",
 )
@@ -165,14 +178,38 @@ async def journal_stream(
 ) -> StreamingResponse:
     # A reconnecting EventSource repeats the URL's ?after= and adds the last id it saw: the later wins.
     start = max(after or 0, _seq(last_event_id))
+    if not state.streams.admit():
+        log.warning("the HTTP API refused a journal stream: %d open, its bound", state.streams.limit)
+        raise HTTPException(
+            status_code=503,
+            detail=f"the HTTP API has {state.streams.limit} journal streams open, its bound: retry later, "
+            "or raise --http-max-streams",
+            headers={"Retry-After": str(STREAM_RETRY)},
+        )
     events = journalfeed.stream(
         state.journal, state.streams, after=start, kinds=kinds, namespace=namespace, name=name, types=types
     )
-    return StreamingResponse(
+    return _EventStream(
         events,
+        state.streams,
         media_type="text/event-stream",
         headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
     )
+
+
+class _EventStream(StreamingResponse):
+    """A stream that counts itself out of ``streams`` once answered, however it ended (even before its
+    first event, when the client went away at once and the generator never ran)."""
+
+    def __init__(self, content: Any, streams: journalfeed.Streams, **kwargs: Any) -> None:
+        super().__init__(content, **kwargs)
+        self._streams = streams
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._streams.release()
 
 
 def _seq(text: str | None) -> int:

@@ -2,7 +2,8 @@
 the seed's story while the timeline page shows it; or, with ``--in-cluster``, arcsm installed with its
 Helm chart on the emulated cluster and run there (``controller.clusterdemo``).
 
-    arcsm demo [--journal PATH] [--http HOST:PORT] [--once] [--step-timeout SECONDS]
+    arcsm demo [--journal PATH] [--http HOST:PORT] [--http-max-streams N] [...] [--once]
+               [--step-timeout SECONDS]
     arcsm demo --in-cluster [--http HOST:PORT] [--once] [--step-timeout SECONDS]
 
 It starts ``sim.world.World`` with the fake GitHub (refusing runners older than
@@ -10,7 +11,9 @@ It starts ``sim.world.World`` with the fake GitHub (refusing runners older than
 ``controller.running.run`` on a journal (in a temporary directory unless ``--journal`` names one) and the
 HTTP API, then plays ``demostory.Story``: one line on stdout per step as it happens. Afterwards it keeps
 running until SIGINT or SIGTERM, or ends at once with ``--once``. Exit status 0 when the story played, 1
-when a step timed out or failed (the line says which), 2 for bad options.
+when a step timed out or failed (the line says which), 2 for bad options. The HTTP API keeps to the
+bounds of ``arcsm run``'s, set by the same ``--http-*`` flags (not with ``--in-cluster``: there the
+chart's ``http`` values set them).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import typer
 from kubernetes_asyncio import client
 
 from api.addresses import parse_address
+from api.limits import HttpLimits
 from controller import demostory, running
 from controller.kubeconfigs import Source
 from controller.logformat import LEVELS, configure_logging
@@ -39,6 +43,7 @@ from store.settings import JournalSettings
 from watchers.settings import WatchSettings
 
 PREFIX = "arcsm demo:"
+LIMITS = HttpLimits()  # arcsm run's defaults, for the help
 INTERRUPTED = 130  # the shell's status for a process ended by SIGINT
 STOP_TIMEOUT = 30.0
 
@@ -60,6 +65,31 @@ def demo(
         str,
         typer.Option("--http", help="Serve the timeline and the API on HOST:PORT; port 0 picks a free one."),
     ] = "127.0.0.1:8080",
+    http_max_connections: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N", help=f"HTTP connections open at once, as arcsm run's ({LIMITS.max_connections})."
+        ),
+    ] = None,
+    http_max_streams: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N", help=f"Journal event streams open at once, as arcsm run's ({LIMITS.max_streams})."
+        ),
+    ] = None,
+    http_header_timeout: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS", help=f"Seconds for a request head, as arcsm run's ({LIMITS.header_timeout:g})."
+        ),
+    ] = None,
+    http_idle_timeout: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            help=f"Seconds a kept-alive connection may idle, as arcsm run's ({LIMITS.idle_timeout:g}).",
+        ),
+    ] = None,
     once: Annotated[bool, typer.Option("--once", help="End after the story instead of running on.")] = False,
     step_timeout: Annotated[
         float, typer.Option(help="How long each step of the story may take before the demo gives up.")
@@ -90,6 +120,15 @@ def demo(
         raise typer.BadParameter("must be positive", param_hint="--step-timeout")
     if log_level not in LEVELS:
         raise typer.BadParameter(f"must be one of {', '.join(LEVELS)}", param_hint="--log-level")
+    given = (http_max_connections, http_max_streams, http_header_timeout, http_idle_timeout)
+    if in_cluster and any(value is not None for value in given):
+        raise typer.BadParameter(
+            "set the chart's http values instead", param_hint="--http-* with --in-cluster"
+        )
+    try:
+        limits = _limits(*given)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--http-*") from None
     if in_cluster and journal is not None:
         raise typer.BadParameter(
             "the in-cluster controller keeps its journal on its pod's volume", param_hint="--journal"
@@ -101,11 +140,36 @@ def demo(
     if in_cluster:
         code = asyncio.run(play_in_cluster(port=port, once=once, step_timeout=step_timeout))
     else:
-        code = asyncio.run(play(journal=journal, host=host, port=port, once=once, step_timeout=step_timeout))
+        code = asyncio.run(
+            play(journal=journal, host=host, port=port, once=once, step_timeout=step_timeout, limits=limits)
+        )
     raise typer.Exit(code)
 
 
-async def play(*, journal: Path | None, host: str, port: int, once: bool, step_timeout: float) -> int:
+def _limits(
+    max_connections: int | None,
+    max_streams: int | None,
+    header_timeout: float | None,
+    idle_timeout: float | None,
+) -> HttpLimits:
+    """The HTTP API's bounds: those given, arcsm run's defaults for the rest."""
+    return HttpLimits(
+        max_connections=LIMITS.max_connections if max_connections is None else max_connections,
+        max_streams=LIMITS.max_streams if max_streams is None else max_streams,
+        header_timeout=LIMITS.header_timeout if header_timeout is None else header_timeout,
+        idle_timeout=LIMITS.idle_timeout if idle_timeout is None else idle_timeout,
+    )
+
+
+async def play(
+    *,
+    journal: Path | None,
+    host: str,
+    port: int,
+    once: bool,
+    step_timeout: float,
+    limits: HttpLimits | None = None,
+) -> int:
     """Run everything, play the story, then wait for a signal (or not, with ``once``); the exit status."""
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -116,7 +180,10 @@ async def play(*, journal: Path | None, host: str, port: int, once: bool, step_t
             directory = Path(scratch)
             journal_path = journal if journal is not None else directory / "journal.db"
             try:
-                async with _running(directory, journal_path, host, port) as (story, controller):
+                running_demo = _running(
+                    directory, journal_path, HttpSettings(host, port, limits or HttpLimits())
+                )
+                async with running_demo as (story, controller):
                     story.timeout = step_timeout
                     code = await _until_first(story.play(), stopping, once=once, controller=controller)
             except demostory.DemoFailed as exc:
@@ -237,7 +304,7 @@ def _ended(task: asyncio.Task[int]) -> str:
 
 @contextlib.asynccontextmanager
 async def _running(
-    directory: Path, journal_path: Path, host: str, port: int
+    directory: Path, journal_path: Path, http: HttpSettings
 ) -> AsyncIterator[tuple[demostory.Story, asyncio.Task[int]]]:
     """The world, then the controller serving the HTTP API; stopped in reverse: the controller, then the
     pods while the fake service still answers (so the listener ends cleanly), then the world."""
@@ -256,7 +323,7 @@ async def _running(
             machines=MachineSettings(
                 controller_namespace=demostory.CONTROLLER_NAMESPACE, listener_image="arcsm:demo"
             ),
-            http=HttpSettings(host=host, port=port),
+            http=http,
         )
         stop = asyncio.Event()
         served: asyncio.Future[str] = asyncio.get_running_loop().create_future()

@@ -88,8 +88,8 @@ async def serving(
 ) -> AsyncIterator[str | None]:
     """Serve the API while the block runs; yields its URL."""
     probe = ControllerProbe(journal=journal, role=role, watchers=watchers, metrics=metrics)
-    app = create_app(journal, readiness=probe, stats=probe)
-    server = await ApiServer.start(app, host=settings.host, port=settings.port)
+    app = create_app(journal, readiness=probe, stats=probe, max_streams=settings.limits.max_streams)
+    server = await ApiServer.start(app, host=settings.host, port=settings.port, limits=settings.limits)
     log.info("serving the HTTP API on %s", server.url)
     if on_url is not None:
         on_url(server.url)

@@ -22,7 +22,15 @@ stderr and exit status 2; a failure to start is one line and exit status 1.
 ``--http HOST:PORT`` serves the read-only HTTP API (phase history, journal, ``/healthz``, ``/readyz``,
 ``/metrics``) in the controller process; it is off unless given, so nothing listens that was not asked
 for (in a pod, pass ``--http 0.0.0.0:8080`` for the probes and Prometheus). It is where upstream's
-``--metrics-addr`` and ``--health-probe-bind-address`` both point.
+``--metrics-addr`` and ``--health-probe-bind-address`` both point. It keeps to bounds, so that no client
+can stop the controller: ``--http-max-connections`` (128) open at once (fewer when the descriptor limit
+would leave under 160 descriptors to the controller's own clients and refusals), one more taking the
+place of the connection longest waiting for a request, or answered 503 when every one is answering;
+``--http-max-streams`` (32) journal event streams, one more answered 503; ``--http-header-timeout``
+(10 s) for a request head to arrive, or the connection is closed; ``--http-idle-timeout`` (5 s) between
+requests on a kept-alive connection. Repeated errors (a client flood, descriptors exhausted) are logged
+once a minute with a count. At start the soft descriptor limit is raised to the hard one, as Go
+programs do.
 
 Leader election: with ``--leader-elect`` (the default on the pod's service account, off when a kubeconfig
 was found) the replica decides and writes only while it holds the Lease ``--lease-name``
@@ -52,6 +60,7 @@ from typing import Annotated
 import typer
 
 from api.addresses import parse_address
+from api.limits import HttpLimits
 from controller import kubeconfigs
 from controller.contexts import ExecutorSettings
 from controller.logformat import FORMATS, LEVELS, configure_logging
@@ -63,6 +72,7 @@ from controller.runflags import (
     days,
     names,
     per_kind,
+    positive,
     readable_size,
     size,
 )
@@ -76,6 +86,7 @@ __all__ = ["run"]
 CLUSTER, LOOP, JOURNAL, LISTENERS, OUTPUT = "Cluster", "Reconciles", "Journal", "Listeners", "Logs and HTTP"
 LEADER = "Leader election"
 MACHINES, JOURNALS, WATCHES = MachineSettings(), JournalSettings(), WatchSettings()
+LIMITS = HttpLimits()
 
 
 def run(
@@ -336,6 +347,46 @@ def run(
             rich_help_panel=OUTPUT,
         ),
     ] = None,
+    http_max_connections: Annotated[
+        int,
+        typer.Option(
+            envvar="ARCSM_HTTP_MAX_CONNECTIONS",
+            metavar="N",
+            help="HTTP connections open at once: one more takes the place of the longest idle, or is "
+            "answered 503 when all are answering (fewer are kept when the descriptor limit would leave "
+            "under 160 to the rest of the controller).",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = LIMITS.max_connections,
+    http_max_streams: Annotated[
+        int,
+        typer.Option(
+            envvar="ARCSM_HTTP_MAX_STREAMS",
+            metavar="N",
+            help="Journal event streams (/api/v1/journal/stream, the timeline page) open at once; one more "
+            "is answered 503.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = LIMITS.max_streams,
+    http_header_timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_HTTP_HEADER_TIMEOUT",
+            metavar="SECONDS",
+            help="Close an HTTP connection that sends no whole request head this long after connecting or "
+            "after its previous answer.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = LIMITS.header_timeout,
+    http_idle_timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_HTTP_IDLE_TIMEOUT",
+            metavar="SECONDS",
+            help="Close a kept-alive HTTP connection idle this long between requests.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = LIMITS.idle_timeout,
     leader_elect: Annotated[
         bool | None,
         typer.Option(
@@ -410,7 +461,13 @@ def run(
     try:
         choice(log_level, tuple(LEVELS), "--log-level")
         choice(log_format, FORMATS, "--log-format")
-        address = None if http is None else HttpSettings(*parse_address(http))
+        limits = HttpLimits(
+            max_connections=at_least_one(http_max_connections, "--http-max-connections"),
+            max_streams=at_least_one(http_max_streams, "--http-max-streams"),
+            header_timeout=positive(http_header_timeout, "--http-header-timeout"),
+            idle_timeout=positive(http_idle_timeout, "--http-idle-timeout"),
+        )
+        address = None if http is None else HttpSettings(*parse_address(http), limits=limits)
         if resync_period < 0:
             raise BadOption(f"--resync-period must not be negative (0: never), not {resync_period}")
         settings = ControllerSettings(
@@ -477,6 +534,7 @@ def run(
     elect = cluster.in_cluster if leader_elect is None else leader_elect
     settings = dataclasses.replace(settings, cluster=cluster, leader_election=election if elect else None)
     configure_logging(log_level, log_format)
+    _descriptors_up_to_the_hard_limit()
     try:
         code = asyncio.run(running.run(settings))
     except JournalCorrupt as exc:
@@ -494,6 +552,19 @@ def run(
         typer.echo(f"arcsm run: {exc}", err=True)
         code = 1
     raise typer.Exit(code)
+
+
+def _descriptors_up_to_the_hard_limit() -> None:
+    """Raise the soft descriptor limit to the hard one, as every Go program (upstream ARC's too) does at
+    start: the HTTP API's connections and the controller's own clients share the process's table, and
+    a soft limit of 1024 left below a far higher hard one only makes them run out sooner."""
+    import contextlib
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):  # an unlimited hard limit is refused: keep the soft
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def _leader_election(

@@ -89,3 +89,9 @@ def at_least_one(value: int, flag: str) -> int:
     if value < 1:
         raise BadOption(f"{flag} must be at least 1, not {value}")
     return value
+
+
+def positive(value: float, flag: str) -> float:
+    if value <= 0:
+        raise BadOption(f"{flag} must be more than 0 seconds, not {value}")
+    return value

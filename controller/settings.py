@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from actions.client import ClientSettings
+from api.limits import HttpLimits
 from controller.contexts import ExecutorSettings
 from controller.kubeconfigs import Source
 from statemachines.snapshots import Settings as MachineSettings
@@ -80,10 +81,12 @@ class ReconcileSettings:
 @dataclass(frozen=True)
 class HttpSettings:
     """Where the controller serves its HTTP API (phase history, journal, health, metrics): ``host`` and
-    ``port`` (0 picks a free one; the address is logged)."""
+    ``port`` (0 picks a free one; the address is logged), and the ``limits`` it keeps to (connections,
+    timeouts, event streams: ``api.limits``)."""
 
     host: str = "127.0.0.1"
     port: int = 8080
+    limits: HttpLimits = field(default_factory=HttpLimits)
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:

@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import os
+import signal
 from pathlib import Path
+
+import httpx
 
 from controller.demostory import DEMO_PAT
 from store.records import RecordType
@@ -77,6 +80,38 @@ async def test_demo_once_plays_the_story_and_leaves_the_phase_history_in_its_jou
     assert not any(DEMO_PAT in str(r.as_json()) for r in everything), (
         "the config Secret's token was journaled"
     )
+
+
+async def test_demo_keeps_its_http_api_to_the_bounds_it_is_given() -> None:
+    process = await asyncio.create_subprocess_exec(
+        ARCSM,
+        "demo",
+        "--http",
+        "127.0.0.1:0",
+        "--http-max-streams",
+        "1",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    assert process.stdout is not None
+    try:
+        async with asyncio.timeout(60):
+            while "journal stream: curl -sN '" not in (line := (await process.stdout.readline()).decode()):
+                assert line, "the demo ended before serving"
+        url = line.split("'")[1].split("/api/")[0]
+        async with (
+            httpx.AsyncClient(base_url=url, timeout=10) as http,
+            http.stream("GET", "/api/v1/journal/stream") as first,
+        ):
+            assert first.status_code == 200
+            second = await http.get("/api/v1/journal/stream")
+            assert second.status_code == 503
+            assert "1 journal streams open" in second.json()["detail"]
+    finally:
+        process.send_signal(signal.SIGINT)
+        async with asyncio.timeout(60):
+            await process.communicate()
 
 
 async def test_demo_refuses_an_address_that_is_not_host_and_port(tmp_path: Path) -> None:

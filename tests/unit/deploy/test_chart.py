@@ -228,6 +228,18 @@ def test_the_controller_runs_locked_down_with_probes_on_its_http_port() -> None:
     assert service["spec"]["ports"][0]["targetPort"] == "http"
 
 
+def test_the_http_bounds_are_arcsms_defaults_unless_given() -> None:
+    assert not [a for a in container(render({}))["args"] if a.startswith("--http-")]
+    given = {"maxConnections": 64, "maxStreams": 8, "headerTimeout": 5, "idleTimeout": 2.5}
+    args = container(render({"http": given}))["args"]
+    assert [a for a in args if a.startswith("--http-")] == [
+        "--http-max-connections=64",
+        "--http-max-streams=8",
+        "--http-header-timeout=5",
+        "--http-idle-timeout=2.5",
+    ]
+
+
 def test_the_journal_can_be_sized_classed_or_ephemeral() -> None:
     sized = one(
         render({"journal": {"persistence": {"size": "10Gi", "storageClass": "fast-ssd"}}}),

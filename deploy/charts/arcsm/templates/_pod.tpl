@@ -54,6 +54,20 @@ spec:
         {{- with .Values.flags.k8sClientRateLimiterBurst }}
         - --burst={{ . }}
         {{- end }}
+        {{- with .Values.http }}
+        {{- with .maxConnections }}
+        - --http-max-connections={{ . }}
+        {{- end }}
+        {{- with .maxStreams }}
+        - --http-max-streams={{ . }}
+        {{- end }}
+        {{- with .headerTimeout }}
+        - --http-header-timeout={{ . }}
+        {{- end }}
+        {{- with .idleTimeout }}
+        - --http-idle-timeout={{ . }}
+        {{- end }}
+        {{- end }}
         - --listener-metrics-addr={{ .Values.metrics.listenerAddr | default "0" }}
         - --listener-metrics-endpoint={{ .Values.metrics.listenerEndpoint }}
         {{- range .Values.imagePullSecrets }}
