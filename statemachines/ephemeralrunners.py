@@ -457,7 +457,8 @@ def _outcome_unknown(out: Outcome) -> bool:
 
 
 def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: Outcome) -> bool:
-    """A runner with this name is registered: look it up, then remove it and retry, or give up."""
+    """A runner with this name is registered (or may be: the JIT config's outcome is unknown): look it
+    up, then remove it and retry, or give up."""
     lookup = p.call(effects.ActionsOp.GET_RUNNER_BY_NAME, name=p.s.subject.name)
     found = outcomes.of(p.s, lookup)
     if found is None or not found.newer_than(jit_out):
