@@ -364,6 +364,14 @@ async def test_a_session_held_by_another_listener_is_waited_for(
     assert await listener.finish() == 0
 
 
+async def recorded(kube: client.ApiClient, session_id: str) -> bool:
+    """Whether the runner set names ``session_id`` as its listener's session."""
+    ers = await client.CustomObjectsApi(kube).get_namespaced_custom_object(
+        GROUP, "v1alpha1", NS, "ephemeralrunnersets", ERS
+    )
+    return (ers["metadata"].get("annotations") or {}).get(SESSION_ANNOTATION) == session_id
+
+
 async def test_a_session_left_behind_in_an_outage_is_reclaimed_by_the_next_listener(
     world: World, kube: client.ApiClient, setup: Setup
 ) -> None:
@@ -373,14 +381,7 @@ async def test_a_session_left_behind_in_an_outage_is_reclaimed_by_the_next_liste
     fake = world.github
     first = await start_listener(world, setup, kube)
     stale = await eventually(lambda: fake.state.session_of(setup.scale_set_id), what="the first session")
-
-    async def recorded() -> bool:
-        ers = await client.CustomObjectsApi(kube).get_namespaced_custom_object(
-            GROUP, "v1alpha1", NS, "ephemeralrunnersets", ERS
-        )
-        return (ers["metadata"].get("annotations") or {}).get(SESSION_ANNOTATION) == stale.id
-
-    await eventually(recorded, what="the session recorded on the runner set")
+    await eventually(lambda: recorded(kube, stale.id), what="the session recorded on the runner set")
     fake.inject(GitHubFault(path="/tenant/", status=503, times=None))
     assert await first.finish() == 0  # deleted during the outage
     assert [c.status for c in fake.calls_to("DELETE", f"/sessions/{stale.id}")][-1] == 503
@@ -407,6 +408,27 @@ async def test_a_session_left_behind_in_an_outage_is_reclaimed_by_the_next_liste
 
     await eventually(scaled, timeout=10, what="the replacement scaling the runner set")
     assert await second.finish() == 0
+
+
+async def test_a_listener_whose_session_was_reclaimed_does_not_take_it_back(
+    world: World, kube: client.ApiClient, setup: Setup
+) -> None:
+    """Two listeners of one runner set (an old pod still running beside its replacement): the new one
+    reclaims the old one's session; the old one, which had a session already, only waits, and gives up
+    after its bounded conflicts, so the two never take the session from each other in turn."""
+    fake = world.github
+    old = await start_listener(world, setup, kube)
+    first = await eventually(lambda: fake.state.session_of(setup.scale_set_id), what="the old session")
+    await eventually(lambda: recorded(kube, first.id), what="the old session recorded")
+    new = await start_listener(world, setup, kube)
+    second = await eventually(
+        lambda: (s := fake.state.session_of(setup.scale_set_id)) is not None and s.id != first.id and s,
+        what="the new listener's session",
+    )
+    assert await asyncio.wait_for(old.task, 10) == 1  # its conflicts spent
+    assert fake.state.session_of(setup.scale_set_id) is second
+    assert not fake.calls_to("DELETE", f"/sessions/{second.id}")
+    assert await new.finish() == 0
 
 
 async def test_metrics_are_served_on_metrics_addr(
