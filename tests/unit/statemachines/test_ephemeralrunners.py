@@ -243,18 +243,20 @@ def test_jit_name_collision_in_the_same_scale_set_removes_and_retries() -> None:
     assert world.registered[NAME][0] == 100 and world.get("Secret") is not None
 
 
-def _interrupted_world() -> tuple[RunnerWorld, effects.CreateJitConfigSecret]:
-    """A controller stopped after the service issued a JIT config (runner 55) but before its Secret."""
+def _interrupted_world(error: str = "Interrupted") -> tuple[RunnerWorld, effects.CreateJitConfigSecret]:
+    """A controller stopped (or ran out of time) after the service issued a JIT config (runner 55) but
+    before its Secret was written."""
     world = RunnerWorld.with_runner()
     (jit,) = of_type(world.step(), effects.CreateJitConfigSecret)
     world.objects.pop(("Secret", NAME))
     world.registered[NAME] = (55, SCALE_SET_ID)
-    world.results[jit.key] = {"ok": False, "error": "Interrupted", "at": pods.format_time(world.now)}
+    world.results[jit.key] = {"ok": False, "error": error, "at": pods.format_time(world.now)}
     return world, jit
 
 
-def test_an_interrupted_jit_config_is_looked_up_and_removed_before_another_is_generated() -> None:
-    world, _ = _interrupted_world()
+@pytest.mark.parametrize("error", ["Interrupted", "Timeout"])
+def test_an_interrupted_jit_config_is_looked_up_and_removed_before_another_is_generated(error: str) -> None:
+    world, _ = _interrupted_world(error)
     lookup = world.step()
     assert not of_type(lookup, effects.CreateJitConfigSecret)
     assert [c.args for c in calls(lookup, effects.ActionsOp.GET_RUNNER_BY_NAME)] == [{"name": NAME}]
