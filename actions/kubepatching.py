@@ -1,9 +1,13 @@
 """The listener's two Kubernetes writes (spec §5.1, §5.4), with kubernetes_asyncio, as JSON merge patches:
 
-* ``patch_runner_set(body)``: ``PATCH …/namespaces/{ns}/ephemeralrunnersets/{name}`` (``spec.replicas``,
-  ``spec.patchID``);
+* ``patch_runner_set(body, session_id=)``: ``PATCH …/namespaces/{ns}/ephemeralrunnersets/{name}``
+  (``spec.replicas``, ``spec.patchID``; with ``session_id``, that id in the annotation below);
 * ``patch_runner_status(name, body)``: ``PATCH …/namespaces/{ns}/ephemeralrunners/{name}/status`` (the
-  job a runner took); NotFound is ignored, the runner may be gone already.
+  job a runner took); NotFound is ignored, the runner may be gone already;
+* ``recorded_session()``: the id of the message session the set's listener opened last, kept in the
+  set's annotation ``arcsm.io/listener-session`` so that the next listener can delete a session its
+  predecessor could not (``actions.listener``). It is read from the object an empty merge patch returns
+  (which changes nothing), because the listener's Role grants no get.
 
 Both are sent as ``application/merge-patch+json``, which is all the listener's Role allows besides
 nothing (no get, no list). ``ApiException`` and transport failures are translated here into the
@@ -38,6 +42,7 @@ RUNNER_SETS: Final = "ephemeralrunnersets"
 RUNNERS: Final = "ephemeralrunners"
 MERGE_PATCH: Final = "application/merge-patch+json"
 TRANSIENT_STATUSES: Final = frozenset({409, 429})
+SESSION_ANNOTATION: Final = "arcsm.io/listener-session"
 
 # What ``connect`` accepts: a client the caller keeps, a Configuration, or None for in-cluster.
 Kube = client.ApiClient | client.Configuration | None
@@ -51,8 +56,10 @@ class KubeScaleTarget:
         self.namespace = namespace
         self.name = name
 
-    async def patch_runner_set(self, body: Mapping[str, object]) -> None:
+    async def patch_runner_set(self, body: Mapping[str, object], *, session_id: str | None = None) -> None:
         what = f"EphemeralRunnerSet {self.namespace}/{self.name}"
+        if session_id is not None:
+            body = {**body, "metadata": {"annotations": {SESSION_ANNOTATION: session_id}}}
         # The client's stubs omit ``_content_type``; the generated method takes it (and needs it, or a
         # dict body goes out as a JSON patch).
         await _patch(
@@ -61,6 +68,18 @@ class KubeScaleTarget:
             ),
             what=what,
         )
+
+    async def recorded_session(self) -> str | None:
+        what = f"EphemeralRunnerSet {self.namespace}/{self.name}"
+        found = await _patch(
+            self._objects.patch_namespaced_custom_object(  # type: ignore[call-arg]
+                GROUP, VERSION, self.namespace, RUNNER_SETS, self.name, {}, _content_type=MERGE_PATCH
+            ),
+            what=what,
+        )
+        annotations = ((found or {}).get("metadata") or {}).get("annotations") or {}
+        value = annotations.get(SESSION_ANNOTATION)
+        return str(value) if value else None
 
     async def patch_runner_status(self, name: str, body: Mapping[str, object]) -> None:
         what = f"EphemeralRunner {self.namespace}/{name} status"
@@ -76,9 +95,9 @@ class KubeScaleTarget:
                 raise
 
 
-async def _patch(call: Any, *, what: str) -> None:
+async def _patch(call: Any, *, what: str) -> Any:
     try:
-        await call
+        return await call
     except ApiException as exc:
         status = int(exc.status or 0)
         text = f"patching {what} answered {status} {exc.reason or ''}".rstrip() + _status_message(exc.body)

@@ -21,8 +21,16 @@ refused again after the session refresh, a Kubernetes 5xx, 429 or 409 — is ret
 exponential backoff (``ListenerSettings``), repeating only the step that failed, so ``lastMessageId``
 and the scaler's state carry over; a 401 on the queue refreshes the session (``MessageQueue``) and keeps
 ``lastMessageId``; a session the service no longer knows (404) is replaced by a new one, which starts
-over at message 0 as a new listener would; a 409 on creating the session (the previous listener's has
-not expired yet) is retried a bounded number of times. A ``Terminal`` error (bad credentials, a
+over at message 0 as a new listener would; a 409 on creating the session (another session of the scale
+set is alive) is retried a bounded number of times, ``session_conflict_wait`` apart, as upstream does.
+
+Beyond upstream, too: a session left behind is reclaimed. A listener stopped while the service is out
+cannot delete its session, and the service keeps it until it has gone unpolled for a while (minutes), so
+upstream's replacement meets 409 after 409. Here each listener records the id of the session it opens on
+its EphemeralRunnerSet (with its first patch of the set); a new listener whose first session meets a 409
+deletes the session recorded there, which only a listener of the same set can have opened, and tries
+again at once. Only a listener's first opening does this, so a listener whose session was taken over by
+a newer one waits rather than takes it back. A ``Terminal`` error (bad credentials, a
 configuration or protocol error, a Kubernetes 403/404) ends the listener: ``run_listener`` logs one line
 and returns 1. Setting ``stop`` cancels the loop wherever it is and deletes the session; it returns 0.
 
@@ -59,13 +67,18 @@ SUBSYSTEM = "listener"
 class ScaleTarget(Protocol):
     """The listener's Kubernetes side: the EphemeralRunnerSet and its runners."""
 
-    async def patch_runner_set(self, body: Mapping[str, object]) -> None:
-        """Merge-patch the EphemeralRunnerSet with ``body``. Raise ``errors.Transient`` when a retry may
-        succeed and ``errors.Terminal`` when it cannot."""
+    async def patch_runner_set(self, body: Mapping[str, object], *, session_id: str | None = None) -> None:
+        """Merge-patch the EphemeralRunnerSet with ``body``; with ``session_id``, also record that its
+        listener opened that message session. Raise ``errors.Transient`` when a retry may succeed and
+        ``errors.Terminal`` when it cannot."""
         ...
 
     async def patch_runner_status(self, name: str, body: Mapping[str, object]) -> None:
         """Merge-patch the status of EphemeralRunner ``name``; a runner that is gone is not an error."""
+        ...
+
+    async def recorded_session(self) -> str | None:
+        """The message session recorded last on the EphemeralRunnerSet, if any."""
         ...
 
 
@@ -103,6 +116,8 @@ class Listener:
         self.queue: MessageQueue | None = None
         self.last_message_id = 0
         self.statistics = Statistics()
+        self.reclaimed: str | None = None  # the id of a session left behind that this listener deleted
+        self._first_session = True
 
     @property
     def scale_set(self) -> str:
@@ -153,9 +168,12 @@ class Listener:
                 if _status(exc) != 409 or conflicts >= self.settings.session_conflicts:
                     raise
                 conflicts += 1
+                if await self._reclaim():
+                    continue
                 wait = self.settings.session_conflict_wait
                 log.warning("listener %s: %s; trying again in %.1fs", self.scale_set, exc, wait)
                 await asyncio.sleep(wait)
+        self._first_session = False
         self.queue = queue
         session = queue.session
         log.info(
@@ -167,8 +185,34 @@ class Listener:
         if session.statistics is None:
             raise errors.ProtocolError("the message session carries no statistics; cannot scale")
         self._record(session.statistics)
-        await self._scale(session.statistics.total_assigned_jobs)
+        await self._scale(session.statistics.total_assigned_jobs, session_id=session.session_id)
         return queue
+
+    async def _reclaim(self) -> bool:
+        """On a first session's 409: delete the session an earlier listener of this set recorded and could
+        not delete. True when there was one to delete (it may have expired meanwhile)."""
+        if not self._first_session or self.reclaimed is not None:
+            return False
+        stale = await self._retrying(
+            "read the recorded message session", lambda: self.target.recorded_session()
+        )
+        if stale is None:
+            return False
+        self.reclaimed = stale
+        log.warning(
+            "listener %s: scale set %d still holds session %s of an earlier listener; deleting it",
+            self.scale_set,
+            self.config.runner_scale_set_id,
+            stale,
+        )
+        try:
+            await self._retrying(
+                f"delete the earlier listener's session {stale}",
+                lambda: self.client.delete_message_session(self.config.runner_scale_set_id, stale),
+            )
+        except errors.NotFound:
+            log.info("listener %s: session %s had already expired", self.scale_set, stale)
+        return True
 
     async def _poll(self, queue: MessageQueue) -> None:
         while True:
@@ -236,11 +280,13 @@ class Listener:
         self.scaler.job_completed()
         self.metrics.job_completed(job)
 
-    async def _scale(self, assigned_jobs: int) -> None:
+    async def _scale(self, assigned_jobs: int, *, session_id: str | None = None) -> None:
+        """Patch the EphemeralRunnerSet for ``assigned_jobs``; the first patch of a session records it."""
         previous = self.scaler.target
         patch = self.scaler.desired(assigned_jobs)
         await self._retrying(
-            "patch the EphemeralRunnerSet", lambda: self.target.patch_runner_set(patch.as_body())
+            "patch the EphemeralRunnerSet",
+            lambda: self.target.patch_runner_set(patch.as_body(), session_id=session_id),
         )
         self.metrics.publish_desired(patch.replicas)
         level = logging.INFO if patch.replicas != previous else logging.DEBUG

@@ -4,7 +4,10 @@ A decision and its effects are one atomic append; each effect's result is append
 (a timer's once it fires). A controller that stopped in between leaves effects without a result, and
 performs them again on start, in the order they were recorded: effects are idempotent by their key
 (creates treat AlreadyExists as success, deletes NotFound), so doing one twice is safe, and never doing
-it is not.
+it is not. The exception is an effect that issues something only its result would have told about (a JIT
+config: the service registered a runner, but its Secret may not have been written): the reconciler answers
+it ``Interrupted`` instead (``reconciling.INTERRUPTIBLE``), and the next decision looks up what the
+service holds before asking again.
 """
 
 from __future__ import annotations

@@ -72,6 +72,11 @@ DECIDERS: dict[str, Callable[[Snapshot], Decision]] = {
 
 # Results that carry facts no watch brings back: the key is decided again as soon as they are recorded.
 FACT_EFFECTS: tuple[type[Effect], ...] = (fx.ActionsCall, fx.CreateJitConfigSecret, fx.ReleaseRunner)
+# Effects that issue something the service keeps and only their result would tell about (a JIT config
+# registers a runner; its Secret write may not have happened): left without a result, one is not done
+# again blindly but answered ``Interrupted``, and the next decision finds out what the service holds.
+INTERRUPTIBLE: tuple[type[Effect], ...] = (fx.CreateJitConfigSecret,)
+INTERRUPTED = "Interrupted"
 
 
 class Journal(Protocol):
@@ -233,6 +238,16 @@ class Reconciler:
                 body = {"ok": False, "error": "UnknownEffect", "message": f"cannot read the effect: {exc}"}
                 last = await self._answer(record, body, key=str(record.body.get("type", "")))
                 continue
+            if isinstance(effect, INTERRUPTIBLE):
+                log.warning(
+                    "%s was left without a result (seq %s): answered %s, not performed again",
+                    effect.key,
+                    record.seq,
+                    INTERRUPTED,
+                    extra=_extra(record),
+                )
+                last = max(last, await self._answer(record, interrupted(effect), key=effect.key))
+                continue
             log.info(
                 "performing %s left without a result (seq %s)", effect.key, record.seq, extra=_extra(record)
             )
@@ -363,6 +378,16 @@ class Reconciler:
     async def _answer(self, record: Record, result: Mapping[str, Any], *, key: str) -> int:
         (answered,) = await self.journal.append([timing.result_record(record, {**result, "key": key})])
         return answered.seq or 0
+
+
+def interrupted(effect: Effect) -> dict[str, Any]:
+    """The result of an ``INTERRUPTIBLE`` effect an earlier run started and never answered."""
+    what = f"{type(effect).__name__} {getattr(effect, 'target', '')}".strip()
+    return {
+        "ok": False,
+        "error": INTERRUPTED,
+        "message": f"the controller stopped during {what}; what the service issued is looked up first",
+    }
 
 
 def _kind(key: ObjectRef) -> str:

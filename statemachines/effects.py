@@ -250,9 +250,9 @@ class ReleaseRunner(Effect):
     The result follows ``outcomes``: ``{"ok": true}`` once both steps are done, ``{"ok": false, "error":
     "JobStillRunning"}`` when the service refused, or another failure. It is stored under ``key`` (which
     names the runner registration, so it is never confused with a later runner of the same name) and
-    handed to ``subject``'s next decisions: JobStillRunning marks the runner busy for good (an ephemeral
-    runner that took a job never idles again), success counts it as deleting until the deletion is
-    observed, and any other failure lets the next decision ask again (the executor must not suppress a
+    handed to ``subject``'s next decisions: JobStillRunning marks the runner busy for a while, after
+    which it is asked again (its job may have finished), success counts it as deleting until the deletion
+    is observed, and any other failure lets the next decision ask again (the executor must not suppress a
     re-emitted effect whose last result failed).
     """
 

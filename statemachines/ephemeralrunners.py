@@ -7,7 +7,9 @@
 2. a done runner (Succeeded, Failed, Outdated) only loses its pod and Secret;
 3. both finalizers are added in one patch when either is missing, and the pass goes on (seed C5);
 4. the JIT Secret: ``CreateJitConfigSecret``; on RunnerExists, GetRunnerByName → same scale set:
-   RemoveRunner and retry; none: retry; another scale set: delete the runner;
+   RemoveRunner and retry; none: retry; another scale set: delete the runner. An ``Interrupted`` (or
+   timed-out) one may have registered a runner whose Secret was never written: the same lookup comes
+   first, so a JIT config is never generated again blindly;
 5. ``status.runnerId``/``runnerName`` from the Secret's annotations (see below);
 6. more than 5 pod failures: delete the runner (the set makes a fresh one);
 7. backoff 0/5/10/20/40/80 s after the last failure, measured with ``snapshot.now``;
@@ -480,7 +482,7 @@ def _jit_secret(p: _Pass) -> bool:
             return p.end("JIT secret created: waiting to observe it")
         p.draft.add(jit)
         return p.end("the JIT secret is gone: generating a new JIT config")
-    if out is not None and out.failed_with(Failure.RUNNER_EXISTS):
+    if out is not None and (out.failed_with(Failure.RUNNER_EXISTS) or _outcome_unknown(out)):
         return _runner_exists(p, jit, out)
     if out is not None and not out.ok:
         detail = f": {out.message}" if out.message else ""
@@ -491,8 +493,15 @@ def _jit_secret(p: _Pass) -> bool:
     return _retry(p, jit, out, "generating the runner's JIT config")
 
 
+def _outcome_unknown(out: Outcome) -> bool:
+    """The JIT config may have been issued, but no Secret was written: a controller stopped during the
+    effect, or it ran out of time."""
+    return out.failed_with(Failure.INTERRUPTED) or out.error == "Timeout"
+
+
 def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: Outcome) -> bool:
-    """A runner with this name is registered: look it up, then remove it and retry, or give up."""
+    """A runner with this name is registered (or may be: the JIT config's outcome is unknown): look it
+    up, then remove it and retry, or give up."""
     lookup = p.call(effects.ActionsOp.GET_RUNNER_BY_NAME, name=p.s.subject.name)
     found = outcomes.of(p.s, lookup)
     if found is None or not found.newer_than(jit_out):

@@ -19,7 +19,10 @@ effects, by effect key.
 How work that upstream does with reads in the middle of a reconcile is expressed here:
 
 * RemoveRunner then DELETE is one ``effects.ReleaseRunner``; its result is a fact later decisions read
-  (JobStillRunning = busy, success = deleting until observed, any other failure = ask again).
+  (JobStillRunning = busy for ``BUSY_RECHECK_SECONDS``, success = deleting until observed, any other
+  failure = ask again). Upstream asks a busy runner again on every pass; here a JobStillRunning answer
+  holds for the window and the decision requeues itself (a ``timer`` record) for when it ends, so a
+  runner whose job has finished is asked again even when nothing else happens to the set.
   A runner that never registered (``runnerId == 0``) is deleted without a RemoveRunner (§8 item 7 [R]).
 * Cleanup "returned no error" is read from observed state, not from a pass's own intent: a revision is
   applied by the first decision whose cleanup has nothing left to do (every terminated, pending and idle
@@ -65,6 +68,9 @@ from statemachines.snapshots import JsonObject, Snapshot
 FINALIZER = naming.FINALIZER_EPHEMERAL_RUNNER_SET
 PROXY_SECRET = "proxy_secret"  # the key of Snapshot.related
 PROXY_REQUEUE_SECONDS = 1.0
+# How long a JobStillRunning answer keeps a runner out of releases before it is asked again (the wait
+# §2.3 uses for the same answer at deletion).
+BUSY_RECHECK_SECONDS = 30.0
 
 REVISION_APPLIED = "RevisionApplied"  # a condition type
 PODS_REFUSED = "RunnerPodsRefused"  # the Ready reason while runner pods are refused
@@ -133,10 +139,18 @@ def release_outcome(s: Snapshot, runner: JsonObject) -> outcomes.Outcome | None:
     return None if body is None else outcomes.from_body(body)
 
 
-def busy(s: Snapshot, runner: JsonObject) -> bool:
-    """The service said the runner is executing a job (RemoveRunner answered JobStillRunning)."""
+def busy_for(s: Snapshot, runner: JsonObject) -> float:
+    """Seconds left before a runner the service said is executing a job (RemoveRunner answered
+    JobStillRunning) is asked again; 0 when it never said so or the window has passed."""
     outcome = release_outcome(s, runner)
-    return outcome is not None and outcome.failed_with(outcomes.Failure.JOB_STILL_RUNNING)
+    if outcome is None or not outcome.failed_with(outcomes.Failure.JOB_STILL_RUNNING):
+        return 0.0
+    return outcome.remaining(BUSY_RECHECK_SECONDS, s.now)
+
+
+def busy(s: Snapshot, runner: JsonObject) -> bool:
+    """The service said, less than ``BUSY_RECHECK_SECONDS`` ago, that the runner is executing a job."""
+    return busy_for(s, runner) > 0
 
 
 def released(s: Snapshot, runner: JsonObject) -> bool:
@@ -232,11 +246,24 @@ def _fire(trigger: Trigger, s: Snapshot, applied: int) -> Transition | None:
 def decide(s: Snapshot) -> Decision:
     if s.obj is None:
         return Decision(s.subject, note="gone")
+    return _recheck_busy(s, _step(s))
+
+
+def _step(s: Snapshot) -> Decision:
     for step in (_deletion, _finalizer, _revision, _parked):
         decision = step(s)
         if decision is not None:
             return decision
     return _running(s)
+
+
+def _recheck_busy(s: Snapshot, decision: Decision) -> Decision:
+    """Come back when the first JobStillRunning window of a runner ends, so it is asked again."""
+    waits = [left for r in s.children if (left := busy_for(s, r)) > 0]
+    if not waits or any(isinstance(e, effects.RequeueAfter) for e in decision.effects):
+        return decision
+    requeue = effects.RequeueAfter(s.subject, min(waits))
+    return replace(decision, effects=(*decision.effects, requeue))
 
 
 def _deletion(s: Snapshot) -> Decision | None:

@@ -8,7 +8,9 @@ the latest one per effect key to the subject's next decisions, as the record bod
 * failure: ``{"ok": false, "error": CLASS, "message": TEXT}``, where ``CLASS`` is, for a Kubernetes
   write, the API status ``reason`` (``Invalid``, ``Forbidden``, ``AlreadyExists``, ``NotFound``,
   ``Conflict``, ...), and for an Actions call the service's verdict (``RunnerExists``,
-  ``RunnerNotFound``, ``JobStillRunning``, or the client's error class name for anything else).
+  ``RunnerNotFound``, ``JobStillRunning``, or the client's error class name for anything else), or
+  ``Interrupted`` for an effect a controller started, stopped during, and did not perform again on start
+  (its outcome is unknown).
 
 Facts a decision reads: ``runnerId`` and ``runnerName`` from ``CreateJitConfigSecret``; ``runner``
 (``{"id", "name", "runnerScaleSetId"}`` or ``null``) from ``GetRunnerByName``; ``runnerGroup``
@@ -45,6 +47,7 @@ class Failure(enum.StrEnum):
     RUNNER_EXISTS = "RunnerExists"
     RUNNER_NOT_FOUND = "RunnerNotFound"
     JOB_STILL_RUNNING = "JobStillRunning"
+    INTERRUPTED = "Interrupted"
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,9 @@ from typing import Any
 
 DOCS = "https://docs.github.com/rest"
 TYPE_NAMESPACE = "GitHub.DistributedTask.WebApi"
+# Scale-set message sessions are the runtime service's: their errors carry its namespace (as in the
+# listener logs users post upstream, e.g. actions/actions-runner-controller#3922 and #4285).
+RUNTIME_NAMESPACE = "GitHub.Actions.Runtime.WebApi"
 
 
 class FakeError(Exception):
@@ -28,13 +31,14 @@ class ServiceError(FakeError):
     status: int
     type_key: str  # e.g. AgentExistsException; the body's typeName is the qualified .NET name
     message: str
+    namespace: str = TYPE_NAMESPACE
 
     def __str__(self) -> str:
         return f"{self.status} {self.type_key}: {self.message}"
 
     @property
     def type_name(self) -> str:
-        return f"{TYPE_NAMESPACE}.{self.type_key}, {TYPE_NAMESPACE}"
+        return f"{self.namespace}.{self.type_key}, {self.namespace}"
 
     def body(self) -> dict[str, Any]:
         return {
@@ -97,11 +101,14 @@ def group_not_found(group_id: int) -> ServiceError:
     return ServiceError(404, "RunnerGroupNotFoundException", f"No runner group with id {group_id}.")
 
 
-def session_conflict(scale_set_id: int, owner: str) -> ServiceError:
+def session_conflict(scale_set_name: str) -> ServiceError:
+    """What the service answers while another session of the scale set is alive. It names neither the
+    session nor its owner, so the conflict alone does not tell a caller which session to delete."""
     return ServiceError(
         409,
-        "TaskAgentSessionConflictException",
-        f"Runner scale set {scale_set_id} already has an active session for owner {owner}.",
+        "RunnerScaleSetSessionConflictException",
+        f"The actions runner scaleset {scale_set_name} already has an active session.",
+        namespace=RUNTIME_NAMESPACE,
     )
 
 

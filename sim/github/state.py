@@ -291,7 +291,7 @@ class State:
         now = self.clock()
         for existing in [s for s in self.sessions.values() if s.scale_set_id == scale_set_id]:
             if existing.polling or now - existing.last_seen <= self.session_timeout:
-                raise errors.session_conflict(scale_set_id, existing.owner)
+                raise errors.session_conflict(self.scale_sets[scale_set_id].name)
             del self.sessions[existing.id]
         session = Session(self._uuid(), scale_set_id, owner, now)
         session.pending = [JobEvent("JobAvailable", replace(j)) for j in self._available(scale_set_id)]

@@ -59,7 +59,7 @@ async def test_a_second_session_is_refused(make_client: MakeClient) -> None:
     client = make_client()
     scale_set = await _scale_set(client)
     await client.create_message_session(scale_set.id, "listener-1")
-    with pytest.raises(errors.RequestRejected, match=r"409: .*TaskAgentSessionConflictException"):
+    with pytest.raises(errors.RequestRejected, match=r"409: .*RunnerScaleSetSessionConflictException"):
         await client.create_message_session(scale_set.id, "listener-2")
 
 

@@ -23,6 +23,7 @@ from kubernetes_asyncio import client
 from actions import listenerconfig
 from actions.client import ActionsClient, ClientSettings, RateLimit
 from actions.credentials import PersonalAccessToken
+from actions.kubepatching import SESSION_ANNOTATION
 from actions.listener import ListenerSettings, run_listener
 from actions.listenerconfig import ListenerConfig
 from actions.listenermetrics import ListenerMetrics
@@ -108,7 +109,9 @@ class Running:
         return await asyncio.wait_for(self.task, 5)
 
 
-async def start_listener(world: World, setup: Setup, kube: client.ApiClient) -> Running:
+async def start_listener(
+    world: World, setup: Setup, kube: client.ApiClient, settings: ListenerSettings = FAST
+) -> Running:
     transport = DroppingTransport()
     metrics = ListenerMetrics(scale_set_labels={"name": SCALE_SET, "namespace": NS, "organization": "my-org"})
     stop = asyncio.Event()
@@ -123,7 +126,7 @@ async def start_listener(world: World, setup: Setup, kube: client.ApiClient) -> 
                 client=listener_client,
                 metrics=metrics,
                 owner_name="listener-pod",
-                settings=FAST,
+                settings=settings,
             )
 
     return Running(asyncio.create_task(run(), name="listener"), stop, transport, metrics)
@@ -359,6 +362,73 @@ async def test_a_session_held_by_another_listener_is_waited_for(
     )
     assert session.owner == "listener-pod"
     assert await listener.finish() == 0
+
+
+async def recorded(kube: client.ApiClient, session_id: str) -> bool:
+    """Whether the runner set names ``session_id`` as its listener's session."""
+    ers = await client.CustomObjectsApi(kube).get_namespaced_custom_object(
+        GROUP, "v1alpha1", NS, "ephemeralrunnersets", ERS
+    )
+    return (ers["metadata"].get("annotations") or {}).get(SESSION_ANNOTATION) == session_id
+
+
+async def test_a_session_left_behind_in_an_outage_is_reclaimed_by_the_next_listener(
+    world: World, kube: client.ApiClient, setup: Setup
+) -> None:
+    """A listener stopped while the service is out leaves its session, which the service keeps until it
+    has gone unpolled for minutes; its replacement deletes it and scales at once instead of meeting a
+    409 every ``session_conflict_wait`` (upstream's 30 s, kept here) until the service lets it go."""
+    fake = world.github
+    first = await start_listener(world, setup, kube)
+    stale = await eventually(lambda: fake.state.session_of(setup.scale_set_id), what="the first session")
+    await eventually(lambda: recorded(kube, stale.id), what="the session recorded on the runner set")
+    fake.inject(GitHubFault(path="/tenant/", status=503, times=None))
+    assert await first.finish() == 0  # deleted during the outage
+    assert [c.status for c in fake.calls_to("DELETE", f"/sessions/{stale.id}")][-1] == 503
+    assert fake.state.session_of(setup.scale_set_id) is stale  # left behind
+    fake.clear_faults()
+    posts_before = len(fake.calls_to("POST", "/sessions"))
+
+    second = await start_listener(world, setup, kube, replace(FAST, session_conflict_wait=30.0))
+    session = await eventually(
+        lambda: (s := fake.state.session_of(setup.scale_set_id)) is not None and s.id != stale.id and s,
+        timeout=10,
+        what="the replacement's session",
+    )
+    posts = [c.status for c in fake.calls_to("POST", "/sessions")][posts_before:]
+    assert posts == [409, 200], posts  # one conflict, then the stale session is gone
+    assert [c.status for c in fake.calls_to("DELETE", f"/sessions/{stale.id}")][-1] == 204
+    assert session.owner == "listener-pod"
+
+    fake.queue_jobs(setup.scale_set_id, 1)
+
+    async def scaled() -> bool:
+        _, replicas = await read_runner_set(kube)
+        return replicas == MIN + 1
+
+    await eventually(scaled, timeout=10, what="the replacement scaling the runner set")
+    assert await second.finish() == 0
+
+
+async def test_a_listener_whose_session_was_reclaimed_does_not_take_it_back(
+    world: World, kube: client.ApiClient, setup: Setup
+) -> None:
+    """Two listeners of one runner set (an old pod still running beside its replacement): the new one
+    reclaims the old one's session; the old one, which had a session already, only waits, and gives up
+    after its bounded conflicts, so the two never take the session from each other in turn."""
+    fake = world.github
+    old = await start_listener(world, setup, kube)
+    first = await eventually(lambda: fake.state.session_of(setup.scale_set_id), what="the old session")
+    await eventually(lambda: recorded(kube, first.id), what="the old session recorded")
+    new = await start_listener(world, setup, kube)
+    second = await eventually(
+        lambda: (s := fake.state.session_of(setup.scale_set_id)) is not None and s.id != first.id and s,
+        what="the new listener's session",
+    )
+    assert await asyncio.wait_for(old.task, 10) == 1  # its conflicts spent
+    assert fake.state.session_of(setup.scale_set_id) is second
+    assert not fake.calls_to("DELETE", f"/sessions/{second.id}")
+    assert await new.finish() == 0
 
 
 async def test_metrics_are_served_on_metrics_addr(

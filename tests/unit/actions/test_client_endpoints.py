@@ -226,8 +226,8 @@ async def test_sessions(stub: ServiceStub, make_client: MakeClient) -> None:
 
 
 async def test_session_conflict_is_an_error(stub: ServiceStub, make_client: MakeClient) -> None:
-    stub.route("POST", r"/sessions$", reply(409, {"typeName": "TaskAgentSessionConflictException"}))
-    with pytest.raises(errors.RequestRejected, match="TaskAgentSessionConflictException"):
+    stub.route("POST", r"/sessions$", reply(409, {"typeName": "RunnerScaleSetSessionConflictException"}))
+    with pytest.raises(errors.RequestRejected, match="RunnerScaleSetSessionConflictException"):
         await make_client().create_message_session(7, "listener-pod")
 
 

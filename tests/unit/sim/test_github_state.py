@@ -236,7 +236,7 @@ def test_one_session_per_scale_set_until_it_is_abandoned(state: State, clock: Cl
     first = state.create_session(tenant_id, scale_set_id, "a")
     with pytest.raises(errors.ServiceError) as raised:
         state.create_session(tenant_id, scale_set_id, "b")
-    assert (raised.value.status, raised.value.type_key) == (409, "TaskAgentSessionConflictException")
+    assert (raised.value.status, raised.value.type_key) == (409, "RunnerScaleSetSessionConflictException")
     first.polling = 1
     clock.now += 3600
     with pytest.raises(errors.ServiceError):

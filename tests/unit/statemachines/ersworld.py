@@ -153,6 +153,7 @@ class World:
     tick: int = 100
     next_runner_id: int = 100
     history: list[Decision] = field(default_factory=list)
+    now: datetime = NOW
 
     # -- the snapshot and the executor ------------------------------------------------------------------
 
@@ -160,7 +161,7 @@ class World:
         return Snapshot(
             subject=REF,
             obj=copy.deepcopy(self.ers),
-            now=NOW,
+            now=self.now,
             related={ephemeralrunnersets.PROXY_SECRET: copy.deepcopy(self.proxy_secret)},
             children=tuple(copy.deepcopy(r) for r in self.runners.values()),
             results=copy.deepcopy(self.results),
@@ -241,6 +242,7 @@ class World:
             body: dict[str, Any] = {"ok": False, "error": "ServiceUnavailable", "message": "500"}
         elif effect.runner_id in self.busy:
             body = {"ok": False, "error": "JobStillRunning", "message": "job still running"}
+            body["at"] = self.now.isoformat().replace("+00:00", "Z")
         else:
             self._delete(effect.target, effect.uid)
             body = {"ok": True}

@@ -253,6 +253,51 @@ def test_jit_name_collision_in_the_same_scale_set_removes_and_retries() -> None:
     assert world.registered[NAME][0] == 100 and world.get("Secret") is not None
 
 
+def _interrupted_world(error: str = "Interrupted") -> tuple[RunnerWorld, effects.CreateJitConfigSecret]:
+    """A controller stopped (or ran out of time) after the service issued a JIT config (runner 55) but
+    before its Secret was written."""
+    world = RunnerWorld.with_runner()
+    (jit,) = of_type(world.step(), effects.CreateJitConfigSecret)
+    world.objects.pop(("Secret", NAME))
+    world.registered[NAME] = (55, SCALE_SET_ID)
+    world.results[jit.key] = {"ok": False, "error": error, "at": pods.format_time(world.now)}
+    return world, jit
+
+
+@pytest.mark.parametrize("error", ["Interrupted", "Timeout"])
+def test_an_interrupted_jit_config_is_looked_up_and_removed_before_another_is_generated(error: str) -> None:
+    world, _ = _interrupted_world(error)
+    lookup = world.step()
+    assert not of_type(lookup, effects.CreateJitConfigSecret)
+    assert [c.args for c in calls(lookup, effects.ActionsOp.GET_RUNNER_BY_NAME)] == [{"name": NAME}]
+    remove = world.step()
+    assert not of_type(remove, effects.CreateJitConfigSecret)
+    assert [c.args for c in calls(remove, effects.ActionsOp.REMOVE_RUNNER)] == [{"runnerId": 55}]
+    assert of_type(world.step(), effects.CreateJitConfigSecret)
+    assert world.registered[NAME][0] not in (0, 55) and world.get("Secret") is not None
+
+
+def test_an_interrupted_jit_config_that_was_never_issued_is_generated_after_the_lookup() -> None:
+    world, _ = _interrupted_world()
+    del world.registered[NAME]
+    lookup = world.step()
+    assert calls(lookup, effects.ActionsOp.GET_RUNNER_BY_NAME)
+    assert requeue(world.step()) == ER.REQUEUE_SOON
+    world.advance(ER.REQUEUE_SOON)
+    assert of_type(world.step(), effects.CreateJitConfigSecret)
+    assert NAME in world.registered and world.get("Secret") is not None
+
+
+def test_an_interrupted_jit_config_whose_secret_was_written_is_used() -> None:
+    world = RunnerWorld.with_runner()
+    (jit,) = of_type(world.step(), effects.CreateJitConfigSecret)
+    world.results[jit.key] = {"ok": False, "error": "Interrupted", "at": pods.format_time(world.now)}
+    decision = world.step()
+    assert not of_type(decision, effects.CreateJitConfigSecret)
+    assert not calls(decision, effects.ActionsOp.GET_RUNNER_BY_NAME)
+    assert world.runner["status"]["runnerId"] == 100
+
+
 def test_jit_name_collision_in_another_scale_set_deletes_the_runner() -> None:
     world = _colliding_world(SCALE_SET_ID + 1)
     world.step()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -612,10 +613,29 @@ def test_job_still_running_skips_the_runner_and_a_later_decision_takes_the_next(
     w.busy.add(1)
     assert names(releases(w.step())) == ["a"]
     assert w.live == ["a", "b"]
-    assert names(releases(w.step())) == ["b"]  # a is busy for good now
+    assert names(releases(w.step())) == ["b"]  # a is busy for now
     w.settle()
     assert not releases(w.step())
     assert w.remove_calls == [1, 2]
+
+
+def test_a_busy_runner_is_asked_again_when_its_window_ends_and_goes_once_its_job_is_done() -> None:
+    """Upstream asks a busy runner again on every pass: here a JobStillRunning answer holds for
+    ``BUSY_RECHECK_SECONDS`` and the decision requeues itself for the end of the window."""
+    w = world((idle("a", 1),), replicas=0, patch_id=0)
+    w.busy.add(1)
+    assert names(releases(w.step())) == ["a"]
+    waiting = w.step()
+    assert not releases(waiting)
+    assert w.requeues == [machine.BUSY_RECHECK_SECONDS]
+    w.busy.clear()  # the job finished
+    w.now += timedelta(seconds=machine.BUSY_RECHECK_SECONDS - 1)
+    assert not releases(w.step())
+    assert w.requeues[-1] == 1
+    w.now += timedelta(seconds=1)
+    assert names(releases(w.step())) == ["a"]
+    w.settle()
+    assert w.live == [] and w.remove_calls == [1, 1]
 
 
 def test_a_failed_release_is_asked_again_and_a_released_one_is_not() -> None:

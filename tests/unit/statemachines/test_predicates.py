@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -138,12 +139,17 @@ def test_dropping_an_update_never_changes_a_decision(situation: str, part: str, 
         return
     # Only a job id can matter, and only by taking the runner out of a release: the decision without
     # the update asks the service to release the runner, the service answers JobStillRunning (a result
-    # is a fact that wakes the set), and the decision then is the one the update would have given.
+    # is a fact that wakes the set), and the decision then is the one the update would have given, plus
+    # the timer that asks the runner again once the answer's window has passed.
     assert new["status"].get("jobId") and not old["status"].get("jobId")
     (release,) = [e for e in before.effects if isinstance(e, effects.ReleaseRunner) and e.target.name == "r"]
     answered = WORLDS[situation](copy.deepcopy(old))
-    answered.results[release.key] = {"ok": False, "error": "JobStillRunning"}
-    assert machine.decide(answered.snapshot()) == after
+    at = answered.now.isoformat().replace("+00:00", "Z")
+    answered.results[release.key] = {"ok": False, "error": "JobStillRunning", "at": at}
+    decided = machine.decide(answered.snapshot())
+    requeues = [e for e in decided.effects if isinstance(e, effects.RequeueAfter)]
+    assert requeues == [effects.RequeueAfter(decided.subject, machine.BUSY_RECHECK_SECONDS)]
+    assert replace(decided, effects=tuple(e for e in decided.effects if e not in requeues)) == after
 
 
 # == ARS ← EphemeralRunnerSet =============================================================================
