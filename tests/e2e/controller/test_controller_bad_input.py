@@ -4,9 +4,14 @@ cluster and the fake GitHub.
 
 For each row the bad scale set gets the row's condition False with the row's reason, one Warning Event
 with that reason (emitted once, however often the input is retried) and an error-level log line; what
-must not exist for it does not (for input the spec shows: no runner set, no listener, no registration in
-the Actions service; for a pod template the API server refuses: no runner pod); the good one reaches
-Running; once the input is fixed the bad one reaches Running with the condition True.
+must not exist for it does not (the row's ``absent``: for input the spec shows, no runner set, no listener,
+no registration in the Actions service; for a pod template the API server refuses, no runner pod; for a
+derived object the API server refuses, that object); the good one reaches Running; once the input is fixed
+the bad one reaches Running with the condition True and its listener up.
+
+A derived object the API server refuses (``refused``: the listener's Role, the runner set, a runner, built
+from metadata a user put in the spec that is not a label) is also named in the condition's message and in
+an error log line of the refused create, and asked again with a growing backoff rather than every second.
 
 Adding a bad input is adding a ``Case`` to ``CASES``.
 """
@@ -14,9 +19,11 @@ Adding a bad input is adding a ``Case`` to ``CASES``.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +34,17 @@ from actions.client import ClientSettings
 from actions.retrying import RetryPolicy
 from sim.github.faults import GitHubFault
 from sim.world import World
-from statemachines import arsconditions, conditions, kinds
+from statemachines import (
+    arsconditions,
+    autoscalinglisteners,
+    conditions,
+    desired,
+    ephemeralrunnersets,
+    kinds,
+    pods,
+    refusals,
+)
+from statemachines.snapshots import Settings
 from store.records import RecordType
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, NS, PAT, Controller
@@ -66,6 +83,11 @@ AZURE_KEY_VAULT = {
     },
 }
 GOOD_TEMPLATE = {"spec": {"containers": [{"name": "runner", "image": harness.RUNNER_IMAGE}]}}
+# Not a label key (a space): the scale set takes it, an object built from it is refused.
+BAD_LABELS = {"labels": {"not a key": "x"}}
+FIXED_LABELS = {"labels": {"not a key": None, "team": "x"}}  # a merge patch: the bad key removed
+
+SETTINGS = Settings(controller_namespace=CONTROLLER_NS)
 
 Kube = client.ApiClient
 Step = Callable[[World, Kube], Awaitable[None]]
@@ -73,6 +95,48 @@ Step = Callable[[World, Kube], Awaitable[None]]
 
 async def nothing(world: World, kube: Kube) -> None:
     return None
+
+
+async def runner_pods(kube: Kube) -> list[str]:
+    found = await client.CoreV1Api(kube).list_namespaced_pod(NS)
+    return [pod.metadata.name for pod in found.items if pod.metadata.name.startswith(f"{BAD}-")]
+
+
+async def listeners_of(kube: Kube) -> list[str]:
+    listeners = await harness.items(kube, "AutoscalingListener", CONTROLLER_NS)
+    return [al["spec"]["autoscalingRunnerSetName"] for al in listeners]
+
+
+async def nothing_made(world: World, kube: Kube) -> None:
+    """Input the spec shows stops the scale set before anything is made for it."""
+    assert await harness.phase(kube, BAD) == "Pending"
+    assert await harness.get(kube, "EphemeralRunnerSet", BAD) is None
+    assert await listeners_of(kube) == [GOOD]
+    assert world.github.scale_set(BAD) is None  # in any scope
+
+
+async def no_runner_pod(world: World, kube: Kube) -> None:
+    assert await harness.phase(kube, BAD) == "Running"
+    assert await runner_pods(kube) == []
+
+
+async def no_listener_role(world: World, kube: Kube) -> None:
+    ars = await harness.required(kube, "AutoscalingRunnerSet", BAD)
+    listener = desired.listener_ref(ars, SETTINGS).name
+    roles = (await client.RbacAuthorizationV1Api(kube).list_namespaced_role(NS)).items
+    assert listener not in [role.metadata.name for role in roles]
+    assert not await listener_up(kube, BAD)
+
+
+async def no_runner_set(world: World, kube: Kube) -> None:
+    assert await harness.get(kube, "EphemeralRunnerSet", BAD) is None
+    assert await listeners_of(kube) == [GOOD]
+
+
+async def no_runner(world: World, kube: Kube) -> None:
+    runners = await harness.items(kube, "EphemeralRunner")
+    assert [r["metadata"]["name"] for r in runners if r["metadata"]["name"].startswith(f"{BAD}-")] == []
+    assert await runner_pods(kube) == []
 
 
 @dataclass(frozen=True)
@@ -85,8 +149,10 @@ class Case:
     fix: Step
     condition: str = arsconditions.CONFIGURATION_VALID
     setup: Step = nothing
-    # The problem shows only once runners are made: the bad scale set runs, its runners' pods are refused.
-    runs: bool = False
+    # What must not exist for the bad scale set while it reports the problem (asserts it).
+    absent: Step = nothing_made
+    # The kind of the derived object the API server refuses, "" when the input is not such an object.
+    refused: str = ""
 
     def holds(self, found: dict[str, Any] | None) -> bool:
         """Whether ``found``, the observed condition, says the input is fixed."""
@@ -205,7 +271,34 @@ CASES = [
         arsconditions.PODS_REFUSED,
         patch_spec({"template": GOOD_TEMPLATE}),
         condition=conditions.READY,
-        runs=True,
+        absent=no_runner_pod,
+    ),
+    Case(
+        "listener-role-the-api-refuses",
+        lambda w: {"listenerRoleMetadata": BAD_LABELS},
+        autoscalinglisteners.OBJECT_REJECTED,
+        patch_spec({"listenerRoleMetadata": FIXED_LABELS}),
+        condition=conditions.READY,
+        absent=no_listener_role,
+        refused="Role",
+    ),
+    Case(
+        "runner-set-the-api-refuses",
+        lambda w: {"ephemeralRunnerSetMetadata": BAD_LABELS},
+        arsconditions.RUNNER_SET_REJECTED,
+        patch_spec({"ephemeralRunnerSetMetadata": FIXED_LABELS}),
+        condition=conditions.READY,
+        absent=no_runner_set,
+        refused="EphemeralRunnerSet",
+    ),
+    Case(
+        "runner-the-api-refuses",
+        lambda w: {"minRunners": 1, "ephemeralRunnerMetadata": BAD_LABELS},
+        ephemeralrunnersets.RUNNER_REJECTED,
+        patch_spec({"ephemeralRunnerMetadata": FIXED_LABELS}),
+        condition=conditions.READY,
+        absent=no_runner,
+        refused="EphemeralRunner",
     ),
 ]
 
@@ -240,9 +333,38 @@ async def events_journaled(journal: Path, reason: str) -> int:
     )
 
 
-async def runner_pods(kube: Kube) -> list[str]:
-    pods = await client.CoreV1Api(kube).list_namespaced_pod(NS)
-    return [pod.metadata.name for pod in pods.items if pod.metadata.name.startswith(f"{BAD}-")]
+async def listener_up(kube: Kube, name: str) -> bool:
+    """Whether the listener pod of the scale set ``name`` runs."""
+    ars = await harness.get(kube, "AutoscalingRunnerSet", name)
+    if ars is None:
+        return False
+    listener = desired.listener_ref(ars, SETTINGS).name
+    found = (await client.CoreV1Api(kube).list_namespaced_pod(CONTROLLER_NS)).items
+    return any(p.metadata.name == listener and p.status.phase == "Running" for p in found)
+
+
+async def refusals_journaled(journal: Path, kind: str) -> list[datetime]:
+    """When the API server refused a create of a ``kind`` (journal times, in order)."""
+    results = await harness.journaled(journal, {RecordType.EFFECT_RESULT})
+    times = [
+        pods.parse_time(r.at)
+        for r in results
+        if str(r.body.get("key", "")).startswith(f"create:{kind}/") and r.body.get("error") == "Invalid"
+    ]
+    return [t for t in times if t is not None]
+
+
+async def assert_asked_again_with_backoff(journal: Path, kind: str) -> None:
+    """A refused create is asked again at least ``refusals.RETRY_MIN`` apart, never closer together."""
+
+    async def three_refusals() -> bool:
+        return len(await refusals_journaled(journal, kind)) >= 3
+
+    await eventually(three_refusals, timeout=TIMEOUT, what=f"three refused {kind} creates")
+    times = await refusals_journaled(journal, kind)
+    gaps = [(b - a).total_seconds() for a, b in itertools.pairwise(times)]
+    assert all(gap >= refusals.RETRY_MIN - 0.5 for gap in gaps), gaps
+    assert gaps[1] >= gaps[0] - 0.5, gaps
 
 
 def error_lines(caplog: pytest.LogCaptureFixture, reason: str) -> list[str]:
@@ -253,22 +375,19 @@ def error_lines(caplog: pytest.LogCaptureFixture, reason: str) -> list[str]:
     ]
 
 
-async def assert_nothing_made_for_the_bad_one(world: World, kube: Kube, case: Case) -> None:
-    if case.runs:
-        assert await harness.phase(kube, BAD) == "Running"
-        assert await runner_pods(kube) == []
-        return
-    assert await harness.phase(kube, BAD) == "Pending"
-    assert await harness.get(kube, "EphemeralRunnerSet", BAD) is None
-    listeners = await harness.items(kube, "AutoscalingListener", CONTROLLER_NS)
-    assert [al["spec"]["autoscalingRunnerSetName"] for al in listeners] == [GOOD]
-    assert world.github.scale_set(BAD) is None  # in any scope
+def assert_refusal_told(case: Case, message: str, caplog: pytest.LogCaptureFixture) -> None:
+    """The condition's message names the refused object and the API server's reason; the refused create
+    has an error log line of its own."""
+    assert f"refused to create the {case.refused} " in message and "not a key" in message, message
+    logged = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert [line for line in logged if f"create:{case.refused}/" in line and "refused" in line], logged
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
 async def test_bad_input_is_reported_and_recovers_beside_a_good_scale_set(
     case: Case, world: World, kube: Kube, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.ERROR, logger="controller.executing")
     await case.setup(world, kube)
     controller = Controller(world, tmp_path)
     controller.settings = dataclasses.replace(controller.settings, actions=CLIENTS)
@@ -298,15 +417,19 @@ async def test_bad_input_is_reported_and_recovers_beside_a_good_scale_set(
         assert PAT not in found["message"] and REJECTED_PAT not in found["message"]
         assert error_lines(caplog, case.reason), f"no error-level log line says {case.reason}"
         assert not [r for r in caplog.records if PAT in r.getMessage() or REJECTED_PAT in r.getMessage()]
-        await assert_nothing_made_for_the_bad_one(world, kube, case)
+        await case.absent(world, kube)
+        if case.refused:
+            assert_refusal_told(case, found["message"], caplog)
+            await assert_asked_again_with_backoff(controller.journal, case.refused)
 
         await case.fix(world, kube)
 
         async def recovered() -> bool:
             found = await condition(kube, case)
-            return await harness.phase(kube, BAD) == "Running" and case.holds(found)
+            running = await harness.phase(kube, BAD) == "Running" and case.holds(found)
+            return running and await listener_up(kube, BAD)
 
-        fixed = f"the fixed scale set Running, {case.condition} True"
+        fixed = f"the fixed scale set Running, {case.condition} True, its listener up"
         await eventually(recovered, timeout=TIMEOUT, what=fixed)
         assert world.github.scale_set(BAD) is not None
         assert await harness.phase(kube, GOOD) == "Running"
