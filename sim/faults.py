@@ -13,6 +13,7 @@ from typing import Any
 from sim import errors
 
 REASONS = {
+    404: "NotFound",
     409: "Conflict",
     410: "Expired",
     429: "TooManyRequests",
