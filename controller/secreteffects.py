@@ -5,11 +5,14 @@ never returned: results carry only the runner id and name, or what was done.
 =========================  ===========================================================================
 effect                     result
 =========================  ===========================================================================
-CreateJitConfigSecret      ``{"ok": true, "runnerId", "runnerName"}``. A Secret already there: no new
-                           config is generated; its runner is answered, plus ``alreadyExisted``. The
-                           service refusing the name: ``{"ok": false, "error": "RunnerExists"}``. When
-                           the Secret cannot be written, the runner just registered is removed again
-                           (best effort), so the next attempt does not meet RunnerExists.
+CreateJitConfigSecret      ``{"ok": true, "runnerId", "runnerName"}``. A Secret already there that the
+                           effect's owner owns: no new config is generated; its runner is answered,
+                           plus ``alreadyExisted``. One of another owner (a predecessor's of the same
+                           runner name, or no one's): ``{"ok": false, "error": "AlreadyExists"}``, never
+                           its runner. The service refusing the name: ``{"ok": false, "error":
+                           "RunnerExists"}``. When the Secret cannot be written (or another owner's was
+                           written meanwhile), the runner just registered is removed again (best
+                           effort), so the next attempt does not meet RunnerExists.
 CreateListenerConfigSecret ``{"ok": true}`` (``alreadyExisted`` when the Secret is there)
 WriteProxySecret           ``{"ok": true, "created" | "updated" | "unchanged": true}``: written only
                            when the live Secret's data, labels or annotations differ
@@ -56,9 +59,20 @@ def _scrubbed(exc: KubeError, values: Iterable[str]) -> KubeError:
 # -- the JIT Secret ----------------------------------------------------------------------------------------
 
 
+def _taken(effect: CreateJitConfigSecret, secret: dict[str, Any]) -> results.Body:
+    """The Secret of the target name is another owner's: its runner is not this one's."""
+    uids = ", ".join(secrets.owner_uids(secret)) or "none"
+    where = f"{effect.target.namespace}/{effect.target.name}"
+    return results.failed(ALREADY_EXISTS, f"the Secret {where} belongs to another owner (owner uid {uids})")
+
+
 async def create_jit_config_secret(effect: CreateJitConfigSecret, ctx: Context) -> results.Body:
     existing = await _get_or_none(ctx, effect.target)
     if existing is not None:
+        # A runner name can be reused while a predecessor's Secret lingers (terminating, or held by a
+        # finalizer) before the watch has shown it: its runner is not this runner's.
+        if not secrets.owned_by(existing, effect.owner):
+            return _taken(effect, existing)
         return results.ok(**secrets.jit_facts(existing), alreadyExisted=True)
     async with ctx.clients.lease(effect.scope, ctx.kube) as client:
         jit = await client.generate_jit_runner_config(
@@ -71,11 +85,15 @@ async def create_jit_config_secret(effect: CreateJitConfigSecret, ctx: Context) 
             if exc.reason != ALREADY_EXISTS:
                 await _unregister(client, jit.runner.id)
                 raise _scrubbed(exc, [token]) from None
-            # Another execution wrote it meanwhile: answer with its runner, drop the one made here.
+            # Another execution wrote it meanwhile: answer with its runner, drop the one made here; or
+            # another owner's Secret appeared: drop it too and answer that the name is taken.
             written = await _get_or_none(ctx, effect.target) or {}
             facts = secrets.jit_facts(written)
-            if facts.get("runnerId") != jit.runner.id:
+            ours = secrets.owned_by(written, effect.owner)
+            if not ours or facts.get("runnerId") != jit.runner.id:
                 await _unregister(client, jit.runner.id)
+            if not ours:
+                return _taken(effect, written)
             return results.ok(**facts, alreadyExisted=True)
     return results.ok(runnerId=jit.runner.id, runnerName=jit.runner.name)
 

@@ -97,6 +97,20 @@ def jit_secret(effect: CreateJitConfigSecret, jit: JitConfig) -> dict[str, Any]:
     return _secret(meta, data)
 
 
+def owner_uids(obj: JsonObject) -> list[str]:
+    """The uids of ``obj``'s ownerReferences."""
+    refs = _mapping(obj.get("metadata")).get("ownerReferences")
+    return [str(_mapping(ref).get("uid") or "") for ref in refs] if isinstance(refs, list) else []
+
+
+def owned_by(secret: JsonObject, owner: JsonObject) -> bool:
+    """Whether ``secret`` is the one a write with ``owner`` (an ownerReference) made: one of its
+    ownerReferences has that uid. With no owner uid to compare, only a Secret that no one owns is."""
+    uid = str(owner.get("uid") or "")
+    uids = owner_uids(secret)
+    return uid in uids if uid else not uids
+
+
 def jit_facts(secret: JsonObject) -> dict[str, Any]:
     """``runnerId`` and ``runnerName`` an existing JIT Secret names (annotations first, then data);
     ``runnerId`` is left out when neither holds a positive integer."""

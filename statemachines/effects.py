@@ -178,9 +178,11 @@ class CreateJitConfigSecret(Effect):
     The executor calls GenerateJitRunnerConfig and writes ``jitToken``, ``runnerName``, ``runnerId`` and
     ``scaleSetId`` into the Secret; only the runner id and name come back in the effect result. It also
     writes them as the annotations ``naming.ANNOTATION_JIT_RUNNER_ID``/``_NAME`` on the Secret, which is
-    where the EphemeralRunner machine reads them. When the Secret already exists it generates nothing and
-    answers with the id and name that Secret holds, so an effect executed twice registers one runner.
-    A RunnerExists answer from the service is the result ``{"ok": false, "error": "RunnerExists"}``.
+    where the EphemeralRunner machine reads them. When the Secret already exists and ``owner``'s uid owns
+    it, it generates nothing and answers with the id and name that Secret holds, so an effect executed
+    twice registers one runner; a Secret of that name another owner holds (a predecessor's of the same
+    runner name) is ``{"ok": false, "error": "AlreadyExists"}``, never its runner. A RunnerExists answer
+    from the service is the result ``{"ok": false, "error": "RunnerExists"}``.
     """
 
     target: ObjectRef

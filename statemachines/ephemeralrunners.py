@@ -9,7 +9,9 @@
 4. the JIT Secret: ``CreateJitConfigSecret``; on RunnerExists, GetRunnerByName → same scale set:
    RemoveRunner and retry; none: retry; another scale set: delete the runner. An ``Interrupted`` (or
    timed-out) one may have registered a runner whose Secret was never written: the same lookup comes
-   first, so a JIT config is never generated again blindly;
+   first, so a JIT config is never generated again blindly. ``AlreadyExists``: the executor met a Secret
+   of this name another owner holds that the watch has not shown yet; handled as ``other_secret`` is
+   (``SecretNameTaken``, asked again after a while);
 5. ``status.runnerId``/``runnerName`` from the Secret's annotations (see below);
 6. more than 5 pod failures: delete the runner (the set makes a fresh one);
 7. backoff 0/5/10/20/40/80 s after the last failure, measured with ``snapshot.now``;
@@ -94,6 +96,7 @@ REQUEUE_SOON = 1.0  # upstream's ``Requeue: true``
 # A Secret or pod the executor created but the watch has not shown yet: wait this long before making it again.
 SETTLE_SECONDS = 5.0
 EXIT_OUTDATED = 7
+WAIT_FOR_IT = "waiting for it to go before making this runner's own"
 QUOTA_MARKER = "exceeded quota:"
 REASON_INVALID_POD = "InvalidPod"
 
@@ -484,6 +487,10 @@ def _jit_secret(p: _Pass) -> bool:
         return p.end("the JIT secret is gone: generating a new JIT config")
     if out is not None and (out.failed_with(Failure.RUNNER_EXISTS) or _outcome_unknown(out)):
         return _runner_exists(p, jit, out)
+    if out is not None and out.failed_with(Failure.ALREADY_EXISTS):
+        # The executor met a Secret of this name another owner holds before the watch showed it.
+        p.jit_problem = ("SecretNameTaken", readycondition.one_line(f"{out.message}: {WAIT_FOR_IT}"))
+        return _retry(p, jit, out, "a Secret of this name belongs to another owner: waiting for it to go")
     if out is not None and not out.ok:
         detail = f": {out.message}" if out.message else ""
         p.jit_problem = (
@@ -618,10 +625,7 @@ def _owner_uids(obj: JsonObject) -> list[str]:
 def _taken_message(kind: str, name: str, other: JsonObject) -> str:
     uids = ", ".join(_owner_uids(other)) or "none"
     going = "it is being deleted" if pods.is_terminating(other) else "it is not being deleted"
-    return (
-        f"{kind} {name} belongs to another owner (owner uid {uids}; {going}): "
-        f"waiting for it to go before making this runner's own"
-    )
+    return f"{kind} {name} belongs to another owner (owner uid {uids}; {going}): {WAIT_FOR_IT}"
 
 
 def _create_pod(p: _Pass) -> bool:

@@ -16,11 +16,13 @@ from actions import listenerconfig
 from controller.executing import Executor
 from sim.faults import Fault
 from sim.world import World
-from statemachines import effects, naming
+from statemachines import effects, kinds, naming
 from statemachines.effects import ActionsCall, ActionsOp, ActionsScope, ObjectRef
 from tests.e2e.controller.executorworld import (
+    GROUP,
     NS,
     PAT,
+    VERSION,
     b64,
     create_runner,
     create_secret,
@@ -30,9 +32,11 @@ from tests.e2e.controller.executorworld import (
     scope,
     unb64,
 )
+from tests.helpers import eventually
 
 CA_PEM = "-----BEGIN CERTIFICATE-----\nMIIBexampleOnlyNotParsedHere\n-----END CERTIFICATE-----\n"
 PROXY_PASSWORD = "pr0xy-s3cret/with:odd@chars"
+HOLD = "example.com/hold"
 
 
 @pytest.fixture(scope="module")
@@ -190,6 +194,64 @@ async def test_a_jit_secret_that_cannot_be_written_leaves_no_registration(
     assert "etcd is sad" in result["message"]
     assert world.github.runner("runner-a") is None  # removed again: the next attempt meets no RunnerExists
     assert (await executor.execute(effect))["ok"] is True
+
+
+async def release(api: client.ApiClient, name: str) -> None:
+    """Delete the EphemeralRunner ``name`` while a finalizer holds its JIT Secret, as a predecessor of a
+    reused runner name leaves it: the Secret lingers (terminating once the garbage collector gets to it)."""
+    core = client.CoreV1Api(api)
+    await core.patch_namespaced_secret(name, NS, {"metadata": {"finalizers": [HOLD]}})
+    custom = client.CustomObjectsApi(api)
+    await custom.delete_namespaced_custom_object(GROUP, VERSION, NS, kinds.EPHEMERAL_RUNNER.plural, name)
+
+    async def gone() -> bool:
+        return await get(api, ObjectRef("EphemeralRunner", NS, name)) is None
+
+    await eventually(gone, timeout=10.0, what=f"the EphemeralRunner {name} deleted")
+
+
+async def test_a_predecessors_jit_secret_is_not_adopted_by_a_runner_reusing_its_name(
+    executor: Executor, api: client.ApiClient, world: World, config_url: str
+) -> None:
+    set_id = await scale_set_id(executor, config_url)
+    old = await jit_effect(api, config_url, set_id, "runner-a")
+    assert (await executor.execute(old))["ok"] is True
+    await release(api, "runner-a")
+    new = await jit_effect(api, config_url, set_id, "runner-a")  # the same name, a new uid
+    assert new.owner["uid"] != old.owner["uid"]
+
+    result = await executor.execute(new)
+
+    assert result["ok"] is False and result["error"] == "AlreadyExists", result
+    assert old.owner["uid"] in result["message"] and "another owner" in result["message"]
+    assert "runnerId" not in result and "runnerName" not in result  # not the predecessor's runner
+    assert len(world.github.calls_to("POST", "generatejitconfig")) == 1
+    secret = await get(api, new.target)
+    assert secret is not None
+    assert [o["uid"] for o in secret["metadata"]["ownerReferences"]] == [old.owner["uid"]]
+
+
+async def test_a_secret_of_another_owner_written_meanwhile_is_not_adopted_and_leaves_no_registration(
+    executor: Executor, api: client.ApiClient, world: World, config_url: str
+) -> None:
+    set_id = await scale_set_id(executor, config_url)
+    other = await create_runner(api, "someone-else", config_url, set_id)
+    owner = owner_of(other, "EphemeralRunner")
+    await client.CoreV1Api(api).create_namespaced_secret(
+        NS, {"metadata": {"name": "runner-b", "namespace": NS, "ownerReferences": [owner]}}
+    )
+    effect = await jit_effect(api, config_url, set_id, "runner-b")
+    # The executor's lookup misses it, as if it had been written between the lookup and the create.
+    world.inject(Fault(verb="get", path="/secrets/runner-b$", code=404, message="not yet"))
+
+    result = await executor.execute(effect)
+
+    assert result["ok"] is False and result["error"] == "AlreadyExists", result
+    assert owner["uid"] in result["message"]
+    assert len(world.github.calls_to("POST", "generatejitconfig")) == 1
+    assert world.github.runner("runner-b") is None  # the registration made meanwhile is removed again
+    secret = await get(api, effect.target)
+    assert secret is not None and "data" not in secret  # the other owner's Secret, untouched
 
 
 # -- the listener config Secret ----------------------------------------------------------------------------

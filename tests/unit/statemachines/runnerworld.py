@@ -5,8 +5,9 @@ answers of the API server (``create_errors`` per kind) and the Actions service (
 ``remove_errors``, ``registered``). Outputs: ``snapshot()`` for ``decide``, and after ``apply`` the world
 as the API server and the executor leave it: creates (AlreadyExists counts as success), deletes (an object
 with finalizers keeps a ``deletionTimestamp``), merge patches (status and metadata, resourceVersion
-preconditions), the JIT Secret (with the runner id and name annotations the executor writes), Actions
-calls (recorded in ``calls``) and every result under its effect key with the world's time as ``at``.
+preconditions), the JIT Secret (with the runner id and name annotations the executor writes; a Secret of
+another owner is AlreadyExists, as the executor answers), Actions calls (recorded in ``calls``) and every
+result under its effect key with the world's time as ``at``.
 
 Not modelled: watch lag (a test hides an object by hand), and the clock moves only through ``advance``.
 """
@@ -233,6 +234,9 @@ class RunnerWorld:
 
     def _jit(self, effect: effects.CreateJitConfigSecret) -> dict[str, Any]:
         existing = self.get("Secret", effect.target.name)
+        owners = [ref.get("uid") for ref in (existing or {}).get("metadata", {}).get("ownerReferences") or []]
+        if existing is not None and effect.owner.get("uid") not in owners:
+            return {"ok": False, "error": "AlreadyExists", "message": f"belongs to another owner ({owners})"}
         if existing is not None:
             annotations = existing["metadata"].get("annotations") or {}
             return {

@@ -2,7 +2,8 @@
 
 The snapshot carries objects of the runner's name that another owner holds as ``other_pod`` /
 ``other_secret`` (``controller.snapshotting``); the machine makes no JIT config and no pod while one is
-there, waits for it to go, and says why in ``Registered`` / ``Ready`` with a Warning Event.
+there, waits for it to go, and says why in ``Registered`` / ``Ready`` with a Warning Event. A Secret of
+another owner the executor meets before the watch shows it (an ``AlreadyExists`` result) is handled the same.
 """
 
 from __future__ import annotations
@@ -76,3 +77,34 @@ def test_once_the_predecessors_pod_is_gone_the_runner_makes_its_own() -> None:
     decision = ER.decide(dataclasses.replace(world.snapshot(), related=related))
     (create,) = [e for e in decision.effects if isinstance(e, effects.CreateObject)]
     assert create.target == effects.ObjectRef("Pod", REF.namespace, NAME)
+
+
+def test_a_predecessors_secret_the_executor_meets_first_is_not_taken_and_waited_for() -> None:
+    world = RunnerWorld.with_runner()
+    world.objects[("Secret", NAME)] = predecessors("Secret")  # the watch has not shown it yet
+    first = world.step(secret=True)
+    (jit,) = [e for e in first.effects if isinstance(e, effects.CreateJitConfigSecret)]
+    assert world.results[jit.key]["error"] == "AlreadyExists"
+
+    waiting = world.step(secret=True)
+    assert not [e for e in waiting.effects if isinstance(e, effects.CreateJitConfigSecret)]
+    assert [e.seconds for e in waiting.effects if isinstance(e, effects.RequeueAfter)] == [
+        ER.ALREADY_EXISTS_SECONDS
+    ]
+    registered = condition(waiting, ER.REGISTERED)
+    assert (registered["status"], registered["reason"]) == ("False", "SecretNameTaken")
+    assert "old-er-uid" in registered["message"] and "\n" not in registered["message"]
+    assert "SecretNameTaken" in warnings(waiting)
+    assert "runnerId" not in world.runner["status"]  # the predecessor's runner id is not read
+
+    world.advance(ER.ALREADY_EXISTS_SECONDS)
+    again = world.step(secret=True)
+    assert [e for e in again.effects if isinstance(e, effects.CreateJitConfigSecret)] == [jit]
+
+    del world.objects[("Secret", NAME)]  # the predecessor's Secret goes
+    world.advance(ER.ALREADY_EXISTS_SECONDS)
+    world.step()
+    secret = world.get("Secret")
+    assert secret is not None and secret["metadata"]["ownerReferences"][0]["uid"] == "er-uid"
+    world.step()
+    assert world.runner["status"]["runnerId"] == world.next_runner_id - 1
