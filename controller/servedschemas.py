@@ -78,7 +78,8 @@ class Unreadable(Exception):
 
 async def _read(api: client.ApiClient, name: str) -> Mapping[str, Any]:
     extensions = client.ApiextensionsV1Api(api)
-    resp = await extensions.read_custom_resource_definition(
+    # Left raw (``_preload_content=False``): the answer is the HTTP response, not the typed model.
+    resp: Any = await extensions.read_custom_resource_definition(
         name, _preload_content=False, _request_timeout=READ_TIMEOUT
     )
     try:
