@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
+import json
 import os
 import sqlite3
 import subprocess
@@ -164,23 +165,62 @@ def test_history_on_a_journal_with_damaged_pages_fails(journal: Path) -> None:
     one_line(err, "history", "the journal is damaged", "arcsm journal verify")
 
 
-@pytest.mark.parametrize("damage", ["newer-format", "checksum", "pages"])
+def write_format_0(path: Path, count: int = 300) -> None:
+    """A journal as the prototype wrote it (format 0): no checksums, watch-shaped observed bodies."""
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE records (seq INTEGER PRIMARY KEY, at TEXT, type TEXT, kind TEXT, namespace TEXT, "
+            "name TEXT, uid TEXT, resource_version TEXT, body TEXT)"
+        )
+        db.execute("CREATE INDEX records_by_object ON records (kind, namespace, name, seq)")
+        for i in range(count):
+            obj = {
+                "metadata": {"name": f"r-{i}", "namespace": "arc", "uid": f"u-{i}"},
+                "spec": {"pad": "y" * 500},
+            }
+            body = json.dumps({"type": "ADDED", "object": obj})
+            db.execute(
+                "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    i + 1,
+                    f"2025-06-01T00:00:{i % 60:02d}.000000Z",
+                    "observed",
+                    "EphemeralRunner",
+                    "arc",
+                    f"r-{i}",
+                    f"u-{i}",
+                    str(i),
+                    body,
+                ),
+            )
+    db.close()
+
+
+@pytest.mark.parametrize("damage", ["newer-format", "checksum", "pages", "format-0-pages", "format-0-record"])
 def test_run_leaves_a_journal_it_refuses_as_it_was(journal: Path, tmp_path: Path, damage: str) -> None:
+    if damage.startswith("format-0"):
+        journal.unlink()
+        write_format_0(journal)
     with sqlite3.connect(journal) as db:
         db.execute("PRAGMA journal_mode = DELETE")  # one file, so its hash is the whole journal
         if damage == "newer-format":
             db.execute("PRAGMA user_version = 9")
         elif damage == "checksum":
             db.execute("UPDATE records SET body = replace(body, 'r-3', 'r-8') WHERE seq = 4")
+        elif damage == "format-0-record":
+            db.execute("UPDATE records SET body = substr(body, 1, 40) WHERE seq = 250")
     db.close()
-    if damage == "pages":
+    if damage.endswith("pages"):
         zero_pages(journal, at=journal.stat().st_size // 3)
     before = digest(journal)
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
     code, err = arcsm("run", "--journal", str(journal), "--kubeconfig", str(kubeconfig), "--no-leader-elect")
     assert code == 1
-    wanted = "newer than this arcsm reads" if damage == "newer-format" else "is damaged"
+    wanted = {
+        "newer-format": "newer than this arcsm reads",
+        "format-0-record": "cannot upgrade record seq 250 of format 0",
+    }.get(damage, "is damaged")
     one_line(err, "run", wanted, "was left as it was")
     assert digest(journal) == before
     assert not journal.with_name("journal.db-wal").exists()
