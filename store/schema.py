@@ -85,7 +85,7 @@ async def connect(
         else:
             db = await aiosqlite.connect(path, isolation_level=None)
             pragmas = [
-                "auto_vacuum = INCREMENTAL",  # only takes effect on a new file
+                "auto_vacuum = INCREMENTAL",  # only on a new file (below)
                 "journal_mode = WAL",
                 f"synchronous = {'FULL' if durable else 'NORMAL'}",
                 f"journal_size_limit = {wal_limit}",
@@ -95,6 +95,9 @@ async def connect(
         raise translate(exc, doing=f"open {path}") from exc
     try:
         for pragma in [*pragmas, "busy_timeout = 10000"]:
+            # auto_vacuum takes effect on a new file only, yet rewrites an existing one's header.
+            if pragma.startswith("auto_vacuum") and await scalar(db, "PRAGMA page_count"):
+                continue
             await db.execute(f"PRAGMA {pragma}")
     except BaseException as exc:
         await db.close()
