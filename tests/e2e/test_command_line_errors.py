@@ -3,8 +3,9 @@
 Each bad input a user reported is one line on stderr saying what is wrong and what to do, a non-zero exit
 (1: the file cannot be used; 2 stays for a bad argument), and no traceback: a journal file given where an
 export is expected, an export with a byte that is not UTF-8, a truncated ``.gz``, a truncated journal,
-an empty file, a journal whose pages are damaged. ``arcsm run`` refusing a damaged or newer-format
-journal leaves it byte for byte as it was.
+an empty file, a journal whose pages are damaged. ``arcsm run`` refusing a damaged (of any format,
+the prototype's too) or newer-format journal leaves it byte for byte as it was; a failed
+``arcsm journal import`` leaves nothing at a new path and an existing journal byte for byte as it was.
 """
 
 from __future__ import annotations
@@ -113,10 +114,41 @@ def test_an_export_with_a_byte_that_is_not_utf8_is_named_by_its_line(export: Pat
         code, err = arcsm("journal", "import", "--journal", str(target), source, stdin=stdin)
         assert code == 1
         one_line(err, "journal import", "line 42: not UTF-8 text")
+    assert not target.exists()  # nothing of the refused imports
+
+
+def test_a_failed_import_leaves_nothing_at_a_new_path(export: Path, tmp_path: Path) -> None:
+    lines = export.read_bytes().splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"".join([*lines[:250], b"{oops\n", *lines[250:]]))
+    before = set(tmp_path.iterdir())
+    target = tmp_path / "new.db"
+    for source, stdin in ((str(bad), None), ("-", bad.read_bytes())):
+        code, err = arcsm("journal", "import", "--journal", str(target), source, stdin=stdin)
+        assert code == 1
+        one_line(err, "journal import", "line 251: not JSON")
+        assert set(tmp_path.iterdir()) == before  # no journal, -wal, -shm, lock or half-written file
+    done = subprocess.run(
+        [ARCSM, "journal", "import", "--journal", str(target), str(export)], capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert set(tmp_path.iterdir()) - before == {target, target.with_name("new.db.lock")}
     verified = subprocess.run(
         [ARCSM, "journal", "verify", "--journal", str(target)], capture_output=True, text=True, timeout=60
     )
-    assert verified.stdout.startswith("journal ok: no records")  # nothing of the refused imports
+    assert verified.stdout.startswith("journal ok: 300 records (seq 1–300)"), verified
+
+
+def test_a_failed_import_leaves_an_existing_journal_as_it_was(journal: Path, tmp_path: Path) -> None:
+    more = tmp_path / "more.jsonl"
+    record = {"seq": 301, "at": "2025-06-01T00:00:00.000000Z", "type": "timer", "kind": "Pod"}
+    more.write_text(json.dumps(record) + "\n{oops\n")
+    assert not journal.with_name("journal.db-wal").exists()  # closed: the file is the whole journal
+    before = digest(journal)
+    code, err = arcsm("journal", "import", "--journal", str(journal), str(more))
+    assert code == 1
+    one_line(err, "journal import", "line 2: not JSON")
+    assert digest(journal) == before
 
 
 def test_a_truncated_gz_says_it_is_truncated(export: Path, tmp_path: Path) -> None:
