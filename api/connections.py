@@ -18,7 +18,11 @@ with the controller's Kubernetes client, and its accept loop shares the loop wit
   request head within ``header_timeout`` seconds of connecting, or of the end of its previous response,
   or it is closed. uvicorn has no such timeout (its keep-alive timer stops at the first byte received,
   so a client dribbling a header never times out), h11 is sans-I/O and keeps no time, and httptools is
-  a parser only; one timer on the protocol is the smallest change that closes the hole.
+  a parser only; one timer on the protocol is the smallest change that closes the hole. It has a
+  write timeout too: once a write has stayed blocked ``write_timeout`` seconds (the transport's buffer
+  full because the client stopped reading), the connection is aborted, its unsent answer dropped. Without
+  it a journal stream to a reader that stops reading would hold its stream and connection for good:
+  uvicorn waits for the transport to drain with no bound, and closing it would wait for the same drain.
 """
 
 from __future__ import annotations
@@ -180,13 +184,16 @@ class Acceptor:
 
 
 class TimedH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol whose connections must send a request head within ``header_timeout``;
-    ``waiting_since`` says since when one has waited for a head (None while it is answering)."""
+    """uvicorn's h11 protocol whose connections must send a request head within ``header_timeout``, and
+    are dropped when a write stays blocked ``write_timeout`` seconds; ``waiting_since`` says since when
+    one has waited for a head (None while it is answering)."""
 
-    def __init__(self, *args: Any, header_timeout: float, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, header_timeout: float, write_timeout: float, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timeout = header_timeout
         self._header_timer: asyncio.TimerHandle | None = None
+        self._write_timeout = write_timeout
+        self._write_timer: asyncio.TimerHandle | None = None
         self._waiting_cycle: object = None
         self._waiting_at = 0.0
         self._closing = False
@@ -213,7 +220,23 @@ class TimedH11Protocol(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._closing = True
         self._stop_waiting()
+        self._write_unblocked()
         super().connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        """The transport's buffer is full: the client has this long to read before it is dropped."""
+        super().pause_writing()
+        if self._write_timer is None and not self._closing:
+            self._write_timer = self.loop.call_later(self._write_timeout, self._write_late)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._write_unblocked()
+
+    def _write_unblocked(self) -> None:
+        if self._write_timer is not None:
+            self._write_timer.cancel()
+            self._write_timer = None
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
@@ -239,3 +262,18 @@ class TimedH11Protocol(H11Protocol):
             "the HTTP API closed a connection that sent no whole request head in %.0f s", self._header_timeout
         )
         self.evict()
+
+    def _write_late(self) -> None:
+        """The timer: a write has stayed blocked ``write_timeout`` seconds; drop the connection (abort:
+        a close would wait for the client to read what is buffered)."""
+        self._write_timer = None
+        if self._closing:
+            return
+        log.warning(
+            "the HTTP API dropped a client that stopped reading its answer (a write blocked for %g s: a "
+            "journal stream reader gone quiet, say); raise --http-write-timeout if clients are that slow",
+            self._write_timeout,
+        )
+        self._closing = True
+        self._stop_waiting()
+        self.transport.abort()

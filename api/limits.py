@@ -9,6 +9,9 @@ flags without importing the HTTP server (``api.serving`` brings uvicorn and Fast
 * ``idle_timeout``: seconds a kept-alive connection waits for its next request (uvicorn's keep-alive).
 * ``max_streams``: journal event streams (``/api/v1/journal/stream``) open at once; one past it is
   answered 503. A stream holds its connection as long as the client reads, so this bounds them apart.
+* ``write_timeout``: seconds a write to a client may stay blocked (the client stopped reading and its
+  receive window filled) before the connection is dropped; so a stream reader that stops reading gives
+  its stream and its connection back, as does any client that stops reading its answer.
 
 The process's descriptor limit bounds ``max_connections`` too: ``api.serving`` keeps ``RESERVED``
 descriptors for the controller itself (its Kubernetes client's pool alone may hold 100 connections) and
@@ -30,6 +33,7 @@ class HttpLimits:
     header_timeout: float = 10.0
     idle_timeout: float = 5.0
     max_streams: int = 32
+    write_timeout: float = 30.0
 
     def __post_init__(self) -> None:
         if self.max_connections < 1 or self.max_streams < 1:
@@ -37,7 +41,8 @@ class HttpLimits:
                 f"the HTTP API needs at least 1 connection and 1 stream, got {self.max_connections} "
                 f"and {self.max_streams}"
             )
-        if self.header_timeout <= 0 or self.idle_timeout <= 0:
+        if min(self.header_timeout, self.idle_timeout, self.write_timeout) <= 0:
             raise ValueError(
-                f"the HTTP timeouts must be positive, got {self.header_timeout} and {self.idle_timeout}"
+                f"the HTTP timeouts must be positive, got {self.header_timeout}, {self.idle_timeout} "
+                f"and {self.write_timeout}"
             )

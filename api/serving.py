@@ -12,10 +12,11 @@ embeds the server (the controller) owns SIGTERM and SIGINT and stops the server 
 
 The server keeps to ``limits`` (``api.limits.HttpLimits``): its own accept loop bounds the connections
 open (one more takes the place of the longest idle, or is answered 503 when all are answering), a
-connection that sends no request head in time is closed, a kept-alive one idle too long too
-(``api.connections``). Fewer connections than asked are kept when the
-process's descriptor limit leaves less than ``limits.RESERVED`` descriptors to the rest of the process
-(a warning says so at start), so a flood of clients cannot take the descriptors the controller's own
+connection that sends no request head in time is closed, a kept-alive one idle too long too, and one
+whose client stops reading (a write blocked too long) is dropped, giving back its journal stream
+(``api.connections``). Fewer connections than asked are kept when the process's descriptor limit
+leaves less than ``limits.RESERVED`` descriptors to the rest of the process (a warning says so at
+start), so a flood of clients cannot take the descriptors the controller's own
 Kubernetes client needs. Repeated errors of uvicorn, of the accept loop and of asyncio's transports are
 logged once a minute with a count (``api.summarising``) while the server runs.
 """
@@ -69,6 +70,7 @@ class _EmbeddedServer(uvicorn.Server):
                 server_state=self.server_state,
                 app_state=self.lifespan.state,
                 header_timeout=self._limits.header_timeout,
+                write_timeout=self._limits.write_timeout,
             )
 
         acceptor = connections.Acceptor(

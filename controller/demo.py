@@ -90,6 +90,14 @@ def demo(
             help=f"Seconds a kept-alive connection may idle, as arcsm run's ({LIMITS.idle_timeout:g}).",
         ),
     ] = None,
+    http_write_timeout: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            help=f"Seconds a client that stopped reading is waited for, as arcsm run's "
+            f"({LIMITS.write_timeout:g}).",
+        ),
+    ] = None,
     once: Annotated[bool, typer.Option("--once", help="End after the story instead of running on.")] = False,
     step_timeout: Annotated[
         float, typer.Option(help="How long each step of the story may take before the demo gives up.")
@@ -120,7 +128,13 @@ def demo(
         raise typer.BadParameter("must be positive", param_hint="--step-timeout")
     if log_level not in LEVELS:
         raise typer.BadParameter(f"must be one of {', '.join(LEVELS)}", param_hint="--log-level")
-    given = (http_max_connections, http_max_streams, http_header_timeout, http_idle_timeout)
+    given = (
+        http_max_connections,
+        http_max_streams,
+        http_header_timeout,
+        http_idle_timeout,
+        http_write_timeout,
+    )
     if in_cluster and any(value is not None for value in given):
         raise typer.BadParameter(
             "set the chart's http values instead", param_hint="--http-* with --in-cluster"
@@ -151,6 +165,7 @@ def _limits(
     max_streams: int | None,
     header_timeout: float | None,
     idle_timeout: float | None,
+    write_timeout: float | None,
 ) -> HttpLimits:
     """The HTTP API's bounds: those given, arcsm run's defaults for the rest."""
     return HttpLimits(
@@ -158,6 +173,7 @@ def _limits(
         max_streams=LIMITS.max_streams if max_streams is None else max_streams,
         header_timeout=LIMITS.header_timeout if header_timeout is None else header_timeout,
         idle_timeout=LIMITS.idle_timeout if idle_timeout is None else idle_timeout,
+        write_timeout=LIMITS.write_timeout if write_timeout is None else write_timeout,
     )
 
 

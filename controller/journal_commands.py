@@ -66,7 +66,8 @@ def import_(
 ) -> None:
     """Append the records of a JSONL file (as `export` writes them) to the journal, creating it if needed.
 
-    Records keep their seq and time; the import is one transaction, so nothing is written unless all is.
+    Records keep their seq and time; the import is one transaction, so nothing is written unless all is,
+    and a failed import into a new journal leaves no file behind.
     """
     if file == "-":
         imported = _run("import", exporting.import_lines(journal, sys.stdin.buffer))

@@ -28,9 +28,10 @@ would leave under 160 descriptors to the controller's own clients and refusals),
 place of the connection longest waiting for a request, or answered 503 when every one is answering;
 ``--http-max-streams`` (32) journal event streams, one more answered 503; ``--http-header-timeout``
 (10 s) for a request head to arrive, or the connection is closed; ``--http-idle-timeout`` (5 s) between
-requests on a kept-alive connection. Repeated errors (a client flood, descriptors exhausted) are logged
-once a minute with a count. At start the soft descriptor limit is raised to the hard one, as Go
-programs do.
+requests on a kept-alive connection; ``--http-write-timeout`` (30 s) a write may stay blocked on a client
+that stopped reading (a stalled journal stream reader, say) before it is dropped and its stream freed.
+Repeated errors (a client flood, descriptors exhausted) are logged once a minute with a count. At start
+the soft descriptor limit is raised to the hard one, as Go programs do.
 
 Leader election: with ``--leader-elect`` (the default on the pod's service account, off when a kubeconfig
 was found) the replica decides and writes only while it holds the Lease ``--lease-name``
@@ -387,6 +388,16 @@ def run(
             rich_help_panel=OUTPUT,
         ),
     ] = LIMITS.idle_timeout,
+    http_write_timeout: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_HTTP_WRITE_TIMEOUT",
+            metavar="SECONDS",
+            help="Drop an HTTP client that stopped reading (a write to it blocked this long), such as a "
+            "journal stream reader gone quiet; its stream is freed.",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = LIMITS.write_timeout,
     leader_elect: Annotated[
         bool | None,
         typer.Option(
@@ -466,6 +477,7 @@ def run(
             max_streams=at_least_one(http_max_streams, "--http-max-streams"),
             header_timeout=positive(http_header_timeout, "--http-header-timeout"),
             idle_timeout=positive(http_idle_timeout, "--http-idle-timeout"),
+            write_timeout=positive(http_write_timeout, "--http-write-timeout"),
         )
         address = None if http is None else HttpSettings(*parse_address(http), limits=limits)
         if resync_period < 0:

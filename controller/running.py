@@ -64,10 +64,11 @@ async def run(
     """
     configuration = await _configuration(settings)
     async with _stop_signal(stop) as stopping:
-        # A request to the cluster: only once SIGTERM is handled (it stops the run, never kills it).
-        settings = await _with_served_schemas(settings, configuration)
+        # The journal first: one it refuses is said at once, before the cluster is asked anything.
         journal = await Journal.open(settings.journal_path, settings=settings.journal)
         try:
+            # A request to the cluster: only once SIGTERM is handled (it stops the run, never kills it).
+            settings = await _with_served_schemas(settings, configuration)
             # Before anything is decided, so every decision of this run reads the settings it ran with.
             await settingsrecords.journal_if_changed(journal, journal, settings.machines)
             await _serve(settings, journal, configuration, stopping, on_http)

@@ -17,8 +17,8 @@ import zlib
 from collections.abc import Iterable, Iterator
 from typing import IO, TextIO, cast
 
-from store import journal, reading, redacting, rows, schema, upcasting
-from store.errors import JournalImportError
+from store import journal, locking, reading, redacting, rows, schema, upcasting
+from store.errors import JournalError, JournalImportError
 from store.journal import Imported, Journal
 from store.records import Record
 
@@ -120,6 +120,44 @@ async def export(path: pathlib.Path, out: TextIO, *, after: int = 0) -> int:
 
 
 async def import_lines(path: pathlib.Path, lines: Iterable[str] | Iterable[bytes]) -> Imported:
-    """Import JSONL ``lines`` into the journal at ``path`` (created if missing), all or nothing."""
-    async with await Journal.open(path, settings=journal.OFFLINE) as opened:
-        return await opened.import_records(parse_lines(lines))
+    """Import JSONL ``lines`` into the journal at ``path`` (created if missing), all or nothing.
+
+    An existing journal takes the records in one transaction. A new one is written beside ``path``
+    and renamed into place once the import succeeds, so a failed import leaves nothing at ``path``
+    (nor its ``-wal``, ``-shm`` or lock file); the lock on ``path`` is held throughout, so no one
+    opens a journal there meanwhile."""
+    path = pathlib.Path(path)
+    if path.exists():
+        async with await Journal.open(path, settings=journal.OFFLINE) as opened:
+            return await opened.import_records(parse_lines(lines))
+    lock_file = locking.lock_path(path)
+    had_lock_file = lock_file.exists()
+    lock = locking.FileLock.acquire(path)
+    staging = path.with_name(f".{path.name}.importing")
+    done = False
+    try:
+        _remove_journal(staging)  # what an import killed midway left
+        try:
+            async with await Journal.open(staging, settings=journal.OFFLINE) as opened:
+                imported = await opened.import_records(parse_lines(lines))
+            if _sidecars(staging, "-wal", "-shm"):
+                raise JournalError(f"the import into {path} left a write-ahead log behind; import again")
+            staging.replace(path)
+            done = True
+        finally:
+            _remove_journal(staging)
+            if not done and not had_lock_file:
+                lock_file.unlink(missing_ok=True)  # it was not there before either
+    finally:
+        lock.release()
+    return imported
+
+
+def _sidecars(path: pathlib.Path, *suffixes: str) -> list[pathlib.Path]:
+    return [found for suffix in suffixes if (found := path.with_name(path.name + suffix)).exists()]
+
+
+def _remove_journal(path: pathlib.Path) -> None:
+    """Remove the journal file at ``path`` with its ``-wal``, ``-shm`` and lock files."""
+    for found in [path, *_sidecars(path, "-wal", "-shm", ".lock")]:
+        found.unlink(missing_ok=True)

@@ -131,7 +131,11 @@ class Journal:
                 # (damaged, of a newer format, not a journal) is left byte for byte as it was.
                 reader_db = await schema.connect(path, read_only=True)
                 connections.append(reader_db)
-                if await schema.check(reader_db, path) >= 1 and await schema.tables(reader_db):
+                if await schema.check(reader_db, path) == 0:
+                    # The prototype's format has no checksums and its upgrade rewrites every record:
+                    # every page and record is checked before the upgrade starts.
+                    await schema.check_upgradable(reader_db, path)
+                elif await schema.tables(reader_db):
                     loaded = await _load(reader_db, path)
             writer_db = await schema.connect(
                 path,

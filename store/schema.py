@@ -23,7 +23,7 @@ import sqlite3
 import aiosqlite
 
 from store import rows, upcasting
-from store.errors import InvalidRecord, JournalError, JournalFormatError, translate
+from store.errors import InvalidRecord, JournalCorrupt, JournalError, JournalFormatError, translate
 from store.records import Record
 
 # 1: the tables below. 2: the same tables; records of type ``settings`` may appear, which an arcsm that
@@ -85,7 +85,7 @@ async def connect(
         else:
             db = await aiosqlite.connect(path, isolation_level=None)
             pragmas = [
-                "auto_vacuum = INCREMENTAL",  # only takes effect on a new file
+                "auto_vacuum = INCREMENTAL",  # only on a new file (below)
                 "journal_mode = WAL",
                 f"synchronous = {'FULL' if durable else 'NORMAL'}",
                 f"journal_size_limit = {wal_limit}",
@@ -95,6 +95,9 @@ async def connect(
         raise translate(exc, doing=f"open {path}") from exc
     try:
         for pragma in [*pragmas, "busy_timeout = 10000"]:
+            # auto_vacuum takes effect on a new file only, yet rewrites an existing one's header.
+            if pragma.startswith("auto_vacuum") and await scalar(db, "PRAGMA page_count"):
+                continue
             await db.execute(f"PRAGMA {pragma}")
     except BaseException as exc:
         await db.close()
@@ -163,11 +166,35 @@ async def prepare(db: aiosqlite.Connection, path: pathlib.Path) -> None:
         raise translate(exc, doing=f"prepare {path}") from exc
 
 
-async def _upgrade_from_0(db: aiosqlite.Connection, path: pathlib.Path) -> None:
+async def check_upgradable(db: aiosqlite.Connection, path: pathlib.Path) -> None:
+    """Refuse a format-0 journal that cannot be upgraded: one whose pages SQLite finds damaged
+    (``JournalCorrupt``), or whose columns or records are not the prototype's (``JournalFormatError``).
+
+    Reads only, so it runs on a read-only connection before anything writes to the file: format 0 has no
+    checksums, and a journal refused only halfway through its upgrade would be left changed."""
+    try:
+        async with db.execute("PRAGMA quick_check(1)") as cursor:
+            found = [str(row[0]) for row in await cursor.fetchall()]
+        if found != ["ok"]:
+            raise JournalCorrupt(f"SQLite finds the file damaged: {' '.join(found[0].split())}")
+        await _v0_columns(db, path)
+        async with db.execute(f"SELECT {', '.join(V0_COLUMNS)} FROM records ORDER BY seq") as cursor:
+            while batch := await cursor.fetchmany(1000):
+                for row in batch:
+                    _upcast_row(tuple(row))
+    except sqlite3.Error as exc:
+        raise translate(exc, doing=f"open {path}") from exc
+
+
+async def _v0_columns(db: aiosqlite.Connection, path: pathlib.Path) -> None:
     async with db.execute("PRAGMA table_info(records)") as cursor:
         columns = tuple(str(row[1]) for row in await cursor.fetchall())
     if columns != V0_COLUMNS:
         raise JournalFormatError(f"{path} is not an arcsm journal (records has columns {', '.join(columns)})")
+
+
+async def _upgrade_from_0(db: aiosqlite.Connection, path: pathlib.Path) -> None:
+    await _v0_columns(db, path)
     await db.execute("ALTER TABLE records RENAME TO records_v0")
     async with db.execute(
         "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'records_v0' AND sql IS NOT NULL"

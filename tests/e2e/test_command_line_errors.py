@@ -3,8 +3,9 @@
 Each bad input a user reported is one line on stderr saying what is wrong and what to do, a non-zero exit
 (1: the file cannot be used; 2 stays for a bad argument), and no traceback: a journal file given where an
 export is expected, an export with a byte that is not UTF-8, a truncated ``.gz``, a truncated journal,
-an empty file, a journal whose pages are damaged. ``arcsm run`` refusing a damaged or newer-format
-journal leaves it byte for byte as it was.
+an empty file, a journal whose pages are damaged. ``arcsm run`` refusing a damaged (of any format,
+the prototype's too) or newer-format journal leaves it byte for byte as it was; a failed
+``arcsm journal import`` leaves nothing at a new path and an existing journal byte for byte as it was.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import hashlib
+import json
 import os
 import sqlite3
 import subprocess
@@ -112,10 +114,41 @@ def test_an_export_with_a_byte_that_is_not_utf8_is_named_by_its_line(export: Pat
         code, err = arcsm("journal", "import", "--journal", str(target), source, stdin=stdin)
         assert code == 1
         one_line(err, "journal import", "line 42: not UTF-8 text")
+    assert not target.exists()  # nothing of the refused imports
+
+
+def test_a_failed_import_leaves_nothing_at_a_new_path(export: Path, tmp_path: Path) -> None:
+    lines = export.read_bytes().splitlines(keepends=True)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_bytes(b"".join([*lines[:250], b"{oops\n", *lines[250:]]))
+    before = set(tmp_path.iterdir())
+    target = tmp_path / "new.db"
+    for source, stdin in ((str(bad), None), ("-", bad.read_bytes())):
+        code, err = arcsm("journal", "import", "--journal", str(target), source, stdin=stdin)
+        assert code == 1
+        one_line(err, "journal import", "line 251: not JSON")
+        assert set(tmp_path.iterdir()) == before  # no journal, -wal, -shm, lock or half-written file
+    done = subprocess.run(
+        [ARCSM, "journal", "import", "--journal", str(target), str(export)], capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert set(tmp_path.iterdir()) - before == {target, target.with_name("new.db.lock")}
     verified = subprocess.run(
         [ARCSM, "journal", "verify", "--journal", str(target)], capture_output=True, text=True, timeout=60
     )
-    assert verified.stdout.startswith("journal ok: no records")  # nothing of the refused imports
+    assert verified.stdout.startswith("journal ok: 300 records (seq 1–300)"), verified
+
+
+def test_a_failed_import_leaves_an_existing_journal_as_it_was(journal: Path, tmp_path: Path) -> None:
+    more = tmp_path / "more.jsonl"
+    record = {"seq": 301, "at": "2025-06-01T00:00:00.000000Z", "type": "timer", "kind": "Pod"}
+    more.write_text(json.dumps(record) + "\n{oops\n")
+    assert not journal.with_name("journal.db-wal").exists()  # closed: the file is the whole journal
+    before = digest(journal)
+    code, err = arcsm("journal", "import", "--journal", str(journal), str(more))
+    assert code == 1
+    one_line(err, "journal import", "line 2: not JSON")
+    assert digest(journal) == before
 
 
 def test_a_truncated_gz_says_it_is_truncated(export: Path, tmp_path: Path) -> None:
@@ -164,23 +197,62 @@ def test_history_on_a_journal_with_damaged_pages_fails(journal: Path) -> None:
     one_line(err, "history", "the journal is damaged", "arcsm journal verify")
 
 
-@pytest.mark.parametrize("damage", ["newer-format", "checksum", "pages"])
+def write_format_0(path: Path, count: int = 300) -> None:
+    """A journal as the prototype wrote it (format 0): no checksums, watch-shaped observed bodies."""
+    with sqlite3.connect(path) as db:
+        db.execute(
+            "CREATE TABLE records (seq INTEGER PRIMARY KEY, at TEXT, type TEXT, kind TEXT, namespace TEXT, "
+            "name TEXT, uid TEXT, resource_version TEXT, body TEXT)"
+        )
+        db.execute("CREATE INDEX records_by_object ON records (kind, namespace, name, seq)")
+        for i in range(count):
+            obj = {
+                "metadata": {"name": f"r-{i}", "namespace": "arc", "uid": f"u-{i}"},
+                "spec": {"pad": "y" * 500},
+            }
+            body = json.dumps({"type": "ADDED", "object": obj})
+            db.execute(
+                "INSERT INTO records VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    i + 1,
+                    f"2025-06-01T00:00:{i % 60:02d}.000000Z",
+                    "observed",
+                    "EphemeralRunner",
+                    "arc",
+                    f"r-{i}",
+                    f"u-{i}",
+                    str(i),
+                    body,
+                ),
+            )
+    db.close()
+
+
+@pytest.mark.parametrize("damage", ["newer-format", "checksum", "pages", "format-0-pages", "format-0-record"])
 def test_run_leaves_a_journal_it_refuses_as_it_was(journal: Path, tmp_path: Path, damage: str) -> None:
+    if damage.startswith("format-0"):
+        journal.unlink()
+        write_format_0(journal)
     with sqlite3.connect(journal) as db:
         db.execute("PRAGMA journal_mode = DELETE")  # one file, so its hash is the whole journal
         if damage == "newer-format":
             db.execute("PRAGMA user_version = 9")
         elif damage == "checksum":
             db.execute("UPDATE records SET body = replace(body, 'r-3', 'r-8') WHERE seq = 4")
+        elif damage == "format-0-record":
+            db.execute("UPDATE records SET body = substr(body, 1, 40) WHERE seq = 250")
     db.close()
-    if damage == "pages":
+    if damage.endswith("pages"):
         zero_pages(journal, at=journal.stat().st_size // 3)
     before = digest(journal)
     kubeconfig = tmp_path / "kubeconfig"
     kubeconfig.write_text(KUBECONFIG)
     code, err = arcsm("run", "--journal", str(journal), "--kubeconfig", str(kubeconfig), "--no-leader-elect")
     assert code == 1
-    wanted = "newer than this arcsm reads" if damage == "newer-format" else "is damaged"
+    wanted = {
+        "newer-format": "newer than this arcsm reads",
+        "format-0-record": "cannot upgrade record seq 250 of format 0",
+    }.get(damage, "is damaged")
     one_line(err, "run", wanted, "was left as it was")
     assert digest(journal) == before
     assert not journal.with_name("journal.db-wal").exists()

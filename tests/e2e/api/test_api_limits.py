@@ -26,7 +26,9 @@ import pytest
 from api.app import create_app
 from api.limits import HttpLimits
 from api.serving import ApiServer
+from store import records
 from store.journal import Journal
+from store.settings import JournalSettings
 from tests.helpers import eventually
 
 LIMITS = HttpLimits(max_connections=4, header_timeout=0.5, idle_timeout=0.5)
@@ -182,3 +184,66 @@ async def test_while_it_serves_a_repeated_transport_warning_is_one_line_then_a_c
     lines = [r.getMessage() for r in caplog.records if r.name == "asyncio"]
     assert len(lines) == 3 and lines[0] == lines[2] == "socket.send() raised exception."
     assert re.fullmatch(r"99 more like this in the last \d+ s: socket\.send\(\) raised exception\.", lines[1])
+
+
+async def stalled_stream(server: ApiServer) -> socket.socket:
+    """A client that asks for the journal stream with a tiny receive buffer and then never reads."""
+    host, port = server.url.removeprefix("http://").rsplit(":", 1)
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: the window it offers
+    sock.setblocking(False)
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(sock, (host, int(port)))
+    await loop.sock_sendall(sock, b"GET /api/v1/journal/stream HTTP/1.1\r\nHost: arcsm\r\n\r\n")
+    return sock
+
+
+async def test_a_stream_reader_that_stops_reading_is_dropped_after_the_write_timeout(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    limits = HttpLimits(max_streams=2, write_timeout=0.5)
+    journal = await Journal.open(tmp_path / "journal.db", settings=JournalSettings(durable=False))
+    app = create_app(journal, max_streams=limits.max_streams)
+    streams = app.state.api.streams
+    pad = "y" * 32_768
+
+    async def grown_until_both_dropped() -> bool:
+        await journal.append(
+            [
+                records.observed(
+                    "ADDED", "Pod", {"metadata": {"name": f"p-{i}", "namespace": "arc"}, "pad": pad}
+                )
+                for i in range(journal.last_seq, journal.last_seq + 16)
+            ]
+        )
+        return streams.open == 0
+
+    with caplog.at_level(logging.INFO, logger="arcsm.api"):
+        server = await ApiServer.start(app, host="127.0.0.1", port=0, limits=limits)
+        stalled = [await stalled_stream(server) for _ in range(limits.max_streams)]
+        try:
+            await eventually(lambda: streams.open == 2, timeout=DEADLINE, what="both streams admitted")
+            reader, writer = await connect(server)
+            writer.write(b"GET /api/v1/journal/stream HTTP/1.1\r\nHost: arcsm\r\n\r\n")
+            assert (await answer(reader)).startswith(b"HTTP/1.1 503")  # the stalled readers hold the slots
+            writer.close()
+            await eventually(
+                grown_until_both_dropped, timeout=3 * DEADLINE, what="the stalled readers dropped"
+            )
+            reader, writer = await connect(server)
+            writer.write(b"GET /api/v1/journal/stream HTTP/1.1\r\nHost: arcsm\r\n\r\n")
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), timeout=DEADLINE)
+            assert head.startswith(b"HTTP/1.1 200")  # a new reader gets in
+            await asyncio.wait_for(reader.readuntil(b"event: record"), timeout=DEADLINE)
+            writer.close()
+        finally:
+            for sock in stalled:
+                sock.close()
+            await server.stop()
+            await journal.close()
+    dropped = [r for r in caplog.records if "dropped a client" in r.getMessage()]
+    assert len(dropped) == 2, [r.getMessage() for r in dropped]  # the first, then the count at stop
+    assert dropped[0].levelname == "WARNING" and "a write blocked for 0.5 s" in dropped[0].getMessage()
+    assert re.match(
+        r"1 more like this in the last \d+ s: the HTTP API dropped a client", dropped[1].getMessage()
+    )

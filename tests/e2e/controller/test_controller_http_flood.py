@@ -7,7 +7,9 @@ Shown: ``/healthz`` answers 200 while the slow clients hold every connection the
 connection takes the place of the one that has waited longest for a request head); every slow client is
 closed without an answer, by a newer one or by the header timeout; journal streams past their bound are
 answered 503 with a one-line JSON body; a scale set created meanwhile reconciles to Running; and the log
-stays a few dozen lines.
+stays a few dozen lines. Stream readers that stop reading (a tiny receive window, never read) hold their
+streams only until ``--http-write-timeout``: then they are dropped, logged once with a count, and a new
+reader gets in.
 
 Real ``arcsm run`` subprocess, real journal on disk, emulated cluster and fake GitHub in this process on
 loopback; every wait has a deadline.
@@ -20,7 +22,8 @@ import contextlib
 import json
 import re
 import resource
-from collections.abc import AsyncIterator, Callable
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import httpx
@@ -28,6 +31,8 @@ import pytest
 from kubernetes_asyncio import client
 
 from sim.world import World
+from store import records
+from store.journal import Journal
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
@@ -89,9 +94,10 @@ class Arcsm:
 
 @contextlib.asynccontextmanager
 async def arcsm(
-    world: World, directory: Path, limit: Callable[[], None] = few_descriptors
+    world: World, directory: Path, limit: Callable[[], None] = few_descriptors, *extra: str
 ) -> AsyncIterator[Arcsm]:
     flags = [
+        *extra,
         "--http=127.0.0.1:0",
         f"--http-max-connections={MAX_CONNECTIONS}",
         f"--http-max-streams={MAX_STREAMS}",
@@ -181,3 +187,54 @@ async def test_the_soft_descriptor_limit_is_raised_to_the_hard_one(world: World,
         limits = await asyncio.to_thread(Path(f"/proc/{run.proc.pid}/limits").read_text)
     [line] = [line for line in limits.splitlines() if line.startswith("Max open files")]
     assert line.split()[3:5] == [str(4 * DESCRIPTORS)] * 2, line
+
+
+async def test_stream_readers_that_stop_reading_are_dropped_after_the_write_timeout(
+    world: World, tmp_path: Path
+) -> None:
+    # A history of some megabytes, more than loopback's socket buffers hold: a stream from its start
+    # blocks on a reader that does not read.
+    async with await Journal.open(tmp_path / "journal.db") as journal:
+        pad = "y" * 32_768
+        for batch in range(8):
+            await journal.append(
+                [
+                    records.observed(
+                        "ADDED", "ConfigMap", {"metadata": {"name": f"c-{batch}-{i}"}, "pad": pad}
+                    )
+                    for i in range(32)
+                ]
+            )
+    async with arcsm(world, tmp_path, few_descriptors, "--http-write-timeout=5") as run:
+        host, port = run.url.removeprefix("http://").rsplit(":", 1)
+        loop = asyncio.get_running_loop()
+        stalled = []
+        for _ in range(MAX_STREAMS):
+            sock = socket.socket()
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # the window it offers: tiny
+            sock.setblocking(False)
+            await loop.sock_connect(sock, (host, int(port)))
+            await loop.sock_sendall(sock, b"GET /api/v1/journal/stream HTTP/1.1\r\nHost: arcsm\r\n\r\n")
+            stalled.append(sock)
+        try:
+            async with httpx.AsyncClient(base_url=run.url, timeout=5) as http:
+
+                async def status() -> int:
+                    async with http.stream("GET", "/api/v1/journal/stream", params={"after": 10**6}) as one:
+                        return one.status_code
+
+                await eventually(
+                    lambda: _is(status, 503), timeout=TIMEOUT, what="the stalled readers holding every stream"
+                )
+                await eventually(lambda: _is(status, 200), timeout=TIMEOUT, what="a new reader let in")
+        finally:
+            for sock in stalled:
+                sock.close()
+    dropped = [m for m in run.messages() if "dropped a client" in m]
+    assert len(dropped) == 2, dropped  # the first, then the count when the server stopped
+    assert "a write blocked for 5 s" in dropped[0]
+    assert re.match(r"1 more like this in the last \d+ s: the HTTP API dropped a client", dropped[1]), dropped
+
+
+async def _is(status: Callable[[], Awaitable[int]], wanted: int) -> bool:
+    return await status() == wanted

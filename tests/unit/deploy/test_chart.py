@@ -230,13 +230,20 @@ def test_the_controller_runs_locked_down_with_probes_on_its_http_port() -> None:
 
 def test_the_http_bounds_are_arcsms_defaults_unless_given() -> None:
     assert not [a for a in container(render({}))["args"] if a.startswith("--http-")]
-    given = {"maxConnections": 64, "maxStreams": 8, "headerTimeout": 5, "idleTimeout": 2.5}
+    given = {
+        "maxConnections": 64,
+        "maxStreams": 8,
+        "headerTimeout": 5,
+        "idleTimeout": 2.5,
+        "writeTimeout": 12,
+    }
     args = container(render({"http": given}))["args"]
     assert [a for a in args if a.startswith("--http-")] == [
         "--http-max-connections=64",
         "--http-max-streams=8",
         "--http-header-timeout=5",
         "--http-idle-timeout=2.5",
+        "--http-write-timeout=12",
     ]
 
 

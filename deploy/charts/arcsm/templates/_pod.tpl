@@ -67,6 +67,9 @@ spec:
         {{- with .idleTimeout }}
         - --http-idle-timeout={{ . }}
         {{- end }}
+        {{- with .writeTimeout }}
+        - --http-write-timeout={{ . }}
+        {{- end }}
         {{- end }}
         - --listener-metrics-addr={{ .Values.metrics.listenerAddr | default "0" }}
         - --listener-metrics-endpoint={{ .Values.metrics.listenerEndpoint }}
