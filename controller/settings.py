@@ -12,14 +12,17 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from actions.client import ClientSettings
 from api.limits import HttpLimits
 from controller.contexts import ExecutorSettings
 from controller.kubeconfigs import Source
 from statemachines.snapshots import Settings as MachineSettings
 from store.settings import JournalSettings
 from watchers.settings import WatchSettings
+
+if TYPE_CHECKING:
+    from actions.client import ClientSettings
 
 
 @dataclass(frozen=True)
@@ -131,7 +134,7 @@ class ControllerSettings:
     # The Kubernetes client rate limit (qps, burst) is the executor's: its requests are the writes.
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     # The Actions clients' retries, rate limit and request timeout (one client per scale set's scope).
-    actions: ClientSettings = field(default_factory=ClientSettings)
+    actions: ClientSettings = field(default_factory=lambda: _client_settings())
     machines: MachineSettings = field(default_factory=MachineSettings)
     # None: no HTTP API (``arcsm run --http HOST:PORT`` turns it on).
     http: HttpSettings | None = None
@@ -150,3 +153,10 @@ class ControllerSettings:
                 self.watch, namespaces=(*namespaces, self.machines.controller_namespace)
             )
             object.__setattr__(self, "watch", watch)
+
+
+def _client_settings() -> ClientSettings:
+    """The Actions client's defaults, imported when a run is built: ``arcsm run --help`` loads no client."""
+    from actions.client import ClientSettings
+
+    return ClientSettings()
