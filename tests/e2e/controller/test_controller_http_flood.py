@@ -23,7 +23,7 @@ import json
 import re
 import resource
 import socket
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import httpx
@@ -39,6 +39,10 @@ from tests.helpers import eventually
 TIMEOUT = 30.0
 DESCRIPTORS = 256
 CLIENTS = 300  # more than the child has descriptors
+# Slow clients at once, at most: below the listening socket's backlog (128 where net.core.somaxconn is
+# 128). Past it the kernel drops the last ACK of a handshake, and a client that then sends nothing
+# waits on SYN-ACK retransmissions for a connection the server has not seen: TCP's, not arcsm's.
+WAVE = 100
 MAX_CONNECTIONS, MAX_STREAMS = 16, 2
 HEADER_TIMEOUT = 2.0
 SERVING = re.compile(r"serving the HTTP API on (\S+)")
@@ -141,13 +145,18 @@ async def test_slow_clients_past_the_descriptor_limit_neither_stop_reconciling_n
 ) -> None:
     async with arcsm(world, tmp_path) as run:
         host, port = run.url.removeprefix("http://").rsplit(":", 1)
-        connected: list[int] = []
-        flood = [asyncio.create_task(slow_client(host, int(port), n, connected)) for n in range(CLIENTS)]
         await harness.create(kube, harness.scale_set_body(world))
-        await eventually(lambda: len(connected) == CLIENTS, timeout=TIMEOUT, what="every slow client in")
-        async with httpx.AsyncClient(base_url=run.url, timeout=5) as http:
-            assert (await http.get("/healthz")).status_code == 200  # while they hold every place
-        answers = await asyncio.gather(*flood)
+        answers: list[bytes] = []
+        for first in range(0, CLIENTS, WAVE):
+            connected: list[int] = []
+            wave = [
+                asyncio.create_task(slow_client(host, int(port), n, connected))
+                for n in range(first, first + WAVE)
+            ]
+            await eventually(lambda c=connected: len(c) == WAVE, timeout=TIMEOUT, what="every slow client in")
+            async with httpx.AsyncClient(base_url=run.url, timeout=5) as http:
+                assert (await http.get("/healthz")).status_code == 200  # while they hold every place
+            answers += await asyncio.gather(*wave)
         assert answers == [b""] * CLIENTS  # closed by a newer one or the header timeout, unanswered
 
         async with httpx.AsyncClient(base_url=run.url, timeout=5) as http:
@@ -217,16 +226,24 @@ async def test_stream_readers_that_stop_reading_are_dropped_after_the_write_time
             await loop.sock_sendall(sock, b"GET /api/v1/journal/stream HTTP/1.1\r\nHost: arcsm\r\n\r\n")
             stalled.append(sock)
         try:
+            # Not "503 while they hold the slots": that window is the write timeout, and a loaded machine
+            # may spend it before a probe gets through (the API-level test shows the 503). What does not
+            # depend on timing: the server says it dropped a client, lets a new reader in, and has ended
+            # both stalled streams (a stream it kept would never end).
+            await eventually(
+                lambda: any("dropped a client" in m for m in run.messages()),
+                timeout=TIMEOUT,
+                what="the server dropping a stalled reader",
+            )
             async with httpx.AsyncClient(base_url=run.url, timeout=5) as http:
 
-                async def status() -> int:
+                async def let_in() -> bool:
                     async with http.stream("GET", "/api/v1/journal/stream", params={"after": 10**6}) as one:
-                        return one.status_code
+                        return one.status_code == 200
 
-                await eventually(
-                    lambda: _is(status, 503), timeout=TIMEOUT, what="the stalled readers holding every stream"
-                )
-                await eventually(lambda: _is(status, 200), timeout=TIMEOUT, what="a new reader let in")
+                await eventually(let_in, timeout=TIMEOUT, what="a new reader let in")
+            for sock in stalled:
+                await asyncio.wait_for(_drained(loop, sock), timeout=TIMEOUT)
         finally:
             for sock in stalled:
                 sock.close()
@@ -236,5 +253,10 @@ async def test_stream_readers_that_stop_reading_are_dropped_after_the_write_time
     assert re.match(r"1 more like this in the last \d+ s: the HTTP API dropped a client", dropped[1]), dropped
 
 
-async def _is(status: Callable[[], Awaitable[int]], wanted: int) -> bool:
-    return await status() == wanted
+async def _drained(loop: asyncio.AbstractEventLoop, sock: socket.socket) -> None:
+    """Read ``sock`` until the server has closed it (an end of stream, or the reset of an abort)."""
+    try:
+        while await loop.sock_recv(sock, 65_536):
+            pass
+    except ConnectionResetError:
+        pass
