@@ -231,7 +231,8 @@ async def end_state(world: World, kube: client.ApiClient, name: str) -> tuple[En
         r
         for r in await harness.items(kube, ER)
         if any(
-            o.get("uid") == (ers.get("metadata") or {}).get("uid") for o in r["metadata"]["ownerReferences"]
+            o.get("uid") == (ers.get("metadata") or {}).get("uid")
+            for o in r["metadata"].get("ownerReferences") or []
         )
     ]
     statuses = [r.get("status") or {} for r in runners]
