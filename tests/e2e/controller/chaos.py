@@ -3,13 +3,12 @@
 Inputs: the emulated cluster with the fake GitHub (``harness.github_world``), a directory for the journal,
 and a seed. ``ChaosRun`` starts ``arcsm run`` as a subprocess (its HTTP API on a free port), creates
 several scale sets and lets them come to rest with their runners up, then plays a plan drawn from the
-seed: API faults (``sim.faults.Fault``: 409, 410,
-429, 5xx, latency, on one verb and resource), Actions faults (``sim.github.faults.GitHubFault``), watch
-drops (clean or abrupt), 410 relists (the watch history compacted, then the watches dropped), an outage
-of the API server and one of the Actions service (every request answered 503 for a few seconds), SIGKILL
-of the controller and a restart on the same journal, spec edits (maxRunners, minRunners, the runner
-template) and queued jobs. Between steps it waits a seeded random delay, which only places the next
-fault; nothing waits for a condition by sleeping.
+seed: API faults (``sim.faults.Fault``: 409, 410, 429, 5xx, latency, on one verb and resource), Actions
+faults (``sim.github.faults.GitHubFault``), watch drops (clean or abrupt), 410 relists (the watch
+history compacted, then the watches dropped), an outage of the API server and one of the Actions service
+(every request answered 503 for a few seconds), SIGKILL of the controller and a restart on the same
+journal, spec edits (maxRunners, minRunners, the runner template) and queued jobs. Between steps it waits
+a seeded random delay, which only places the next fault; nothing waits for a condition by sleeping.
 
 The oracle, once the faults are lifted (``ChaosRun.check``):
 
@@ -24,8 +23,8 @@ The oracle, once the faults are lifted (``ChaosRun.check``):
 * no registration is orphaned: after the scale sets are deleted, nothing of them is left in the cluster
   and the fake has no scale set and no runner left.
 
-A failure carries the seed (``ARCSM_CHAOS_SEED`` replays it) and the steps played, as a note on the
-exception.
+A failure carries the seed (``ARCSM_CHAOS_SEED`` plays the same plan again; the timings of the world are
+the machine's) and the steps played, each with the second it began, as notes on the exception.
 """
 
 from __future__ import annotations
@@ -314,6 +313,8 @@ WEIGHTS = {
 
 @dataclass
 class ChaosRun:
+    """One run: the controller, the scale sets, the steps drawn from ``seed`` and what they did."""
+
     world: World
     kube: client.ApiClient
     directory: Path
