@@ -91,10 +91,15 @@ ACTIONS_METHODS = ("GET", "POST", "PATCH", "DELETE")
 ACTIONS_STATUSES = (429, 500, 502, 503)
 
 
-def seed_from_environment() -> int:
-    """The seed of ``ARCSM_CHAOS_SEED`` when set, else a new random one."""
+def seed_from_environment(default: int | None = None) -> int:
+    """The seed of ``ARCSM_CHAOS_SEED`` when set (``random``: a new random one), else ``default``, else a
+    new random one."""
     value = os.environ.get(SEED_VARIABLE, "").strip()
-    return int(value) if value else random.SystemRandom().randrange(2**32)
+    if value and value != "random":
+        return int(value)
+    if default is not None and not value:
+        return default
+    return random.SystemRandom().randrange(2**32)
 
 
 # -- the controller as a subprocess --------------------------------------------------------------------------
