@@ -4,6 +4,7 @@ that tell apart which one a process used."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shutil
 import socket
@@ -100,3 +101,15 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+async def terminate(proc: asyncio.subprocess.Process, grace: float = 30.0) -> int | None:
+    """SIGTERM, as Kubernetes stops a pod, then SIGKILL once ``grace`` seconds have passed; the exit
+    status."""
+    if proc.returncode is None:
+        proc.terminate()
+        try:
+            await asyncio.wait_for(proc.wait(), timeout=grace)
+        except TimeoutError:
+            proc.kill()
+    return await proc.wait()

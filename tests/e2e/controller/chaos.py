@@ -50,6 +50,7 @@ from sim.world import World
 from statemachines.kinds import AL, ARS, ER, ERS
 from statemachines.naming import ANNOTATION_ACTIONABLE_REVISION
 from store import verifying
+from tests import helpers
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS
 from tests.helpers import eventually
@@ -157,12 +158,7 @@ class Arcsm:
         """SIGTERM, then SIGKILL after 30 s; the exit status."""
         if self.proc is None:
             return 0
-        if self.proc.returncode is None:
-            self.proc.terminate()
-            try:
-                await asyncio.wait_for(self.proc.wait(), timeout=30)
-            except TimeoutError:
-                self.proc.kill()
+        await helpers.terminate(self.proc)
         await self._ended()
         return self.proc.returncode if self.proc.returncode is not None else -1
 

@@ -23,6 +23,7 @@ import httpx
 from kubernetes_asyncio import client
 
 from sim.world import World
+from tests import helpers
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
@@ -126,12 +127,7 @@ class Replica:
         """SIGTERM, as Kubernetes stops a pod; the exit status (SIGKILL after ``timeout``: the grace
         period)."""
         assert self.proc is not None
-        if self.proc.returncode is None:
-            self.proc.terminate()
-            try:
-                await asyncio.wait_for(self.proc.wait(), timeout=timeout)
-            except TimeoutError:
-                self.proc.kill()
+        await helpers.terminate(self.proc, timeout)
         await self._ended()
         return self.proc.returncode if self.proc.returncode is not None else -1
 

@@ -33,6 +33,7 @@ from kubernetes_asyncio import client
 from sim.world import World
 from store import records
 from store.journal import Journal
+from tests import helpers
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
@@ -85,13 +86,7 @@ class Arcsm:
         return [str(json.loads(line).get("msg", "")) for line in self.lines if line.startswith("{")]
 
     async def stop(self) -> int:
-        if self.proc.returncode is None:
-            self.proc.terminate()
-            try:
-                await asyncio.wait_for(self.proc.wait(), timeout=30)
-            except TimeoutError:
-                self.proc.kill()
-        await self.proc.wait()
+        await helpers.terminate(self.proc)
         await self._reader
         return self.proc.returncode or 0
 

@@ -31,6 +31,7 @@ from sim.world import World
 from statemachines.kinds import ARS, ER, ERS
 from statemachines.naming import ANNOTATION_ACTIONABLE_REVISION
 from store.records import Record, RecordType
+from tests import helpers
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
@@ -71,14 +72,7 @@ class Arcsm:
 
     async def stop(self) -> int:
         assert self.proc is not None
-        if self.proc.returncode is None:
-            self.proc.terminate()
-            try:
-                await asyncio.wait_for(self.proc.wait(), timeout=30)
-            except TimeoutError:
-                self.proc.kill()
-                await self.proc.wait()
-        return self.proc.returncode or 0
+        return await helpers.terminate(self.proc) or 0
 
 
 def runner_revision(runner: dict[str, Any]) -> int:
