@@ -5,22 +5,33 @@ Semantics (those of controller-runtime's rate-limited work queue, on asyncio):
 * a key is queued at most once: adding a queued key does nothing (de-duplication);
 * a key is handed out to one worker at a time: a key added while it is being reconciled is marked dirty
   and handed out again once ``done`` is called for it, so the reconcile that follows reads the newer state;
-* ``add_after`` holds a key back until a delay has passed (the earliest of several delays wins);
-  ``add_rate_limited`` does so with the key's exponential backoff (``initial * 2**failures``, capped),
-  which ``forget`` resets after a reconcile that went well;
-* reconciles start at a bounded rate across all keys (``aiolimiter``: ``rate`` per second on average,
-  bursts of ``burst``);
+* ``add`` (a watch event, a timer that fired, a fact recorded) queues a key at once and ``add_after``
+  once a delay has passed (the earliest of several delays wins): neither waits on any rate limit, so how
+  fast event-driven work starts is bounded by the workers alone;
+* ``add_rate_limited`` (a reconcile that failed) holds a key back by the longer of two delays, as
+  controller-runtime's default controller rate limiter does: the key's own exponential backoff
+  (``initial * 2**failures``, capped; ``forget`` resets it after a reconcile that went well) and its
+  group's token bucket (``rate`` per second, bursts of ``burst``), which spaces out the retries of a
+  group when many of its keys fail at once (an outage). Each group has its own bucket, as each controller
+  has its own there;
 * ``shut_down`` stops handing out keys: ``get`` answers None, and workers finish what they hold.
 
 How many keys are reconciled at once is the number of workers calling ``get`` (``QueueSettings.workers``).
-With a ``group`` function (the controller's: a key's kind), ``QueueSettings.per_kind`` also bounds the
-keys of one group handed out and not yet ``done``: ``get`` skips the keys of a group at its bound, so a
-saturated kind holds no worker and the others keep going. Ready keys keep one FIFO order across groups.
+With a ``group`` function (the controller's: a key's kind), each group has its own FIFO of ready keys and
+``get`` takes from the groups in turn (round robin), so a burst of one kind (a thousand runners after a
+job wave) does not stand in front of a key of another kind: the other kind's key waits for at most one
+key of each other group. ``QueueSettings.per_kind`` also bounds the keys of one group handed out and not
+yet ``done``: ``get`` skips a group at its bound, so a saturated kind holds no worker and the others keep
+going.
 
 An ``Observer`` hears what happens to each key, as client-go's queue metrics do: ``added`` when a key
 becomes queued (or, being reconciled, is marked dirty; adding a key already queued or dirty is no add),
 ``taken`` when a worker gets it, ``done``, and ``delayed`` for every add with a positive delay
 (``controller.runtimemetrics`` turns these into the ``workqueue_*`` families).
+
+The bucket is written here rather than taken from ``aiolimiter`` (the clients' request limiter): a
+requeue needs to know its delay when it is asked for (golang.org/x/time/rate's ``Reserve().Delay()``,
+which controller-runtime's bucket uses), where ``aiolimiter`` only makes a caller wait for a token.
 """
 
 from __future__ import annotations
@@ -31,8 +42,6 @@ import heapq
 import itertools
 from collections.abc import Callable, Hashable
 from typing import Generic, Protocol, TypeVar
-
-from aiolimiter import AsyncLimiter
 
 from controller import wakeups
 from controller.settings import QueueSettings
@@ -60,6 +69,24 @@ class Backoff(Generic[K]):
 
     def forget(self, key: K) -> None:
         self._failures.pop(key, None)
+
+
+class Bucket:
+    """A token bucket of ``burst`` tokens refilled at ``rate`` per second, from which each ``reserve``
+    takes one, owing it if the bucket is empty, and answers how long until that token is there."""
+
+    def __init__(self, *, rate: float, burst: int, now: float) -> None:
+        self.rate = rate
+        self.burst = burst
+        self._tokens = float(burst)
+        self._last = now
+
+    def reserve(self, now: float) -> float:
+        """Take a token at ``now``; the seconds until it is there (0 when the bucket had one)."""
+        self._tokens = min(self.burst, self._tokens + max(now - self._last, 0.0) * self.rate)
+        self._last = max(now, self._last)
+        self._tokens -= 1
+        return max(-self._tokens / self.rate, 0.0)
 
 
 class Observer(Protocol):
@@ -99,9 +126,13 @@ class WorkQueue(Generic[K]):
         *,
         group: Callable[[K], str] = _one_group,
         observer: Observer | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
-        # Ready keys per group, each with its place in the FIFO order across groups.
-        self._ready: dict[str, collections.deque[tuple[int, K]]] = {}
+        """``clock`` answers monotonic seconds (the running loop's time unless given)."""
+        # Ready keys per group, FIFO within a group; ``get`` takes from the groups in turn.
+        self._ready: dict[str, collections.deque[K]] = {}
+        self._groups: list[str] = []  # the groups in the order they first had a key: the turns
+        self._turn = 0  # the place in ``_groups`` where the next search for a key starts
         self._group = group
         self._bounds = dict(settings.per_kind)
         self._busy: collections.Counter[str] = collections.Counter()
@@ -112,7 +143,9 @@ class WorkQueue(Generic[K]):
         self._timers: list[tuple[float, int, K]] = []
         self._order = itertools.count()
         self._backoff: Backoff[K] = Backoff(initial=settings.backoff_initial, maximum=settings.backoff_max)
-        self._limiter = AsyncLimiter(settings.burst, settings.burst / settings.rate)
+        self._rate, self._burst = settings.rate, settings.burst
+        self._buckets: dict[str, Bucket] = {}
+        self._clock = clock
         self._wakeup = wakeups.Wakeup()
         self._observer: Observer = observer or _Unobserved()
         self._closed = False
@@ -133,7 +166,11 @@ class WorkQueue(Generic[K]):
 
     def _enqueue(self, key: K) -> None:
         self._queued.add(key)
-        self._ready.setdefault(self._group(key), collections.deque()).append((next(self._order), key))
+        group = self._group(key)
+        if group not in self._ready:
+            self._ready[group] = collections.deque()
+            self._groups.append(group)
+        self._ready[group].append(key)
         self._wakeup.notify()
 
     def add_after(self, key: K, delay: float) -> None:
@@ -152,8 +189,14 @@ class WorkQueue(Generic[K]):
         self._wakeup.notify()
 
     def add_rate_limited(self, key: K) -> float:
-        """Queue ``key`` after its next backoff delay; returns the delay."""
-        delay = self._backoff.next(key)
+        """Queue ``key`` after the longer of its next backoff delay and its group's bucket; returns the
+        delay."""
+        group = self._group(key)
+        now = self._now()
+        bucket = self._buckets.get(group)
+        if bucket is None:
+            bucket = self._buckets[group] = Bucket(rate=self._rate, burst=self._burst, now=now)
+        delay = max(self._backoff.next(key), bucket.reserve(now))
         self.add_after(key, delay)
         return delay
 
@@ -167,19 +210,20 @@ class WorkQueue(Generic[K]):
     # -- taking --------------------------------------------------------------------------------------------
 
     async def get(self) -> K | None:
-        """The next key to reconcile, once one is ready and the rate limit allows; None after shut_down.
+        """The next key to reconcile, once one is ready; None after shut_down.
 
-        The caller owns the key until it calls ``done``.
+        The caller owns the key until it calls ``done``. ``get`` lets the loop run once before it hands out
+        a key, so a worker whose reconciles decide nothing (and so never wait) does not hold the loop for
+        as long as keys are ready.
         """
+        await asyncio.sleep(0)
         while not self._closed:
             self._promote()
-            if self._next_group() is not None:
-                await self._limiter.acquire()
-                self._promote()
-                group = self._next_group()
-                if self._closed or group is None:
-                    continue
-                _, key = self._ready[group].popleft()
+            turn = self._next_turn()
+            if turn is not None:
+                group = self._groups[turn]
+                self._turn = turn + 1
+                key = self._ready[group].popleft()
                 self._queued.discard(key)
                 self._processing.add(key)
                 self._busy[group] += 1
@@ -217,9 +261,9 @@ class WorkQueue(Generic[K]):
         return frozenset(self._processing)
 
     def can_hand_out(self) -> bool:
-        """Whether a key is ready that its group's bound lets ``get`` hand out now (rate limit aside)."""
+        """Whether a key is ready that its group's bound lets ``get`` hand out now."""
         self._promote()
-        return self._next_group() is not None
+        return self._next_turn() is not None
 
     def in_flight_of(self, group: str) -> int:
         """How many keys of ``group`` are handed out and not yet done."""
@@ -238,7 +282,7 @@ class WorkQueue(Generic[K]):
     # -- internals -----------------------------------------------------------------------------------------
 
     def _now(self) -> float:
-        return asyncio.get_running_loop().time()
+        return self._clock() if self._clock is not None else asyncio.get_running_loop().time()
 
     def _promote(self) -> None:
         """Queue the delayed keys whose time has come."""
@@ -249,16 +293,17 @@ class WorkQueue(Generic[K]):
                 del self._waiting[key]
                 self.add(key)
 
-    def _next_group(self) -> str | None:
-        """The group of the oldest ready key whose group is below its bound (None: nothing to hand out)."""
-        best: str | None = None
-        for group, keys in self._ready.items():
+    def _next_turn(self) -> int | None:
+        """The place in ``_groups`` of the next group, from ``_turn`` on and round, with a ready key and
+        below its bound (None: nothing to hand out)."""
+        count = len(self._groups)
+        for step in range(count):
+            turn = (self._turn + step) % count
+            group = self._groups[turn]
             bound = self._bounds.get(group)
-            if not keys or (bound is not None and self._busy[group] >= bound):
-                continue
-            if best is None or keys[0][0] < self._ready[best][0][0]:
-                best = group
-        return best
+            if self._ready[group] and (bound is None or self._busy[group] < bound):
+                return turn
+        return None
 
     def _next_due(self) -> float | None:
         while self._timers and self._waiting.get(self._timers[0][2]) != self._timers[0][0]:

@@ -73,6 +73,7 @@ from controller.runflags import (
     days,
     names,
     per_kind,
+    per_second,
     positive,
     readable_size,
     size,
@@ -176,6 +177,28 @@ def run(
             rich_help_panel=LOOP,
         ),
     ] = QueueSettings.workers,
+    reconcile_rate: Annotated[
+        float,
+        typer.Option(
+            envvar="ARCSM_RECONCILE_RATE",
+            metavar="PER_SECOND",
+            help="Retries of failed reconciles per second, per kind, once --reconcile-burst is spent; each "
+            "key also backs off on its own. Watch events and timers never wait on it. The default is "
+            "controller-runtime's per controller: an outage that fails a whole kind is retried at upstream "
+            "ARC's pace.",
+            rich_help_panel=LOOP,
+        ),
+    ] = QueueSettings.rate,
+    reconcile_burst: Annotated[
+        int,
+        typer.Option(
+            envvar="ARCSM_RECONCILE_BURST",
+            metavar="N",
+            help="Retries of failed reconciles of one kind that go at their own backoff before "
+            "--reconcile-rate spaces them out (controller-runtime's default).",
+            rich_help_panel=LOOP,
+        ),
+    ] = QueueSettings.burst,
     ars_concurrency: Annotated[
         int | None,
         typer.Option(
@@ -498,6 +521,8 @@ def run(
             watch=WatchSettings(namespaces=names(namespace), resync=resync_period or None),
             queue=QueueSettings(
                 workers=at_least_one(workers, "--workers"),
+                rate=per_second(reconcile_rate, "--reconcile-rate"),
+                burst=at_least_one(reconcile_burst, "--reconcile-burst"),
                 per_kind=per_kind(
                     {
                         "AutoscalingRunnerSet": ars_concurrency,

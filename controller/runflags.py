@@ -95,3 +95,9 @@ def positive(value: float, flag: str) -> float:
     if value <= 0:
         raise BadOption(f"{flag} must be more than 0 seconds, not {value}")
     return value
+
+
+def per_second(value: float, flag: str) -> float:
+    if value <= 0:
+        raise BadOption(f"{flag} must be more than 0 per second, not {value}")
+    return value

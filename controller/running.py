@@ -97,6 +97,17 @@ async def _serve(
 ) -> None:
     log.info("journal %s open at seq %d", settings.journal_path, journal.last_seq)
     log.info("reaching the cluster with %s", settings.cluster)
+    queue = settings.queue
+    log.info(
+        "reconciling with %d workers (per kind: %s); a failed key backs off from %g s to %g s, and each "
+        "kind's retries beyond a burst of %d go at %g per second",
+        queue.workers,
+        ", ".join(f"{kind} {bound}" for kind, bound in sorted(queue.per_kind.items())) or "no bound",
+        queue.backoff_initial,
+        queue.backoff_max,
+        queue.burst,
+        queue.rate,
+    )
     async with client.ApiClient(configuration) as api:
         clients = ActionsClients(settings=settings.actions)
         metrics = RuntimeMetrics()  # controller-runtime's families, over every term

@@ -27,8 +27,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class QueueSettings:
-    """The work queue: how many keys reconcile at once, the per-key backoff after a failed reconcile and
-    the rate at which reconciles start across all keys (``rate`` per second, bursts of ``burst``).
+    """The work queue: how many keys reconcile at once, and how soon a key is retried after a failed
+    reconcile: the longer of its own backoff (``backoff_initial`` doubling up to ``backoff_max``) and its
+    kind's token bucket (``rate`` retries per second, bursts of ``burst``). Watch events and timers queue
+    a key at once: no rate limit applies to them. The bucket's defaults are controller-runtime's, which
+    gives each controller (each kind here) a bucket of 10 per second in bursts of 100: it spaces out the
+    retries when a whole kind fails at once (an outage of the cluster, the journal or the Actions
+    service), and work that did not fail never waits on it.
 
     ``workers`` bounds the reconciles in flight across all kinds; ``per_kind`` bounds those of one kind
     (upstream ARC's max concurrent reconciles per controller). A kind it does not name is bounded by
@@ -38,7 +43,7 @@ class QueueSettings:
     workers: int = 8
     backoff_initial: float = 0.005
     backoff_max: float = 300.0
-    rate: float = 50.0
+    rate: float = 10.0
     burst: int = 100
     per_kind: Mapping[str, int] = field(default_factory=dict)
 
@@ -54,7 +59,7 @@ class QueueSettings:
             )
         if self.rate <= 0 or self.burst < 1:
             raise ValueError(
-                f"the reconcile rate needs rate > 0 and burst >= 1, got {self.rate} and {self.burst}"
+                f"the retry rate needs rate > 0 and burst >= 1, got {self.rate} and {self.burst}"
             )
 
 

@@ -1,5 +1,6 @@
 """``arcsm run`` as a user runs it: a subprocess against the emulated world, stopped by SIGTERM or SIGINT
-with exit status 0 and a journal another process can open; a failure to start is one line and status 1."""
+with exit status 0 and a journal another process can open; the queue flags reach the loop it runs (its
+log says what it reconciles with); a failure to start is one line and status 1."""
 
 from __future__ import annotations
 
@@ -56,6 +57,38 @@ async def test_run_decides_and_stops_cleanly_on_a_signal(
     async with await Journal.open(journal) as opened:  # the lock is released: another process may open it
         decisions = await opened.read(types={RecordType.DECISION}, kind="AutoscalingRunnerSet")
     assert any(t["to"] == "Running" for d in decisions for t in d.body["transitions"])
+
+
+async def test_the_queue_flags_reach_the_reconcile_loop(world: World, tmp_path: Path) -> None:
+    kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+    proc = await arcsm_run(
+        "--journal", str(tmp_path / "journal.db"), "--kubeconfig", str(kubeconfig), "--namespace", "default",
+        "--log-format", "text", "--workers", "3", "--runner-concurrency", "2",
+        "--reconcile-rate", "2.5", "--reconcile-burst", "7",
+    )  # fmt: skip
+    assert proc.stderr is not None
+    lines: list[str] = []
+
+    async def collect(stream: asyncio.StreamReader) -> None:
+        while line := await stream.readline():
+            lines.append(line.decode())
+
+    reader = asyncio.create_task(collect(proc.stderr))
+    expected = (
+        "reconciling with 3 workers (per kind: EphemeralRunner 2); a failed key backs off from 0.005 s to "
+        "300 s, and each kind's retries beyond a burst of 7 go at 2.5 per second"
+    )
+    try:
+        await eventually(lambda: any(expected in line for line in lines), timeout=30, what="the queue's line")
+        proc.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(proc.wait(), timeout=30)
+        await asyncio.wait_for(reader, timeout=10)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+        reader.cancel()
+    assert proc.returncode == 0, "".join(lines)[-2000:]
 
 
 async def test_run_without_a_usable_kubeconfig_says_so_in_one_line(tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
 """Concurrent reconciles per kind (``QueueSettings.per_kind``): a kind never has more keys reconciling at
-once than its bound, a kind at its bound holds no worker, and the other kinds keep going.
+once than its bound, a kind at its bound holds no worker, and the other kinds keep going; with the
+default settings, a burst of one kind neither waits on a rate limit nor stands in front of another kind.
 
 The reconciler test runs the real worker pool of ``Reconciler`` over a real journal and fold; only the
 reconcile of one key is replaced by one that holds its key until the test opens a gate, and counts how
@@ -116,3 +117,40 @@ async def test_the_reconciler_never_runs_more_keys_of_a_kind_than_its_bound(
         await asyncio.wait_for(running, timeout=10)
     assert most["EphemeralRunner"] == 2
     assert sorted(finished, key=str) == sorted([*runners, *sets], key=str)
+
+
+async def test_a_runner_set_queued_behind_a_burst_of_runners_is_reconciled_before_the_burst_drains(
+    journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    runners = [ObjectRef("EphemeralRunner", "runners", f"r-{i}") for i in range(300)]
+    scale_up = ObjectRef("EphemeralRunnerSet", "runners", "s")
+    reconciler = Reconciler(
+        journal=journal,
+        executor=NoExecutor(),
+        fold=await folding.resume(journal),
+        timers=Timers(journal=journal, clock=SystemClock()),
+        machines=MachineSettings(),
+        queue=QueueSettings(workers=2),  # the defaults otherwise: their rate limit included
+        reconcile=ReconcileSettings(),
+    )
+    order: list[ObjectRef] = []
+
+    async def noted(key: ObjectRef) -> Outcome:
+        order.append(key)
+        await asyncio.sleep(0)
+        return Outcome.SETTLED
+
+    async def synced() -> None:
+        return None
+
+    monkeypatch.setattr(reconciler, "reconcile", noted)
+    running = asyncio.create_task(reconciler.run(synced=synced))
+    try:
+        await eventually(reconciler.started.is_set, what="the workers started")
+        for key in [*runners, scale_up]:  # a job wave's runners, then the decision that scales another set
+            reconciler.queue.add(key)
+        await eventually(lambda: len(order) == len(runners) + 1, what="every key reconciled")
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(running, timeout=10)
+    assert order.index(scale_up) <= 2  # after at most one runner per worker, not after the 300

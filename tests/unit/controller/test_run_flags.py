@@ -111,6 +111,7 @@ def test_flags_land_in_the_settings(started: Started, kubeconfig: Path) -> None:
         "--qps", "5", "--burst", "7", "--resync-period", "0",
         "--workers", "6", "--runner-concurrency", "2", "--ars-concurrency", "1",
         "--ers-concurrency", "3", "--listener-concurrency", "4",
+        "--reconcile-rate", "2.5", "--reconcile-burst", "20",
         "--exclude-label-propagation-prefix", "argocd.argoproj.io/",
         "--exclude-label-propagation-prefix", "kustomize.toolkit.fluxcd.io/,example.com/",
         "--journal-retain-days", "2.5", "--journal-retain-records", "1000", "--journal-retain-bytes", "512Mi",
@@ -127,6 +128,7 @@ def test_flags_land_in_the_settings(started: Started, kubeconfig: Path) -> None:
     assert settings.watch.resync is None
     assert (settings.executor.qps, settings.executor.burst) == (5.0, 7)
     assert settings.queue.workers == 6
+    assert (settings.queue.rate, settings.queue.burst) == (2.5, 20)
     assert settings.queue.per_kind == {
         "AutoscalingRunnerSet": 1,
         "EphemeralRunnerSet": 3,
@@ -162,6 +164,8 @@ def test_variables_land_in_the_settings_and_repeatable_ones_split_on_spaces_and_
         "ARCSM_NAMESPACE": "team-a team-b,team-c",
         "ARCSM_RUNNER_CONCURRENCY": "2",
         "ARCSM_WORKERS": "3",
+        "ARCSM_RECONCILE_RATE": "40",
+        "ARCSM_RECONCILE_BURST": "200",
         "ARCSM_JOURNAL_RETAIN_BYTES": "2Gi",
         "ARCSM_JOURNAL_RETAIN_DAYS": "0",
         "ARCSM_LISTENER_IMAGE_PULL_SECRET": "pull-a, pull-b",
@@ -173,7 +177,7 @@ def test_variables_land_in_the_settings_and_repeatable_ones_split_on_spaces_and_
     assert settings.journal_path == Path("from-env.db")
     assert settings.cluster == Source.kubeconfig(kubeconfig)
     assert settings.watch.namespaces == ("team-a", "team-b", "team-c", "arc-systems")
-    assert settings.queue == QueueSettings(workers=3, per_kind={"EphemeralRunner": 2})
+    assert settings.queue == QueueSettings(workers=3, rate=40, burst=200, per_kind={"EphemeralRunner": 2})
     assert settings.journal.retention.max_bytes == 2 << 30
     assert settings.journal.retention.max_age is None  # 0 turns the bound off
     assert settings.machines.image_pull_secrets == ("pull-a", "pull-b")
@@ -221,6 +225,8 @@ def test_upstream_chart_variables_are_read_when_the_arcsm_ones_are_unset(
         (["--runner-concurrency", "0"], "--runner-concurrency"),
         (["--ars-concurrency", "-1"], "--ars-concurrency"),
         (["--workers", "0"], "--workers"),
+        (["--reconcile-rate", "0"], "--reconcile-rate"),
+        (["--reconcile-burst", "0"], "--reconcile-burst"),
         (["--journal-retain-bytes", "lots"], "--journal-retain-bytes"),
         (["--journal-retain-days", "-1"], "--journal-retain-days"),
         (["--history-retain-records", "-5"], "--history-retain-records"),
