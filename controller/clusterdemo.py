@@ -81,7 +81,9 @@ def scale_set_values(world: World) -> dict[str, Any]:
         "runnerScaleSetName": SCALE_SET,
         "minRunners": 0,
         "maxRunners": 2,
-        "template": {"spec": {"containers": [{"name": "runner", "image": RUNNER_IMAGE}]}},
+        "template": {
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "runner", "image": RUNNER_IMAGE}]}
+        },
     }
 
 

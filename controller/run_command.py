@@ -43,7 +43,9 @@ each flag also reads an environment variable (``ARCSM_LEADER_ELECT``, ``ARCSM_LE
 replica finishes its reconciles in flight (abandoning them after 20 s), releases the Lease and exits 0.
 
 Reconciles: ``--workers`` bounds those in flight across all kinds; ``--runner-concurrency`` (upstream's
-``--runner-max-concurrent-reconciles``) and its siblings bound those of one kind. The journal keeps raw
+``--runner-max-concurrent-reconciles``) and its siblings bound those of one kind. ``--no-predicates``
+delivers every update of an owned object to its owner, for benchmarks and diagnosis (the update
+predicates only save reconciles: no outcome changes). The journal keeps raw
 records ``--journal-retain-days`` and decisions with their effects ``--history-retain-days``, within
 ``--journal-retain-bytes`` (0 turns a bound off).
 
@@ -78,7 +80,13 @@ from controller.runflags import (
     readable_size,
     size,
 )
-from controller.settings import ControllerSettings, HttpSettings, LeaderElectionSettings, QueueSettings
+from controller.settings import (
+    ControllerSettings,
+    HttpSettings,
+    LeaderElectionSettings,
+    QueueSettings,
+    ReconcileSettings,
+)
 from statemachines.snapshots import Settings as MachineSettings
 from store.settings import HistoryRetention, JournalSettings, RetentionSettings
 from watchers.settings import WatchSettings
@@ -236,6 +244,16 @@ def run(
             rich_help_panel=LOOP,
         ),
     ] = None,
+    predicates: Annotated[
+        bool,
+        typer.Option(
+            "--predicates/--no-predicates",
+            envvar="ARCSM_PREDICATES",
+            help="Drop updates of owned objects that change no field the owner reads (on by default; "
+            "off changes no outcome, only costs reconciles: for benchmarks and diagnosis).",
+            rich_help_panel=LOOP,
+        ),
+    ] = ReconcileSettings.predicates,
     exclude_label_propagation_prefix: Annotated[
         list[str] | None,
         typer.Option(
@@ -532,6 +550,7 @@ def run(
                     }
                 ),
             ),
+            reconcile=ReconcileSettings(predicates=predicates),
             executor=ExecutorSettings(qps=qps, burst=burst),
             machines=MachineSettings(
                 controller_namespace=controller_namespace,

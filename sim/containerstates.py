@@ -2,8 +2,9 @@
 entry in ``status.containerStatuses`` and the pod conditions the kubelet owns.
 
 ``ContainerState`` is one container across its runs: waiting (``ContainerCreating``,
-``CreateContainerConfigError``, an image pull failure), running or terminated, its restart count and last
-termination, and what its probes said: ``started`` (its startup probe passed, or it has none) and
+``CreateContainerConfigError``, an image pull failure, ``CrashLoopBackOff``), running or terminated, its
+restart count and last termination (while it backs off, the exit it backs off from), its restart back-off
+(``sim.crashloops``), and what its probes said: ``started`` (its startup probe passed, or it has none) and
 ``ready`` (started, and its readiness probe passed or it has none). ``merge_conditions`` keeps each
 condition's ``lastTransitionTime`` while its status stays the same.
 """
@@ -15,7 +16,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim import runtimes
+from sim import crashloops, runtimes
 from sim.store import Obj
 
 # Conditions the kubelet owns, in the order it lists them.
@@ -32,6 +33,8 @@ class ContainerState:
     restart_count: int = 0
     done: bool = False  # terminated for good (no restart will follow)
     restart_pending: bool = False  # terminated, to be started again after the back-off
+    restart_at: float | None = None  # when (loop time) a pending restart is due
+    backoff: crashloops.Entry | None = None  # the restart back-off (None: never restarted)
     exit_code: int | None = None
     started_at: str | None = None
     terminated: dict[str, Any] | None = None
@@ -61,6 +64,11 @@ class ContainerState:
         return self.state == "running"
 
     @property
+    def backing_off(self) -> bool:
+        """Waiting out the restart back-off after an exit (``CrashLoopBackOff``)."""
+        return self.state == "waiting" and self.restart_pending and self.terminated is not None
+
+    @property
     def never_ran(self) -> bool:
         return self.state == "waiting" and self.last_terminated is None and self.restart_count == 0
 
@@ -88,10 +96,11 @@ class ContainerState:
             if self.waiting_message:
                 waiting["message"] = self.waiting_message
             state = {"waiting": waiting}
+        last = self.terminated if self.backing_off else self.last_terminated
         out: dict[str, Any] = {
             "name": self.name,
             "state": state,
-            "lastState": {"terminated": self.last_terminated} if self.last_terminated else {},
+            "lastState": {"terminated": last} if last else {},
             "ready": self.running and self.ready,
             "restartCount": self.restart_count,
             "image": self.image,

@@ -20,7 +20,8 @@ answer; unset, each claim is a directory under the state directory (``sim.volume
 
 Known limits: no Node object, resources, images or image pulls; init containers are reported as
 completed at once; exec and grpc probes are not run (they pass); a runtime that raises counts as exit
-code 1; the back-offs are milliseconds to seconds (``KubeletTiming``), never real minutes.
+code 1; the back-offs are milliseconds to seconds (``KubeletTiming``) but for restarts, which back off as
+a kubelet's do (``CrashLoopBackOff``, ``sim.crashloops``) unless the timing given shrinks them.
 """
 
 from __future__ import annotations

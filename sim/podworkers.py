@@ -15,17 +15,18 @@ real kubelet does, each step its own write (its own resourceVersion and watch ev
    startup probe stops the container (``Killing`` Event) and restartPolicy applies;
 4. when a container exits: ``terminated`` (exitCode, reason Completed/Error, startedAt/finishedAt);
    with restartPolicy Never (or OnFailure and exit 0) it stays terminated and once every container is,
-   the pod gets its terminal phase (Succeeded if all exited 0, else Failed); otherwise, after a short
-   back-off, ``restartCount + 1`` and running again;
+   the pod gets its terminal phase (Succeeded if all exited 0, else Failed); otherwise it is started
+   again (``restartCount + 1``, ``lastState.terminated`` the exit): at once after its first exit, after
+   a kubelet's back-off (``sim.crashloops``: 10 s doubling to 5 min by default) after later ones, waiting
+   ``CrashLoopBackOff`` meanwhile (with a ``BackOff`` Event);
 5. when the pod gets a ``deletionTimestamp``: containers are told to stop with the pod's
    ``deletionGracePeriodSeconds`` as their grace (``ContainerContext.stopping``/``grace``), given that
    (for process containers) or ``KubeletTiming.stop_timeout`` (for the simulated ones) to exit and then
    killed (exit 143), terminated statuses and the terminal phase are written, and the pod is DELETEd
    with ``gracePeriodSeconds: 0`` and ``preconditions.uid``.
 
-Known limits: init containers are reported as completed at once (never run); the back-offs are
-milliseconds to seconds (``KubeletTiming``), never real minutes; a runtime that raises counts as exit
-code 1.
+Known limits: init containers are reported as completed at once (never run); the back-offs but the
+restart one are milliseconds to seconds (``KubeletTiming``); a runtime that raises counts as exit code 1.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sim import errors, runtimes, scheduling
+from sim import crashloops, errors, runtimes, scheduling
 from sim.apiserver import ApiServer, format_time
 from sim.containerstates import ZERO_TIME, ContainerState, merge_conditions
 from sim.kinds import Kind
@@ -55,17 +56,26 @@ EVICTED_MESSAGE = "The node was low on resource: memory. "
 
 @dataclass(frozen=True)
 class KubeletTiming:
-    """The kubelet's delays in seconds (milliseconds by default; real kubelets take seconds)."""
+    """The kubelet's delays in seconds: milliseconds by default (real kubelets take seconds), but for the
+    restart back-off, which is a kubelet's (tests that watch it shrink it)."""
 
     start: float = 0.005  # bound → first status write (IPs, ContainerCreating)
     run: float = 0.005  # ContainerCreating → Running
     pull_backoff: float = 0.005  # ErrImagePull → ImagePullBackOff
-    restart: float = 0.01  # first restart back-off; doubles per restart up to restart_max
-    restart_max: float = 1.0
+    # The restart back-off (``sim.crashloops``), as a kubelet's: an exited container is restarted at
+    # once, a later exit waits ``restart`` seconds, doubling per restart up to ``restart_max``; a
+    # container that ran ``restart_reset`` seconds since its last restart starts over.
+    restart: float = 10.0
+    restart_max: float = 300.0
+    restart_reset: float = 600.0
     stop_timeout: float = 1.0  # how long simulated containers get to exit after deletion
     retry: float = 0.2  # first retry of a volume or container that could not be made; doubles
     retry_max: float = 5.0
     volume_resync: float = 10.0  # how often projected volumes are rewritten from their objects
+
+    @property
+    def backoff(self) -> crashloops.Backoff:
+        return crashloops.Backoff(initial=self.restart, cap=self.restart_max, reset=self.restart_reset)
 
 
 class Gone(Exception):
@@ -199,42 +209,44 @@ class PodWorker:
         await self._supervise()
 
     async def _supervise(self) -> None:
-        t = self.timing
-        backoff = t.restart
         loop = asyncio.get_running_loop()
         while True:
+            now = loop.time()
             for c in self.containers:
                 if c.running and c.exit is not None and c.exit.done():
                     await self._exited(c, c.exit.result())
                 if c.state == "terminated" and not c.done and not c.restart_pending:
-                    code = c.exit_code or 0
-                    if self.restart_policy == "Always" or (self.restart_policy == "OnFailure" and code != 0):
+                    if self._restarts(c):
                         c.restart_pending = True
+                        c.restart_at = now + crashloops.wait(
+                            c.backoff, finished=now, now=now, policy=self.timing.backoff
+                        )
                     else:
                         c.done = True
             if all(c.done for c in self.containers):
                 self._write(phase=self._terminal_phase(), sandbox=False)
                 return
             self._write(phase=self._live_phase(), sandbox=True)
-            restarts = [c for c in self.containers if c.restart_pending]
-            if restarts:
-                if await self._pause(backoff):
-                    return await self._terminate()
-                backoff = min(backoff * 2, t.restart_max)
-                for c in restarts:
-                    c.last_terminated = c.terminated
-                    c.restart_count += 1
-                    c.restart_pending = False
-                    await self._start(c)
+            now = loop.time()
+            due = [c for c in self.containers if c.restart_pending and (c.restart_at or 0.0) <= now]
+            if due:
+                for c in due:
+                    await self._restart(c, now)
                 self._write(phase=self._live_phase(), sandbox=True)
                 continue
+            waiting = [c for c in self.containers if c.restart_pending and c.state == "terminated"]
+            for c in waiting:
+                self._back_off(c)
+            if waiting:
+                self._write(phase=self._live_phase(), sandbox=True)
             live: set[asyncio.Future[Any]] = {
                 c.exit for c in self.containers if c.running and c.exit is not None
             }
-            retries = [c.retry_at for c in self.containers if c.state == "waiting" and c.retry_at is not None]
-            if not live and not retries:
+            wakes = [c.retry_at for c in self.containers if c.state == "waiting" and c.retry_at is not None]
+            wakes += [c.restart_at for c in self.containers if c.restart_pending and c.restart_at is not None]
+            if not live and not wakes:
                 return
-            timeout = max(0.0, min(retries) - loop.time()) if retries else None
+            timeout = max(0.0, min(wakes) - loop.time()) if wakes else None
             stop: asyncio.Future[Any] = asyncio.ensure_future(self.stopping.wait())
             try:
                 await asyncio.wait({*live, stop}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
@@ -245,6 +257,28 @@ class PodWorker:
             for c in self.containers:
                 if c.state == "waiting" and c.retry_at is not None and c.retry_at <= loop.time():
                     await self._start(c)
+
+    def _restarts(self, c: ContainerState) -> bool:
+        """Whether restartPolicy has ``c``, which just exited, started again."""
+        code = c.exit_code or 0
+        return self.restart_policy == "Always" or (self.restart_policy == "OnFailure" and code != 0)
+
+    def _back_off(self, c: ContainerState) -> None:
+        """``c`` exited again within its back-off: report it waiting ``CrashLoopBackOff`` until it is due."""
+        assert c.backoff is not None
+        names = {"container": c.name, "pod": self.name, "namespace": self.namespace, "uid": self.uid}
+        c.state = "waiting"
+        c.waiting_reason = crashloops.REASON
+        c.waiting_message = crashloops.message(c.backoff.delay, **names)
+        self._event(c, crashloops.EVENT_REASON, crashloops.event_message(**names))
+
+    async def _restart(self, c: ContainerState, now: float) -> None:
+        c.backoff = crashloops.restarted(c.backoff, now, self.timing.backoff)
+        c.last_terminated = c.terminated
+        c.restart_count += 1
+        c.restart_pending = False
+        c.restart_at = None
+        await self._start(c)
 
     async def _terminate(self) -> None:
         """The pod was deleted: stop the containers, report them terminated, then delete for good."""
@@ -262,6 +296,8 @@ class PodWorker:
                 c.finish(runtimes.SIGTERM_EXIT)
                 assert c.exit is not None
                 await self._exited(c, c.exit.result())
+            elif c.backing_off:  # its last run's exit stands
+                c.state = "terminated"
             elif c.state == "waiting":
                 now = self._now()
                 c.state = "terminated"
@@ -272,6 +308,7 @@ class PodWorker:
                     "finishedAt": now,
                 }
             c.done = True
+            c.restart_pending = False
         pod = self._current()
         if _phase(pod) not in scheduling.TERMINAL:
             self._write(phase=self._terminal_phase(), sandbox=False)

@@ -14,8 +14,14 @@ projections and the three ``(old, new) -> deliver`` functions:
   ``ready``, ``failures``, ``reason``, ``message`` and the job fields are dropped; ``jobId`` only ever
   disables a deletion, so missing it changes nothing a decision would do; the set reads ``reason`` and
   ``message`` of Failed runners only, written by the same update that makes them Failed.
-* ER ← Pod: uid, deletionTimestamp, phase, reason, message, the container and init container statuses
-  (semantic) and ``pods.pod_ready``, the one definition the EphemeralRunner machine uses too.
+* ER ← Pod: uid, deletionTimestamp, phase, reason, message, ``pods.pod_ready``, and of the container
+  statuses what the EphemeralRunner machine reads, through the functions it reads them with: whether the
+  ``runner`` container reports a status and its exit code once terminated (``pods.exit_code``), and
+  whether an init container failed (``pods.init_container_failed``). [R] Narrower than §4.10's "container
+  statuses (semantic)": a restart storm's churn (``restartCount``, ``lastState``, running ↔ waiting
+  ``CrashLoopBackOff``, back-off messages, container ids, ``ready``/``started`` of a container, other
+  containers) changes none of it and is dropped; a runner container terminating, or running again after
+  it had terminated, changes its exit code and is delivered.
 
 "Object metadata" is generation, deletionTimestamp, finalizers (in order), labels, annotations and
 ownerReferences; resourceVersion, managedFields and the like are ignored. An object that is not a
@@ -108,6 +114,7 @@ def pod_projection(pod: JsonObject) -> Projection:
     """What the EphemeralRunner machine reads of its runner pod."""
     meta = _mapping(pod.get("metadata"))
     status = _mapping(pod.get("status"))
+    runner = pods.runner_container_status(pod)
     return Projection(
         strict={
             "uid": meta.get("uid"),
@@ -116,10 +123,8 @@ def pod_projection(pod: JsonObject) -> Projection:
             "reason": status.get("reason"),
             "message": status.get("message"),
             "ready": pods.pod_ready(pod),
-        },
-        semantic={
-            "containerStatuses": status.get("containerStatuses"),
-            "initContainerStatuses": status.get("initContainerStatuses"),
+            "runner": None if runner is None else {"exitCode": pods.exit_code(runner)},
+            "initFailed": pods.init_container_failed(pod),
         },
     )
 

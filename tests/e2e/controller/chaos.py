@@ -108,10 +108,12 @@ def seed_from_environment(default: int | None = None) -> int:
 
 @dataclass
 class Arcsm:
-    """``arcsm run`` on one journal with its HTTP API on a free port: start, SIGKILL, start again."""
+    """``arcsm run`` on one journal with its HTTP API on a free port: start, SIGKILL, start again; ``flags``
+    are passed to every start."""
 
     world: World
     directory: Path
+    flags: tuple[str, ...] = ()
     proc: asyncio.subprocess.Process | None = None
     url: str = ""
     log: list[str] = field(default_factory=list)
@@ -128,7 +130,9 @@ class Arcsm:
         self.url = ""
         self.starts += 1
         self.proc = await asyncio.create_subprocess_exec(
-            *harness.run_command(self.journal, kubeconfig, "--http", "127.0.0.1:0", "--log-format", "json"),
+            *harness.run_command(
+                self.journal, kubeconfig, "--http", "127.0.0.1:0", "--log-format", "json", *self.flags
+            ),
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
         )

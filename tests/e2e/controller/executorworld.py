@@ -93,7 +93,10 @@ async def create_runner(
             "githubConfigUrl": config_url,
             "githubConfigSecret": CONFIG_SECRET,
             "runnerScaleSetId": scale_set_id,
-            "spec": {"containers": [{"name": "runner", "image": "ghcr.io/actions/actions-runner:latest"}]},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "runner", "image": "ghcr.io/actions/actions-runner:latest"}],
+            },
         },
     }
     created: dict[str, Any] = await client.CustomObjectsApi(api).create_namespaced_custom_object(
@@ -115,7 +118,7 @@ def owner_of(obj: dict[str, Any], kind: str) -> dict[str, Any]:
 
 
 def pod_body(name: str, **spec: Any) -> dict[str, Any]:
-    pod_spec = {"containers": [{"name": "runner", "image": "busybox"}], **spec}
+    pod_spec = {"restartPolicy": "Never", "containers": [{"name": "runner", "image": "busybox"}], **spec}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": NS}, "spec": pod_spec}
 
 

@@ -89,7 +89,10 @@ def scale_set_body(world: World, name: str = "arc", **spec: Any) -> dict[str, An
             "githubConfigSecret": SECRET,
             "minRunners": 0,
             "maxRunners": 3,
-            "template": {"spec": {"containers": [{"name": "runner", "image": RUNNER_IMAGE}]}},
+            # restartPolicy Never, as upstream's chart gives runner pods: a finished runner is not restarted.
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "runner", "image": RUNNER_IMAGE}]}
+            },
             **spec,
         },
     }

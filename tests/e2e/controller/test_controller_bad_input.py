@@ -64,13 +64,14 @@ CLIENTS = ClientSettings(timeout=2.0, retry=RetryPolicy(retries=1, min_wait=0.1,
 # A runner pod the API server refuses: it requests more CPU than its limit.
 REFUSED_TEMPLATE = {
     "spec": {
+        "restartPolicy": "Never",
         "containers": [
             {
                 "name": "runner",
                 "image": harness.RUNNER_IMAGE,
                 "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}},
             }
-        ]
+        ],
     }
 }
 AZURE_KEY_VAULT = {
@@ -82,7 +83,9 @@ AZURE_KEY_VAULT = {
         "certificatePath": "/etc/vault/cert.pem",
     },
 }
-GOOD_TEMPLATE = {"spec": {"containers": [{"name": "runner", "image": harness.RUNNER_IMAGE}]}}
+GOOD_TEMPLATE = {
+    "spec": {"restartPolicy": "Never", "containers": [{"name": "runner", "image": harness.RUNNER_IMAGE}]}
+}
 # Not a label key (a space): the scale set takes it, an object built from it is refused.
 BAD_LABELS = {"labels": {"not a key": "x"}}
 FIXED_LABELS = {"labels": {"not a key": None, "team": "x"}}  # a merge patch: the bad key removed

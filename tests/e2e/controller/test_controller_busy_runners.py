@@ -49,7 +49,10 @@ def runner_set(world: World, scale_set_id: int, *, replicas: int, patch_id: int)
                 "githubConfigUrl": world.github_url + "/org",
                 "githubConfigSecret": harness.SECRET,
                 "runnerScaleSetId": scale_set_id,
-                "spec": {"containers": [{"name": "runner", "image": harness.RUNNER_IMAGE}]},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "runner", "image": harness.RUNNER_IMAGE}],
+                },
             },
         },
     }

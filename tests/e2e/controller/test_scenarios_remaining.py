@@ -320,7 +320,8 @@ async def test_4_10_an_owned_update_reaches_the_owner_only_when_a_field_it_reads
     world: World, kube: client.ApiClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With a settled scale set (one idle runner): a runner's ``jobDisplayName`` does not wake the runner
-    set, its phase does; a pod's IP does not wake its runner, its Ready condition does; the runner set's
+    set, its phase does; a pod's IP or a restart of its runner container (restartCount, lastState) does not
+    wake its runner, its Ready condition does; the runner set's
     conditions do not wake the scale set, its ``currentReplicas`` does ([R]); the creation of an owned
     object always wakes its owner. The object itself is always decided on its own update."""
     deliveries = Deliveries(monkeypatch)
@@ -352,6 +353,23 @@ async def test_4_10_an_owned_update_reaches_the_owner_only_when_a_field_it_reads
 
         await patch_status(kube, "Pod", name, {"podIP": "10.9.9.9"})
         kinds = await deliveries.update("Pod", name, status_has("podIP", "10.9.9.9"), "the pod IP mapped")
+        assert kinds == set()
+
+        # A restart as a crash-looping kubelet reports it: count, last exit, new container; running again.
+        pod = await client.CoreV1Api(kube).read_namespaced_pod(name, harness.NS)
+        restarted = kube.sanitize_for_serialization(pod.status.container_statuses)
+        restarted[0].update(
+            restartCount=3,
+            lastState={"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": NOW}},
+            containerID="containerd://restarted",
+        )
+        await patch_status(kube, "Pod", name, {"containerStatuses": restarted})
+        kinds = await deliveries.update(
+            "Pod",
+            name,
+            lambda p: [c.get("restartCount") for c in status_of(p).get("containerStatuses", [])] == [3],
+            "restart mapped",
+        )
         assert kinds == set()
 
         not_ready = [{"type": "Ready", "status": "False", "lastTransitionTime": "2099-01-01T00:00:00Z"}]

@@ -7,13 +7,14 @@ real watch from the pod's creation revision, so every intermediate write is seen
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from sim.runtimes import ContainerContext
+from sim.runtimes import EXIT_CODE, ContainerContext
 from sim.world import World
 from tests.helpers import eventually
 
@@ -263,3 +264,124 @@ async def test_registered_runtime_runs_matching_containers(world: World, kube: c
     pod = await eventually(done, what="custom runtime exited")
     assert states(pod) == ["terminated:Error:7"]
     assert ran == ["custom/main"]
+
+
+def crashing(name: str, restart: str, code: int = 1) -> dict[str, Any]:
+    """A pod whose container exits with ``code`` as soon as it runs, every run."""
+    return pod_body(name, restart=restart, annotations={EXIT_CODE: str(code)})
+
+
+def shrink_backoff(world: World, restart: float, restart_max: float) -> None:
+    world.kubelet.timing = dataclasses.replace(world.kubelet.timing, restart=restart, restart_max=restart_max)
+
+
+async def test_a_crashing_container_backs_off_doubling_to_the_cap(
+    world: World, kube: client.ApiClient
+) -> None:
+    shrink_backoff(world, restart=0.05, restart_max=0.2)
+    core = client.CoreV1Api(kube)
+    created = await core.create_namespaced_pod(NS, crashing("crash", "Always"))
+    uid = created.metadata.uid
+
+    def restarted_four_times(_type: str, pod: Any) -> bool:
+        statuses = pod.status.container_statuses or []
+        return bool(statuses) and statuses[0].restart_count >= 4
+
+    events = await record(core, "crash", created.metadata.resource_version, restarted_four_times)
+    statuses = [
+        (p.status.phase, p.status.container_statuses[0]) for _, p in events if p.status.container_statuses
+    ]
+    counts = [cs.restart_count for _, cs in statuses]
+    assert counts == sorted(counts) and set(counts) == {0, 1, 2, 3, 4}, "one restart at a time"
+    backing_off = [
+        (cs.restart_count, cs)
+        for _, cs in statuses
+        if cs.state.waiting is not None and cs.state.waiting.reason == "CrashLoopBackOff"
+    ]
+    # The first exit is restarted at once; each later one waits out a delay that doubles up to the cap.
+    messages = {count: cs.state.waiting.message for count, cs in backing_off}
+    assert messages == {
+        n: f"back-off {delay} restarting failed container=main pod=crash_{NS}({uid})"
+        for n, delay in ((1, "50ms"), (2, "100ms"), (3, "200ms"))
+    }
+    for _count, cs in backing_off:
+        last = cs.last_state.terminated
+        assert (last.exit_code, last.reason) == (1, "Error"), "lastState holds the exit it backs off from"
+        assert cs.ready is False and cs.started is False
+    assert {phase for phase, _ in statuses if _.restart_count >= 1} == {"Running"}
+    restarted = [cs for _, cs in statuses if cs.restart_count >= 1 and cs.state.running is not None]
+    assert restarted and all(cs.last_state.terminated.exit_code == 1 for cs in restarted)
+
+    async def backoff_events() -> Any:
+        found = await core.list_namespaced_event(NS, field_selector="reason=BackOff")
+        return found.items or None
+
+    event = (await eventually(backoff_events, what="a BackOff Event"))[0]
+    assert event.type == "Warning"
+    assert event.message == f"Back-off restarting failed container main in pod crash_{NS}({uid})"
+    assert event.involved_object.field_path == "spec.containers{main}"
+
+
+async def test_a_container_backing_off_waits_out_its_delay(world: World, kube: client.ApiClient) -> None:
+    shrink_backoff(world, restart=3600.0, restart_max=3600.0)
+    core = client.CoreV1Api(kube)
+    created = await core.create_namespaced_pod(NS, crashing("slow", "OnFailure"))
+
+    async def backing_off() -> Any:
+        pod = await core.read_namespaced_pod("slow", NS)
+        cs = (pod.status.container_statuses or [None])[0]
+        waiting = cs.state.waiting if cs is not None else None
+        return pod if waiting is not None and waiting.reason == "CrashLoopBackOff" else None
+
+    pod = await eventually(backing_off, what="CrashLoopBackOff after the second exit")
+    cs = pod.status.container_statuses[0]
+    assert cs.restart_count == 1, "the first exit was restarted at once"
+    assert cs.state.waiting.message.startswith("back-off 1h0m0s restarting failed container=main pod=slow_")
+    # Another pod runs and finishes meanwhile; the one backing off is still waiting.
+    await core.create_namespaced_pod(NS, pod_body("other", annotations={EXIT_CODE: "0"}))
+
+    async def other_done() -> bool:
+        return await phase_of(core, "other") == "Succeeded"
+
+    await eventually(other_done, what="the other pod finished")
+    pod = await core.read_namespaced_pod("slow", NS)
+    cs = pod.status.container_statuses[0]
+    assert (cs.restart_count, states(pod), pod.status.phase) == (1, ["waiting:CrashLoopBackOff"], "Running")
+    # Deleted while backing off: its last exit is its final state.
+    await core.delete_namespaced_pod("slow", NS)
+    events = await record(core, "slow", created.metadata.resource_version, lambda t, _p: t == "DELETED")
+    final = [p for t, p in events if t == "MODIFIED" and p.status.phase == "Failed"]
+    assert final and states(final[-1]) == ["terminated:Error:1"]
+
+
+async def test_restart_policy_never_and_on_failure_after_exit_0_do_not_restart(
+    world: World, kube: client.ApiClient
+) -> None:
+    shrink_backoff(world, restart=0.01, restart_max=0.01)
+    core = client.CoreV1Api(kube)
+    await core.create_namespaced_pod(NS, crashing("never", "Never", code=1))
+    await core.create_namespaced_pod(NS, crashing("done", "OnFailure", code=0))
+    await core.create_namespaced_pod(NS, crashing("retried", "OnFailure", code=2))
+
+    async def finished(name: str) -> Any:
+        pod = await core.read_namespaced_pod(name, NS)
+        return pod if pod.status.phase in ("Succeeded", "Failed") else None
+
+    never = await eventually(lambda: finished("never"), what="the Never pod terminal")
+    done = await eventually(lambda: finished("done"), what="the OnFailure pod terminal")
+    for pod, outcome in (
+        (never, ("Failed", ["terminated:Error:1"])),
+        (done, ("Succeeded", ["terminated:Completed:0"])),
+    ):
+        cs = pod.status.container_statuses[0]
+        assert (pod.status.phase, states(pod)) == outcome
+        assert cs.restart_count == 0 and cs.last_state.terminated is None
+
+    async def retried() -> Any:
+        pod = await core.read_namespaced_pod("retried", NS)
+        cs = pod.status.container_statuses[0] if pod.status.container_statuses else None
+        return pod if cs is not None and cs.restart_count >= 2 else None
+
+    pod = await eventually(retried, what="OnFailure restarts a failed container")
+    assert pod.status.phase == "Running"
+    assert pod.status.container_statuses[0].last_state.terminated.exit_code == 2

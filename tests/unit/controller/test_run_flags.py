@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from controller import cli, kubeconfigs, logformat, logkeys, run_command, running
 from controller.kubeconfigs import Origin, Source
-from controller.settings import ControllerSettings, QueueSettings
+from controller.settings import ControllerSettings, QueueSettings, ReconcileSettings
 from statemachines.effects import ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
 from store.settings import JournalSettings
@@ -97,6 +97,7 @@ def test_without_options_the_settings_are_the_defaults(started: Started, kubecon
     settings = settings_of(started, arcsm_run("--journal", "j.db", "--kubeconfig", str(kubeconfig)))
     assert settings.journal == JournalSettings()
     assert settings.queue == QueueSettings()
+    assert settings.reconcile == ReconcileSettings() and settings.reconcile.predicates
     assert settings.machines == MachineSettings()
     assert settings.watch.namespaces == () and settings.watch.resync == 900.0
     assert settings.http is None
@@ -121,9 +122,10 @@ def test_flags_land_in_the_settings(started: Started, kubeconfig: Path) -> None:
         "--listener-log-level", "info", "--listener-log-format", "json",
         "--listener-metrics-addr", ":8081", "--listener-metrics-endpoint", "/metrics",
         "--http", "127.0.0.1:0", "--log-level", "debug", "--log-format", "json",
-        "--no-leader-elect",
+        "--no-leader-elect", "--no-predicates",
     )  # fmt: skip
     settings = settings_of(started, result)
+    assert settings.reconcile == ReconcileSettings(predicates=False)
     assert settings.watch.namespaces == ("team-a", "team-b", "team-c", "arc-ctl")
     assert settings.watch.resync is None
     assert (settings.executor.qps, settings.executor.burst) == (5.0, 7)
@@ -172,8 +174,10 @@ def test_variables_land_in_the_settings_and_repeatable_ones_split_on_spaces_and_
         "ARCSM_LOG_LEVEL": "warning",
         "ARCSM_LOG_FORMAT": "text",
         "ARCSM_LEADER_ELECT": "false",
+        "ARCSM_PREDICATES": "false",
     }
     settings = settings_of(started, arcsm_run(env=env))
+    assert settings.reconcile.predicates is False
     assert settings.journal_path == Path("from-env.db")
     assert settings.cluster == Source.kubeconfig(kubeconfig)
     assert settings.watch.namespaces == ("team-a", "team-b", "team-c", "arc-systems")
@@ -185,13 +189,19 @@ def test_variables_land_in_the_settings_and_repeatable_ones_split_on_spaces_and_
 
 
 def test_a_flag_wins_over_its_variable(started: Started, kubeconfig: Path) -> None:
-    env = {"ARCSM_NAMESPACE": "from-env", "ARCSM_WORKERS": "3", "ARCSM_LOG_FORMAT": "text"}
+    env = {
+        "ARCSM_NAMESPACE": "from-env",
+        "ARCSM_WORKERS": "3",
+        "ARCSM_LOG_FORMAT": "text",
+        "ARCSM_PREDICATES": "false",
+    }
     result = arcsm_run(
         "--journal", "j.db", "--kubeconfig", str(kubeconfig),
-        "--namespace", "from-flag", "--workers", "5", "--log-format", "json",
+        "--namespace", "from-flag", "--workers", "5", "--log-format", "json", "--predicates",
         env=env,
     )  # fmt: skip
     settings = settings_of(started, result)
+    assert settings.reconcile.predicates is True
     assert settings.watch.namespaces == ("from-flag", "arc-systems")
     assert settings.queue.workers == 5
     assert started.logging == ("info", "json")

@@ -10,10 +10,12 @@ from typing import Any
 
 import pytest
 
-from statemachines import effects, predicates
+from statemachines import effects, ephemeralrunners, pods, predicates
 from statemachines import ephemeralrunnersets as machine
 from statemachines.decisions import Decision
+from tests.unit.statemachines import runnerworld
 from tests.unit.statemachines.ersworld import World, make_ers, make_runner
+from tests.unit.statemachines.runnerworld import RunnerWorld
 
 Mutation = Callable[[dict[str, Any]], None]
 
@@ -213,6 +215,33 @@ def add_condition(condition: dict[str, Any]) -> Mutation:
     return lambda p: p["status"]["conditions"].append(condition)
 
 
+def runner_status(**fields: Any) -> Mutation:
+    return lambda p: p["status"]["containerStatuses"][0].update(fields)
+
+
+def sidecar(state: dict[str, Any]) -> Mutation:
+    return lambda p: p["status"]["containerStatuses"].append(
+        {"name": "dind", "state": state, "restartCount": 4}
+    )
+
+
+# What a kubelet restarting containers writes that the EphemeralRunner machine does not read.
+STORM: dict[str, Mutation] = {
+    "restartCount": runner_status(restartCount=3),
+    "lastState": runner_status(lastState={"terminated": {"exitCode": 1, "reason": "Error"}}),
+    "containerID": runner_status(containerID="containerd://2", imageID="runner@sha256:2"),
+    "container-ready": runner_status(ready=False, started=False),
+    "sidecar": sidecar({"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 20s"}}),
+}
+# ... and, on a runner container that has not terminated, the flips of its state that keep it so.
+LIVE_STORM: dict[str, Mutation] = {
+    "crash-loop-waiting": runner_status(
+        state={"waiting": {"reason": "CrashLoopBackOff", "message": "back-off 40s restarting failed"}}
+    ),
+    "running-again": runner_status(state={"running": {"startedAt": "2026-01-01T00:09:00Z"}}),
+}
+
+
 @pytest.mark.parametrize(
     ("mutate", "delivered"),
     [
@@ -240,9 +269,18 @@ def add_condition(condition: dict[str, Any]) -> Mutation:
             id="container-state",
         ),
         pytest.param(
-            status(initContainerStatuses=[{"name": "init", "state": {}}]), True, id="init-containers"
+            status(initContainerStatuses=[{"name": "init", "state": {"terminated": {"exitCode": 1}}}]),
+            True,
+            id="init-container-failed",
+        ),
+        pytest.param(
+            status(initContainerStatuses=[{"name": "init", "state": {"terminated": {"exitCode": 0}}}]),
+            False,
+            id="init-container-completed",
         ),
         pytest.param(status(initContainerStatuses=[]), False, id="init-containers-empty-is-absent"),
+        pytest.param(status(containerStatuses=[]), True, id="runner-status-gone"),
+        *[pytest.param(mutate, False, id=f"storm-{name}") for name, mutate in STORM.items()],
         pytest.param(status(phase="Failed"), True, id="phase"),
         pytest.param(status(reason="Evicted"), True, id="reason"),
         pytest.param(status(message="gone"), True, id="message"),
@@ -253,3 +291,69 @@ def add_condition(condition: dict[str, Any]) -> Mutation:
 )
 def test_runner_from_pod(mutate: Mutation, delivered: bool) -> None:
     assert predicates.runner_from_pod(POD, changed(POD, mutate)) is delivered
+
+
+def test_a_runner_container_terminating_or_running_again_is_delivered() -> None:
+    terminated = changed(POD, runner_status(state={"terminated": {"exitCode": 0}}))
+    assert predicates.runner_from_pod(POD, terminated)
+    assert predicates.runner_from_pod(terminated, POD)  # restarted after its exit: no exit code any more
+    again = changed(terminated, runner_status(state={"terminated": {"exitCode": 1}, "restartCount": 1}))
+    assert predicates.runner_from_pod(terminated, again)
+
+
+@pytest.mark.parametrize("name", LIVE_STORM)
+def test_state_flips_of_a_live_runner_container_are_dropped(name: str) -> None:
+    assert not predicates.runner_from_pod(POD, changed(POD, LIVE_STORM[name]))
+
+
+def _runner_world(
+    pod_phase: str, *, exit_code: int | None = None, settled: bool = True, **er: Any
+) -> RunnerWorld:
+    world = RunnerWorld.with_runner(
+        runnerworld.make_runner(status={"runnerId": 100, "runnerName": runnerworld.NAME, **er})
+    )
+    world.step()  # the JIT Secret
+    world.step()  # the pod
+    world.run_pod(
+        pod_phase, exit_code=exit_code, ready=pod_phase == "Running", running=pod_phase != "Pending"
+    )
+    if settled:
+        world.step()
+    return world
+
+
+# Worlds in which the runner's pod plays every part the machine gives a pod.
+POD_WORLDS: dict[str, Callable[[], RunnerWorld]] = {
+    "pending": lambda: _runner_world("Pending"),
+    "running-unmirrored": lambda: _runner_world("Running", settled=False),
+    "running": lambda: _runner_world("Running"),
+    "exited-0": lambda: _runner_world("Running", exit_code=0, settled=False),
+    "exited-1": lambda: _runner_world("Running", exit_code=1, settled=False),
+    "exited-7": lambda: _runner_world("Running", exit_code=7, settled=False),
+    "failed": lambda: _runner_world("Failed", exit_code=1, settled=False),
+    "exited-1-in-a-job": lambda: _runner_world("Running", exit_code=1, settled=False, jobId="job-1"),
+    "succeeded": lambda: _runner_world("Succeeded", exit_code=0, settled=False),
+}
+
+
+def _decide_with_pod(
+    build: Callable[[], RunnerWorld], mutate: Mutation | None
+) -> tuple[dict[str, Any], Decision]:
+    world = build()
+    pod = world.get("Pod")
+    assert pod is not None
+    if mutate is not None:
+        pod = world.objects[("Pod", runnerworld.NAME)] = changed(pod, mutate)
+    return pod, ephemeralrunners.decide(world.snapshot())
+
+
+@pytest.mark.parametrize("mutation", [*STORM, *LIVE_STORM])
+@pytest.mark.parametrize("situation", POD_WORLDS)
+def test_dropping_a_pod_update_never_changes_a_runner_decision(situation: str, mutation: str) -> None:
+    mutate = {**STORM, **LIVE_STORM}[mutation]
+    old, before = _decide_with_pod(POD_WORLDS[situation], None)
+    new, after = _decide_with_pod(POD_WORLDS[situation], mutate)
+    if predicates.runner_from_pod(old, new):
+        assert mutation in LIVE_STORM and pods.exit_code(pods.runner_container_status(old)) is not None
+        return
+    assert after == before
