@@ -15,8 +15,9 @@ objects only, and a projection read back from one rebuilds them. Every answer co
 sorted scan gave (namespace, then name; ``(kind, namespace, name)`` for keys), so what a decision reads
 does not depend on which index answered it or on the order objects arrived in:
 
-* ``items(kind, namespace)``: the keys of a kind sorted once, on the first call, and kept sorted after
-  (``bisect``), so a call costs the objects it returns;
+* ``items(kind, namespace)``: the keys of a kind, sorted on the first call after the set of keys last
+  changed and kept until it changes again (a replacement keeps it), so a repeated call costs the objects
+  it returns (a namespace's by ``bisect``), and a fold that adds and drops objects pays nothing for it;
 * ``children(owner_uid)``: the owner index over ``ownerReferences`` uids, kept sorted;
 * ``find(index, value)``: an ``Index`` the caller declares (a kind and a pure function from an object to
   the values it is found under, e.g. the scale set a listener's spec names). It is built on its first
@@ -73,7 +74,9 @@ class Postings:
 
     def set(self, key: ObjectKey, values: Iterable[Hashable]) -> None:
         """File ``key`` under ``values`` (each once) and nowhere else; no values: drop it."""
-        new = tuple(dict.fromkeys(values))
+        new = tuple(values)
+        if len(new) > 1:
+            new = tuple(dict.fromkeys(new))
         old = self._values.get(key, ())
         if new == old:
             return
@@ -101,7 +104,7 @@ class Projection:
     def __init__(self) -> None:
         self._seq = 0
         self._objects: dict[str, dict[NameKey, Mapping[str, Any]]] = {}
-        self._sorted: dict[str, list[NameKey]] = {}  # per kind, once ``items`` asked for it
+        self._sorted: dict[str, list[NameKey]] = {}  # per kind, from ``items`` until its keys change
         self._children = Postings()  # owner uid → the keys of the objects it owns
         self._indexes: dict[Index, Postings] = {}
         self._indexes_of: dict[str, list[Index]] = {}  # kind → the indexes built over it
@@ -166,8 +169,8 @@ class Projection:
     def _put(self, key: ObjectKey, obj: Mapping[str, Any]) -> None:
         kind, namespace, name = key
         objects = self._objects.setdefault(kind, {})
-        if (namespace, name) not in objects and (order := self._sorted.get(kind)) is not None:
-            bisect.insort(order, (namespace, name))
+        if (namespace, name) not in objects:
+            self._sorted.pop(kind, None)
         objects[(namespace, name)] = obj
         self._children.set(key, owner_uids(obj))
         for index in self._indexes_of.get(kind, ()):
@@ -180,9 +183,7 @@ class Projection:
             return
         if not objects:
             del self._objects[kind]
-            self._sorted.pop(kind, None)
-        elif (order := self._sorted.get(kind)) is not None:
-            del order[bisect.bisect_left(order, (namespace, name))]
+        self._sorted.pop(kind, None)
         self._children.set(key, ())
         for index in self._indexes_of.get(kind, ()):
             self._indexes[index].set(key, ())
