@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller import snapshotting
+from controller import lookups, snapshotting
 from controller.snapshotting import DECIDED
 from statemachines import listenerobjects, predicates
 from statemachines.effects import ObjectRef
@@ -130,13 +130,10 @@ def _labelled_listener(obj: JsonObject) -> Iterable[ObjectRef]:
 
 def _credential_users(projection: Projection, namespace: str, name: str) -> Iterable[ObjectRef]:
     """The listeners and scale sets whose ``githubConfigSecret`` is the Secret ``namespace/name``."""
-    for listener in projection.items(AL):
-        spec = listenerobjects.spec(listener)
-        if listenerobjects.ars_namespace(listener) == namespace and spec.get("githubConfigSecret") == name:
-            yield _ref(AL, listener)
-    for scale_set in projection.items(ARS, namespace):
-        if _mapping(scale_set.get("spec")).get("githubConfigSecret") == name:
-            yield _ref(ARS, scale_set)
+    for listener in projection.find(lookups.LISTENERS_BY_CREDENTIALS, (namespace, name)):
+        yield _ref(AL, listener)
+    for scale_set in projection.find(lookups.SCALE_SETS_BY_CREDENTIALS, (namespace, name)):
+        yield _ref(ARS, scale_set)
 
 
 def _ref(kind: str, obj: JsonObject) -> ObjectRef:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from controller import lookups
 from statemachines import autoscalinglisteners as al
 from statemachines import autoscalingrunnersets as ars
 from statemachines import desired, ephemeralrunners, ephemeralrunnersets, listenerobjects, naming
@@ -130,12 +131,7 @@ def _children(projection: Projection, owner: JsonObject | None, kind: str) -> li
 
 def listeners_of(projection: Projection, namespace: str, name: str) -> list[JsonObject]:
     """Every AutoscalingListener whose spec names the AutoscalingRunnerSet ``namespace/name``."""
-    return [
-        listener
-        for listener in projection.items(AL)
-        if listenerobjects.ars_namespace(listener) == namespace
-        and str(listenerobjects.spec(listener).get("autoscalingRunnerSetName") or "") == name
-    ]
+    return projection.find(lookups.LISTENERS_BY_SCALE_SET, (namespace, name))
 
 
 def _runner_set_of(projection: Projection, ref: ObjectRef, obj: JsonObject | None) -> JsonObject | None:
