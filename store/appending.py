@@ -75,7 +75,7 @@ class Writer:
         last_at: str,
         settings: JournalSettings,
         clock: clocks.Clock,
-        on_commit: Callable[[list[Record]], None],
+        on_commit: Callable[[list[Record], list[int]], None],
         on_outage: Callable[[Outage, bool], None] | None = None,
     ) -> None:
         self.db = db
@@ -193,12 +193,14 @@ class Writer:
         self._last_seq = last_seq
         self._last_at = max(self._last_at, last_at)
 
-    def committed(self, records: list[Record]) -> None:
+    def committed(self, records: list[Record], sizes: list[int]) -> None:
+        """Record that ``records`` are durable and tell ``on_commit``, with the size of each one's JSON
+        body (``sizes``, from ``body_sizes``)."""
         if records:
             last = records[-1]
             assert last.seq is not None
             self.advance(last.seq, last.at)
-            self._on_commit(records)
+            self._on_commit(records, sizes)
 
     # The task.
 
@@ -267,8 +269,9 @@ class Writer:
             for append in group:  # find the append that failed, and write the others
                 await self._commit_group([append])
             return
-        self.body_bytes += sum(len(row[8]) for row in written)
-        self.committed([record for mine in journaled for record in mine])
+        sizes = body_sizes(written)
+        self.body_bytes += sum(sizes)
+        self.committed([record for mine in journaled for record in mine], sizes)
         for append, mine in zip(group, journaled, strict=True):
             _settle(append.future, mine)
 
@@ -289,6 +292,11 @@ class Writer:
         error = self._failure or JournalClosed("the journal was closed before this was written")
         while self._queue:
             _settle(self._queue.popleft().future, error)
+
+
+def body_sizes(written: Sequence[rows.Row]) -> list[int]:
+    """The size of each row's JSON body (characters: bytes for the ASCII that JSON mostly is)."""
+    return [len(row[8]) for row in written]
 
 
 def _settle(future: asyncio.Future[Any], outcome: Any) -> None:
