@@ -6,7 +6,8 @@ cannot be journaled is refused at once and never holds up a group. Appends waiti
 ends are written together in the next one (group commit): a burst of watch events costs one sync of
 the write-ahead log, not one each. The writer numbers records and stamps them with the clock as it
 writes them (one clock reading per transaction: records become facts when they commit), and every
-caller learns its records are durable when that transaction commits.
+caller learns its records are durable when that transaction commits. A group's transaction (BEGIN,
+its inserts, COMMIT) runs whole on the connection's thread in one hand-off (``write``).
 
 Nothing of a failed transaction is written. When it held several appends, each is retried alone, so
 one that cannot be written fails without its neighbours; seqs are only given to records as they are
@@ -32,7 +33,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from store import clocks, rows
+from store import clocks, onthread, rows
 from store.errors import JournalClosed, JournalError, JournalWriteFailed, translate
 from store.records import Record
 from store.settings import JournalSettings
@@ -165,16 +166,42 @@ class Writer:
             await self.db.execute("BEGIN IMMEDIATE")
             yield self.db
             await self.db.execute("COMMIT")
-        except BaseException as exc:
+        except sqlite3.Error as exc:
             await self._rollback()
-            if isinstance(exc, sqlite3.Error):
-                error = translate(exc, doing=doing)
-                if isinstance(error, JournalWriteFailed):
-                    self._write_failed(error)
-                raise error from exc
+            raise self._translated(exc, doing) from exc
+        except BaseException:
+            await self._rollback()
             raise
         self.transactions += 1
         self._write_succeeded()
+
+    async def write(self, doing: str, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work`` as one write transaction run whole on the connection's thread: BEGIN, the work and
+        COMMIT in one hand-off (``onthread``). SQLite errors roll it back and are raised translated."""
+
+        def transaction(connection: sqlite3.Connection) -> T:
+            connection.execute("BEGIN IMMEDIATE")
+            result = work(connection)
+            connection.execute("COMMIT")
+            return result
+
+        try:
+            result = await onthread.call(self.db, transaction)
+        except sqlite3.Error as exc:
+            await self._rollback()
+            raise self._translated(exc, doing) from exc
+        except BaseException:
+            await self._rollback()
+            raise
+        self.transactions += 1
+        self._write_succeeded()
+        return result
+
+    def _translated(self, exc: sqlite3.Error, doing: str) -> JournalError:
+        error = translate(exc, doing=doing)
+        if isinstance(error, JournalWriteFailed):
+            self._write_failed(error)
+        return error
 
     def _write_failed(self, error: JournalWriteFailed) -> None:
         started = self.outage is None
@@ -257,8 +284,7 @@ class Writer:
                 mine.append(record)
             journaled.append(mine)
         try:
-            async with self.transaction("append") as db:
-                await rows.insert(db, written)
+            await self.write("append", lambda connection: rows.insert_now(connection, written))
         except JournalError as exc:
             if len(group) == 1 or self._failure is not None:
                 if self.outage is not None:

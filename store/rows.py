@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import sqlite3
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -51,6 +52,12 @@ async def insert(db: aiosqlite.Connection, rows: Sequence[Row]) -> None:
     """Insert ``rows`` (inside the caller's transaction)."""
     for statement, parameters in insert_chunks(rows):
         await db.execute(statement, parameters)
+
+
+def insert_now(connection: sqlite3.Connection, rows: Sequence[Row]) -> None:
+    """Insert ``rows`` through a plain connection (on its thread, inside the caller's transaction)."""
+    for statement, parameters in insert_chunks(rows):
+        connection.execute(statement, parameters)
 
 
 OBSERVED_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED"})
