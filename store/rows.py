@@ -82,7 +82,7 @@ def _type_text(record: Record) -> str:
         raise InvalidRecord(f"record type {record.type!r} is not a RecordType")
     if record.type is RecordType.OBSERVED:
         body, obj = record.body, record.body.get("object")
-        if body.get("event") not in OBSERVED_EVENTS or not isinstance(obj, dict | Mapping):
+        if body.get("event") not in OBSERVED_EVENTS or not (type(obj) is dict or isinstance(obj, Mapping)):
             raise InvalidRecord(
                 f"observed {record.kind} {record.namespace}/{record.name}: the body must be "
                 '{"event": "ADDED"|"MODIFIED"|"DELETED", "object": {...}}'
