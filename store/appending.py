@@ -6,7 +6,8 @@ cannot be journaled is refused at once and never holds up a group. Appends waiti
 ends are written together in the next one (group commit): a burst of watch events costs one sync of
 the write-ahead log, not one each. The writer numbers records and stamps them with the clock as it
 writes them (one clock reading per transaction: records become facts when they commit), and every
-caller learns its records are durable when that transaction commits.
+caller learns its records are durable when that transaction commits. A group's transaction (BEGIN,
+its inserts, COMMIT) runs whole on the connection's thread in one hand-off (``write``).
 
 Nothing of a failed transaction is written. When it held several appends, each is retried alone, so
 one that cannot be written fails without its neighbours; seqs are only given to records as they are
@@ -32,7 +33,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from store import clocks, rows
+from store import clocks, onthread, rows
 from store.errors import JournalClosed, JournalError, JournalWriteFailed, translate
 from store.records import Record
 from store.settings import JournalSettings
@@ -75,7 +76,7 @@ class Writer:
         last_at: str,
         settings: JournalSettings,
         clock: clocks.Clock,
-        on_commit: Callable[[list[Record]], None],
+        on_commit: Callable[[list[Record], list[int]], None],
         on_outage: Callable[[Outage, bool], None] | None = None,
     ) -> None:
         self.db = db
@@ -165,16 +166,42 @@ class Writer:
             await self.db.execute("BEGIN IMMEDIATE")
             yield self.db
             await self.db.execute("COMMIT")
-        except BaseException as exc:
+        except sqlite3.Error as exc:
             await self._rollback()
-            if isinstance(exc, sqlite3.Error):
-                error = translate(exc, doing=doing)
-                if isinstance(error, JournalWriteFailed):
-                    self._write_failed(error)
-                raise error from exc
+            raise self._translated(exc, doing) from exc
+        except BaseException:
+            await self._rollback()
             raise
         self.transactions += 1
         self._write_succeeded()
+
+    async def write(self, doing: str, work: Callable[[sqlite3.Connection], T]) -> T:
+        """``work`` as one write transaction run whole on the connection's thread: BEGIN, the work and
+        COMMIT in one hand-off (``onthread``). SQLite errors roll it back and are raised translated."""
+
+        def transaction(connection: sqlite3.Connection) -> T:
+            connection.execute("BEGIN IMMEDIATE")
+            result = work(connection)
+            connection.execute("COMMIT")
+            return result
+
+        try:
+            result = await onthread.call(self.db, transaction)
+        except sqlite3.Error as exc:
+            await self._rollback()
+            raise self._translated(exc, doing) from exc
+        except BaseException:
+            await self._rollback()
+            raise
+        self.transactions += 1
+        self._write_succeeded()
+        return result
+
+    def _translated(self, exc: sqlite3.Error, doing: str) -> JournalError:
+        error = translate(exc, doing=doing)
+        if isinstance(error, JournalWriteFailed):
+            self._write_failed(error)
+        return error
 
     def _write_failed(self, error: JournalWriteFailed) -> None:
         started = self.outage is None
@@ -193,12 +220,14 @@ class Writer:
         self._last_seq = last_seq
         self._last_at = max(self._last_at, last_at)
 
-    def committed(self, records: list[Record]) -> None:
+    def committed(self, records: list[Record], sizes: list[int]) -> None:
+        """Record that ``records`` are durable and tell ``on_commit``, with the size of each one's JSON
+        body (``sizes``, from ``body_sizes``)."""
         if records:
             last = records[-1]
             assert last.seq is not None
             self.advance(last.seq, last.at)
-            self._on_commit(records)
+            self._on_commit(records, sizes)
 
     # The task.
 
@@ -255,8 +284,7 @@ class Writer:
                 mine.append(record)
             journaled.append(mine)
         try:
-            async with self.transaction("append") as db:
-                await rows.insert(db, written)
+            await self.write("append", lambda connection: rows.insert_now(connection, written))
         except JournalError as exc:
             if len(group) == 1 or self._failure is not None:
                 if self.outage is not None:
@@ -267,8 +295,9 @@ class Writer:
             for append in group:  # find the append that failed, and write the others
                 await self._commit_group([append])
             return
-        self.body_bytes += sum(len(row[8]) for row in written)
-        self.committed([record for mine in journaled for record in mine])
+        sizes = body_sizes(written)
+        self.body_bytes += sum(sizes)
+        self.committed([record for mine in journaled for record in mine], sizes)
         for append, mine in zip(group, journaled, strict=True):
             _settle(append.future, mine)
 
@@ -289,6 +318,11 @@ class Writer:
         error = self._failure or JournalClosed("the journal was closed before this was written")
         while self._queue:
             _settle(self._queue.popleft().future, error)
+
+
+def body_sizes(written: Sequence[rows.Row]) -> list[int]:
+    """The size of each row's JSON body (characters: bytes for the ASCII that JSON mostly is)."""
+    return [len(row[8]) for row in written]
 
 
 def _settle(future: asyncio.Future[Any], outcome: Any) -> None:

@@ -3,7 +3,9 @@
 One SQLite file in WAL mode, two aiosqlite connections: the writer's (every change goes through the
 single writer task of ``appending``) and a reader's, so reads and tails never wait behind a commit.
 ``append`` returns once its records are durable; ``submit`` hands back a future instead, so a watcher
-can pipeline a burst and wait only for its last record.
+can pipeline a burst and wait only for its last record. Tails that have caught up are served from the
+records committed last (``recent``, bounded in records and in bytes); one further behind reads pages
+from the reader's connection until it catches up.
 
 The projection is rebuilt on open from the newest snapshot plus the records after it, and then kept in
 step: every committed record is applied before its appender is told, so after ``await append(...)`` the
@@ -18,7 +20,6 @@ again; the outage is logged once as an error when it starts and once with its co
 from __future__ import annotations
 
 import asyncio
-import collections
 import itertools
 import logging
 import pathlib
@@ -37,6 +38,7 @@ from store.clocks import Clock, SystemClock
 from store.errors import JournalClosed, JournalError, JournalImportError, translate
 from store.locking import FileLock
 from store.projection import Projection
+from store.recent import Recent
 from store.records import Record, RecordType
 from store.retention import Horizons
 from store.settings import HistoryRetention, JournalSettings, RetentionSettings
@@ -94,7 +96,7 @@ class Journal:
         self._clock = clock
         self._horizons = horizons
         self._snapshot_seq = snapshot_seq
-        self._recent: collections.deque[Record] = collections.deque(maxlen=settings.tail_buffer)
+        self._recent = Recent(max_records=settings.tail_buffer, max_bytes=settings.tail_buffer_bytes)
         self._commit_event = asyncio.Event()
         self._closed = False
         self._maintenance: asyncio.Task[None] | None = None
@@ -203,6 +205,11 @@ class Journal:
         return self._writer.transactions
 
     @property
+    def tail_buffered(self) -> tuple[int, int]:
+        """The records kept in memory for tails that have caught up, and the size of their JSON."""
+        return len(self._recent), self._recent.bytes
+
+    @property
     def horizons(self) -> Horizons:
         return self._horizons
 
@@ -261,10 +268,10 @@ class Journal:
         """
         return await asyncio.shield(self.submit(records))
 
-    def _on_commit(self, records: list[Record]) -> None:
+    def _on_commit(self, records: list[Record], sizes: list[int]) -> None:
         for record in records:
             self.projection.apply(record)
-        self._recent.extend(records)
+        self._recent.extend(records, sizes)
         self._notify()
         every = self._settings.snapshot_every
         if every is not None and self.last_seq - self._snapshot_seq >= every:
@@ -309,17 +316,18 @@ class Journal:
 
     async def tail(self, *, after: int = 0) -> AsyncIterator[Record]:
         """Every record with seq > ``after`` in order, then each new one as it commits; ends when the
-        journal closes. Records pruned by retention are skipped."""
+        journal closes. Records pruned by retention are skipped.
+
+        A wake costs O(the records committed since): they are sliced from the recent records by seq.
+        A tail further behind than those reads from the database a page at a time."""
         cursor = after
         while not self._closed:
             tip = self.last_seq
             if cursor >= tip:
                 await self._commit_event.wait()
                 continue
-            recent = self._recent
-            if recent and recent[0].seq is not None and recent[0].seq <= cursor + 1:
-                batch = list(itertools.islice(recent, cursor + 1 - recent[0].seq, None))
-            else:
+            batch = self._recent.after(cursor)
+            if batch is None:
                 batch = await self.read(after=cursor, through=tip, limit=reading.PAGE)
                 if not batch:
                     cursor = tip  # everything up to the tip was pruned
@@ -348,7 +356,7 @@ class Journal:
                 db, seq=seq, at=at, objects=len(self.projection), blob=blob, checksum=checksum
             )
         self._snapshot_seq = seq
-        writer.committed(journaled)
+        writer.committed(journaled, appending.body_sizes(row))
         return seq
 
     async def retain(self, *, now: datetime | None = None) -> Pruned:
@@ -411,9 +419,8 @@ class Journal:
                 chunk=self._settings.prune_chunk,
             )
         self._horizons = reached
-        recent = self._recent
-        while recent and recent[0].seq is not None and recent[0].seq <= reached.raw:
-            recent.popleft()  # what is left stays consecutive: nothing above the raw horizon is pruned
+        # What is left stays consecutive: nothing above the raw horizon is pruned.
+        self._recent.drop_through(reached.raw)
         return deleted
 
     async def _finish_pruning(self, *, vacuum: bool) -> int:

@@ -59,8 +59,7 @@ def query(
 async def select(db: aiosqlite.Connection, sql: str, args: Sequence[object]) -> list[Record]:
     """The records a ``query`` selects."""
     try:
-        async with db.execute(sql, args) as cursor:
-            found = await cursor.fetchall()
+        found = await db.execute_fetchall(sql, args)  # one hand-off to the connection's thread
     except sqlite3.Error as exc:
         raise translate(exc, doing="read") from exc
     return [rows.decode(_row(row)) for row in found]

@@ -4,6 +4,8 @@ A ``Record`` is immutable. ``seq`` is the journal's global sequence number (``No
 ``at`` is the time it was appended (RFC 3339, UTC); ``type`` says what kind of fact it is; the object
 coordinates (``kind``, ``namespace``, ``name``, ``uid``, ``resource_version``) say what it is about; the
 ``body`` is JSON. Secret material never enters a record: ``redact`` strips what must not be kept.
+A record has slots, not a dict of attributes: the journal holds many of them (its tail buffer, the
+appends in flight), and each is one object less for memory and for the garbage collector to walk.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ class RecordType(enum.StrEnum):
     SETTINGS = "settings"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Record:
     type: RecordType
     kind: str = ""
@@ -50,11 +52,20 @@ class Record:
     def as_journaled(self, seq: Seq, at: str, body: JsonObject) -> Record:
         """This record as the journal keeps it: its seq, its time and the (redacted) body kept.
 
-        The journal calls this once per record appended; it skips the frozen dataclass's ``__init__``
-        (about three times slower), which is safe because every field is an already-built value.
+        The journal calls this once per record appended; it sets the slots directly rather than
+        through the frozen dataclass's ``__init__`` (about twice as slow), which is safe because every
+        field is an already-built value.
         """
         journaled = object.__new__(Record)
-        journaled.__dict__.update(self.__dict__, seq=seq, at=at, body=body)
+        _TYPE(journaled, self.type)
+        _KIND(journaled, self.kind)
+        _NAMESPACE(journaled, self.namespace)
+        _NAME(journaled, self.name)
+        _UID(journaled, self.uid)
+        _RESOURCE_VERSION(journaled, self.resource_version)
+        _BODY(journaled, body)
+        _SEQ(journaled, seq)
+        _AT(journaled, at)
         return journaled
 
     def as_json(self) -> dict[str, Any]:
@@ -116,3 +127,10 @@ def observed(event: str, kind: str, obj: JsonObject) -> Record:
         resource_version=str(meta.get("resourceVersion") or ""),
         body={"event": event, "object": redact(kind, obj)},
     )
+
+
+# The setters of Record's slots, which skip the frozen dataclass's ``__setattr__``.
+_TYPE, _KIND, _NAMESPACE, _NAME, _UID, _RESOURCE_VERSION, _BODY, _SEQ, _AT = (
+    getattr(Record, name).__set__
+    for name in ("type", "kind", "namespace", "name", "uid", "resource_version", "body", "seq", "at")
+)

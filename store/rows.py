@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import sqlite3
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
@@ -53,6 +54,12 @@ async def insert(db: aiosqlite.Connection, rows: Sequence[Row]) -> None:
         await db.execute(statement, parameters)
 
 
+def insert_now(connection: sqlite3.Connection, rows: Sequence[Row]) -> None:
+    """Insert ``rows`` through a plain connection (on its thread, inside the caller's transaction)."""
+    for statement, parameters in insert_chunks(rows):
+        connection.execute(statement, parameters)
+
+
 OBSERVED_EVENTS = frozenset({"ADDED", "MODIFIED", "DELETED"})
 
 
@@ -75,7 +82,7 @@ def _type_text(record: Record) -> str:
         raise InvalidRecord(f"record type {record.type!r} is not a RecordType")
     if record.type is RecordType.OBSERVED:
         body, obj = record.body, record.body.get("object")
-        if body.get("event") not in OBSERVED_EVENTS or not isinstance(obj, dict | Mapping):
+        if body.get("event") not in OBSERVED_EVENTS or not (type(obj) is dict or isinstance(obj, Mapping)):
             raise InvalidRecord(
                 f"observed {record.kind} {record.namespace}/{record.name}: the body must be "
                 '{"event": "ADDED"|"MODIFIED"|"DELETED", "object": {...}}'

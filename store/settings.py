@@ -74,12 +74,21 @@ class JournalSettings:
     )
     # Pruning deletes at most this many records per transaction, so appends are never held up long.
     prune_chunk: int = 10_000
-    # Recently committed records kept in memory for tails that have caught up.
+    # Recently committed records kept in memory for tails that have caught up, at most this many and
+    # at most this much JSON (a record holds a small multiple of its JSON in memory); a tail further
+    # behind reads from the database.
     tail_buffer: int = 10_000
+    tail_buffer_bytes: int = 8 << 20
 
     def __post_init__(self) -> None:
         if self.group_commit_window < timedelta(0):
             raise ValueError("group_commit_window must not be negative")
         _check_positive(
-            self, "max_batch_records", "snapshot_every", "snapshots_kept", "prune_chunk", "tail_buffer"
+            self,
+            "max_batch_records",
+            "snapshot_every",
+            "snapshots_kept",
+            "prune_chunk",
+            "tail_buffer",
+            "tail_buffer_bytes",
         )

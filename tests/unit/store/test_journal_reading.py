@@ -88,3 +88,25 @@ async def test_a_tail_far_behind_reads_from_the_database(open_journal: OpenJourn
         if record.seq == journal.last_seq:
             break
     assert got == list(range(1, 3001))
+
+
+async def test_a_tail_behind_a_byte_bounded_buffer_gets_every_record_from_the_database(
+    open_journal: OpenJournal,
+) -> None:
+    bound = 8 * 1024
+    journal = await open_journal(JournalSettings(snapshot_every=None, tail_buffer_bytes=bound))
+    pad = "x" * 1000  # bodies of about 1 KiB: the buffer holds 7 of them
+    await journal.append([seen("pod-0", spec={"pad": pad})])
+    tail = journal.tail()
+    got = [(await anext(tail)).seq]  # caught up, then held still while the journal moves on
+    for round_ in range(3):
+        for i in range(40):
+            await journal.append([seen(f"pod-{i}", "MODIFIED", spec={"pad": pad, "round": round_})])
+        records, size = journal.tail_buffered
+        assert 0 < size <= bound and records < 10
+        for _ in range(20):  # part of what it missed, then it falls behind again
+            got.append((await anext(tail)).seq)
+    while got[-1] != journal.last_seq:
+        got.append((await anext(tail)).seq)
+    await tail.aclose()
+    assert got == list(range(1, 122))

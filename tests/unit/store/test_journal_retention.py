@@ -154,3 +154,22 @@ async def test_a_tail_skips_what_was_pruned(open_journal: OpenJournal) -> None:
 def test_settings_refuse_nonsense(build: Callable[[], object]) -> None:
     with pytest.raises(ValueError, match="must"):
         build()
+
+
+async def test_a_tail_that_had_caught_up_skips_what_was_pruned_since(open_journal: OpenJournal) -> None:
+    journal = await open_journal(settings(RetentionSettings(max_records=5)))
+    await fill(journal, 3)
+    tail = journal.tail()
+    got = [await anext(tail) for _ in range(journal.last_seq)]
+    cursor = journal.last_seq
+    await fill(journal, 12)
+    await journal.retain()
+    assert journal.horizons.raw > cursor  # the records it has not read yet were pruned, some of them
+    kept = await journal.read(after=cursor)
+    while got[-1].seq != journal.last_seq:
+        got.append(await anext(tail))
+    await tail.aclose()
+    assert got[cursor:] == kept
+    assert {r.type for r in kept if r.seq is not None and r.seq <= journal.horizons.raw} == {
+        RecordType.DECISION
+    }
