@@ -44,6 +44,10 @@ def listener(
     ] = None,
 ) -> None:
     """Run a scale set's listener: take jobs from GitHub's message queue and scale its EphemeralRunnerSet."""
+    from controller import lazykube
+
+    lazykube.install()  # before anything imports kubernetes_asyncio: only the APIs and models used load
+
     from controller import listening
 
     raise typer.Exit(listening.main(config, kubeconfig))

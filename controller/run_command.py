@@ -502,6 +502,10 @@ def run(
     # --help`` and ``arcsm --help`` read only the declarations (``controller.lazycommands``).
     import asyncio
 
+    from controller import lazykube
+
+    lazykube.install()  # before anything imports kubernetes_asyncio: only the APIs and models used load
+
     from actions import errors as actions_errors
     from actions import listenerconfig
     from controller import running

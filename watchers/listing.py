@@ -10,13 +10,12 @@ and no (uid, resourceVersion) is journaled twice.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from store.records import JsonObject, Record, observed
-from watchers import objects, requesting, retrying
+from watchers import decoding, objects, requesting, retrying
 from watchers.errors import WatchError
 from watchers.kinds import ListCall, WatchedKind
 from watchers.objects import Cache
@@ -84,7 +83,7 @@ async def _page(call: ListCall, *, limit: int, token: str, timeout: float) -> di
     finally:
         resp.release()
     try:
-        page = json.loads(body)
+        page = decoding.loads(body)
     except ValueError as exc:
         raise WatchError(f"the list answer is not JSON: {exc}") from exc
     if not isinstance(page, dict):

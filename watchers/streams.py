@@ -9,7 +9,6 @@ know), follows bookmarks, and stops at an ERROR event.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,7 +17,7 @@ from typing import Any
 import aiohttp
 
 from store.records import JsonObject, Record, observed
-from watchers import errors, objects, requesting
+from watchers import decoding, errors, objects, requesting
 from watchers.kinds import ListCall, WatchedKind
 from watchers.objects import Cache
 
@@ -110,7 +109,7 @@ def _rv_of(obj: JsonObject | None) -> str | None:
 
 def _parse(line: bytes) -> dict[str, Any]:
     try:
-        event = json.loads(line)
+        event = decoding.loads(line)
     except ValueError as exc:
         raise errors.TransportError(f"a watch line is not JSON: {line[:100]!r}") from exc
     if not isinstance(event, dict) or not isinstance(event.get("object"), dict) or "type" not in event:

@@ -1,10 +1,15 @@
 """``arcsm run`` as a user runs it: a subprocess against the emulated world, stopped by SIGTERM or SIGINT
 with exit status 0 and a journal another process can open; the queue flags reach the loop it runs (its
-log says what it reconciles with); a failure to start is one line and status 1."""
+log says what it reconciles with); a failure to start is one line and status 1.
+
+A running controller imports what it uses and no more: not the emulator, and of kubernetes_asyncio's
+generated client only the API classes it calls and the models the Lease is read into
+(``controller.lazykube``), the rest being tens of MB of every controller's memory."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,7 +21,20 @@ from sim.world import World
 from store.journal import Journal
 from store.records import RecordType
 from tests.e2e.controller import harness
-from tests.helpers import ARCSM, eventually
+from tests.helpers import ARCSM, eventually, modules_in, of_packages, reporting_modules
+
+# kubernetes_asyncio's API modules the controller calls: its custom resources, Pods and Secrets, RBAC,
+# the Lease, and the CRDs it reads once at start.
+USED_APIS = {
+    f"kubernetes_asyncio.client.api.{name}"
+    for name in (
+        "custom_objects_api",
+        "core_v1_api",
+        "rbac_authorization_v1_api",
+        "coordination_v1_api",
+        "apiextensions_v1_api",
+    )
+}
 
 
 @pytest.fixture
@@ -25,9 +43,14 @@ async def world() -> AsyncIterator[World]:
         yield w
 
 
-async def arcsm_run(*args: str) -> asyncio.subprocess.Process:
+async def arcsm_run(*args: str, env: dict[str, str] | None = None) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
-        ARCSM, "run", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        ARCSM,
+        "run",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=None if env is None else {**os.environ, **env},
     )
 
 
@@ -89,6 +112,40 @@ async def test_the_queue_flags_reach_the_reconcile_loop(world: World, tmp_path: 
             await proc.wait()
         reader.cancel()
     assert proc.returncode == 0, "".join(lines)[-2000:]
+
+
+async def test_a_leading_controller_imports_neither_the_emulator_nor_unused_kubernetes_classes(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+    env, report = reporting_modules(tmp_path)
+    args = ["--journal", str(tmp_path / "journal.db"), "--kubeconfig", str(kubeconfig), "--leader-elect"]
+    proc = await arcsm_run(*args, "--namespace", "default", env=env)
+    try:
+        await harness.create(kube, harness.scale_set_body(world))
+
+        async def running() -> bool:
+            return await harness.phase(kube) == "Running"
+
+        await eventually(running, timeout=30, what="the scale set Running")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = await asyncio.wait_for(proc.communicate(), timeout=30)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    assert proc.returncode == 0, stderr.decode()[-2000:]
+    assert any("/leases" in r.path for r in world.requests), "it led through the Lease"
+    modules = modules_in(report)
+    assert "controller.running" in modules
+    assert not of_packages(modules, "sim", "fastapi", "uvicorn"), of_packages(modules, "sim")
+    apis = of_packages(modules, "kubernetes_asyncio.client.api") - {"kubernetes_asyncio.client.api"}
+    assert apis <= USED_APIS, apis - USED_APIS
+    models = of_packages(modules, "kubernetes_asyncio.client.models")
+    assert "kubernetes_asyncio.client.models.v1_lease" in models
+    # The Lease, its spec, object metadata and what that holds: a few of the 1,536 model modules.
+    assert len(models) < 20, sorted(models)
+    assert not of_packages(modules, "kubernetes_asyncio.dynamic", "kubernetes_asyncio.stream")
 
 
 async def test_run_without_a_usable_kubeconfig_says_so_in_one_line(tmp_path: Path) -> None:

@@ -133,6 +133,28 @@ async def test_the_first_list_journals_what_exists_and_a_sync_per_kind(
     assert {(r.namespace, r.body["reason"]) for r in syncs} == {(NS, "start")}
 
 
+async def test_the_objects_kept_share_their_keys_and_short_values(
+    world: World, kube: client.ApiClient, journal: Journal, writer: Writer
+) -> None:
+    # One Pod reaches the journal by the first list, the other by the watch: each decoded on its own.
+    await writer.create("Pod", "listed")
+    async with running(kube, journal, settings()):
+        await writer.create("Pod", "watched")
+        await eventually(
+            lambda: journal.projection.get("Pod", NS, "watched") is not None, what="the watched Pod"
+        )
+        listed, watched = (journal.projection.get("Pod", NS, name) for name in ("listed", "watched"))
+    assert listed is not None and watched is not None
+
+    def key(obj: Any, name: str) -> str:
+        return next(k for k in obj if k == name)
+
+    # A thousand Pods hold one copy of each key and of each short value, not a thousand.
+    assert key(listed["metadata"], "creationTimestamp") is key(watched["metadata"], "creationTimestamp")
+    assert key(listed["spec"], "containers") is key(watched["spec"], "containers")
+    assert listed["metadata"]["namespace"] is watched["metadata"]["namespace"]
+
+
 # -- resume, relist ----------------------------------------------------------------------------------------
 
 
