@@ -4,7 +4,8 @@ It keeps, as of the last record it applied (``seq``): the projection (latest obj
 index), the effect results (``snapshotting.Results``) and the clock (that record's ``at``). Every
 snapshot is built from it, so a decision depends on a journal prefix and nothing else, and a replay that
 folds the same records decides the same. ``apply`` answers which keys the record asks to decide
-(``mapping``): an observed change maps to its keys, a ``timer`` record to its key.
+(``mapping``): an observed change maps to its keys, a ``timer`` record to its key; ``advance`` folds the
+same way without that answer (a replay decides the keys the journal recorded).
 
 ``resume`` starts a fold where the journal is now: the projection is copied from the journal's, the
 results are read back from the journal's ``effect_result`` records. Records before that point need no
@@ -126,6 +127,20 @@ class Fold:
             self._at, self._now = record.at, None
         self._wake()
         return keys
+
+    def advance(self, record: Record) -> None:
+        """Fold ``record`` in as ``apply`` does, without asking which keys it wakes nor meeting
+        expectations: for a replay, which decides the keys the journal recorded and waits for nothing."""
+        if record.type is RecordType.OBSERVED and record.kind in DECIDED:
+            self.projection.apply(record)
+            if self.projection.get(record.kind, record.namespace, record.name) is None:
+                self.results.forget(ObjectRef(record.kind, record.namespace, record.name))
+        else:
+            self.projection.apply(record)
+            if record.type is RecordType.EFFECT_RESULT:
+                self.remember(record)
+        if record.at:
+            self._at, self._now = record.at, None
 
     def _observe(self, record: Record) -> list[ObjectRef]:
         self._seen(ObjectRef(record.kind, record.namespace, record.name), record.seq or 0)

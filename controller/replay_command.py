@@ -6,28 +6,44 @@ print the phase timeline (one line per transition: seq, time, kind namespace/nam
 reason) and each decision's effects (type and key), as the machines decide them again, and exit 0. With
 ``--check``: compare each decision with the recorded one; exit 0 with ``N decisions replayed, all
 equal``, exit 1 with the first decision that differs (its seq and where).
-Either way exit 1 with what keeps the file from being replayed, in one line.
+Either way exit 1 with what keeps the file from being replayed, in one line (and nothing on stdout).
 
 The machine settings come from the journal's ``settings`` records (the controller journals them at start);
 ``--controller-namespace`` and ``--listener-image`` only serve decisions that no settings record precedes,
 as in a journal recorded before arcsm journaled its settings.
+
+The records stream through ``replaying.Replay`` in two passes over FILE: the first finds how far ahead of
+the seq it read a decision lies (for a journal file SQLite answers it from the type index; in an export
+only the lines that mention a decision are parsed), the second folds and decides. Memory follows the
+objects alive and that distance, not the journal's length; the timeline waits in a temporary file until
+the whole journal has replayed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gzip
+import tempfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Annotated
+from typing import IO, Annotated
 
 import typer
 
 from controller import replaying
-from controller.replaying import ReplayError
+from controller.replaying import Mismatch, ReplayError, Step
 from statemachines.snapshots import Settings as MachineSettings
 from store import exporting, journal, reading, rows, schema
-from store.errors import JournalError
-from store.records import Record
+from store.errors import JournalError, JournalImportError
+from store.records import Record, RecordType
+
+# The record types whose body text replay compares (the source's text, read once).
+COMPARED = frozenset({RecordType.DECISION, RecordType.EFFECT})
+SPOOLED = 1 << 20  # timeline characters kept in memory before the temporary file goes to disk
+
+Settled = Callable[[list[tuple[Step, Mismatch | None]]], None]
 
 
 def load_jsonl(path: Path) -> list[Record]:
@@ -35,17 +51,42 @@ def load_jsonl(path: Path) -> list[Record]:
         return list(exporting.parse_lines(lines))
 
 
-async def load_journal(path: Path) -> list[Record]:
+def _decisions_of(lines: Iterable[bytes]) -> Iterator[Record]:
+    """The decision records among export lines, for the first pass: only a line that mentions a decision
+    is parsed, and what cannot be read is left to the second pass to report (it stops there too)."""
+    with contextlib.suppress(OSError, EOFError, zlib.error, gzip.BadGzipFile):
+        for line in lines:
+            if b'"decision"' in line:
+                with contextlib.suppress(JournalImportError):
+                    yield from exporting.parse_lines([line])
+
+
+def replay_jsonl(path: Path, replay: Callable[[int], replaying.Replay], settled: Settled) -> None:
+    """Stream the export at ``path`` through the replay ``replay(reach)`` makes."""
+    with exporting.open_lines(path) as lines:
+        reach = replaying.reach(_decisions_of(lines))
+    replayer = replay(reach)
+    with exporting.open_lines(path) as lines:
+        for record, text in exporting.parse_lines_with_bodies(lines, bodies=COMPARED):
+            settled(replayer.feed(record, text))
+    settled(replayer.end())
+
+
+async def replay_journal(path: Path, replay: Callable[[int], replaying.Replay], settled: Settled) -> None:
+    """Stream the journal file at ``path`` (its records up to the last one when the replay starts)."""
     await journal.upgrade_if_older(path)
     db = await schema.connect(path, read_only=True)
-    found: list[Record] = []
     try:
-        async with contextlib.aclosing(reading.scan(db, after=0)) as pages:
+        last, reach = await reading.decision_reach(db)
+        replayer = replay(reach)
+        async with contextlib.aclosing(reading.scan(db, after=0, through=last)) as pages:
             async for page in pages:
-                found.extend(rows.decode(row) for row in page)
+                for row in page:
+                    record = rows.decode(row)
+                    settled(replayer.feed(record, row[8] if record.type in COMPARED else None))
+        settled(replayer.end())
     finally:
         await db.close()
-    return found
 
 
 def replay(
@@ -79,25 +120,49 @@ def replay(
     journal prefix it read, with the machine settings the journal recorded; print the phase timeline and
     effects, or with --check report the first decision that comes out differently."""
     settings = MachineSettings(controller_namespace=controller_namespace, listener_image=listener_image)
-    try:
-        if not file.is_file():
-            raise ReplayError(f"{file} is not a file")
-        if not journal_file and exporting.is_database(file):
-            raise ReplayError(f"{file} is a journal file (SQLite), not JSONL: add --journal-file")
-        records = asyncio.run(load_journal(file)) if journal_file else load_jsonl(file)
-        replayed = replaying.replay(records, settings)
-    except (ReplayError, JournalError) as exc:
-        typer.echo(f"arcsm replay: {exc}", err=True)
-        raise typer.Exit(1) from exc
-    except OSError as exc:
-        typer.echo(f"arcsm replay: cannot read {file}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(1) from exc
-    if not check:
-        for step in replayed.timeline:
-            for line in step.lines():
-                typer.echo(line)
-        return
+    made: list[replaying.Replay] = []
+    mismatches: list[Mismatch] = []
+
+    def start(reach: int) -> replaying.Replay:
+        made.append(replaying.Replay(settings, reach=reach))
+        return made[-1]
+
+    with tempfile.SpooledTemporaryFile(SPOOLED, mode="w+", encoding="utf-8") as timeline:
+
+        def settled(steps: list[tuple[Step, Mismatch | None]]) -> None:
+            for step, mismatch in steps:
+                if check:
+                    if mismatch is not None and not mismatches:
+                        mismatches.append(mismatch)
+                else:
+                    timeline.writelines(line + "\n" for line in step.lines())
+
+        try:
+            if not file.is_file():
+                raise ReplayError(f"{file} is not a file")
+            if not journal_file and exporting.is_database(file):
+                raise ReplayError(f"{file} is a journal file (SQLite), not JSONL: add --journal-file")
+            if journal_file:
+                asyncio.run(replay_journal(file, start, settled))
+            else:
+                replay_jsonl(file, start, settled)
+        except (ReplayError, JournalError) as exc:
+            typer.echo(f"arcsm replay: {exc}", err=True)
+            raise typer.Exit(1) from exc
+        except OSError as exc:
+            typer.echo(f"arcsm replay: cannot read {file}: {exc.strerror or exc}", err=True)
+            raise typer.Exit(1) from exc
+        if not check:
+            _copy(timeline)
+            return
+    replayed = replaying.Replayed(decisions=made[-1].decisions, mismatch=next(iter(mismatches), None))
     if replayed.mismatch is not None:
         typer.echo(f"arcsm replay: {replayed.summary()}", err=True)
         raise typer.Exit(1)
     typer.echo(replayed.summary())
+
+
+def _copy(timeline: IO[str]) -> None:
+    timeline.seek(0)
+    for line in timeline:
+        typer.echo(line, nl=False)

@@ -17,8 +17,9 @@ to ``replay``, the defaults if none.
 
 from __future__ import annotations
 
+import collections
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,10 +87,18 @@ class Replayed:
         return self.mismatch.line()
 
 
-@dataclass(frozen=True)
 class _Recorded:
-    record: Record
-    effects: tuple[Record, ...]
+    """A recorded decision record with the ``effect`` records appended with it (those right after it),
+    each with its body's JSON text as the source held it (None: not known), and, once decided again,
+    the replayed decision (``step``) and how it compares (``compared``)."""
+
+    def __init__(self, record: Record, text: str | None) -> None:
+        self.record = record
+        self.text = text
+        self.effects: list[tuple[Record, str | None]] = []
+        self.complete = False  # every effect appended with it has been read
+        self.step: Step | None = None
+        self.replayed: _Replayed | None = None
 
     @property
     def seq(self) -> int:
@@ -103,39 +112,46 @@ class _Recorded:
         return read
 
 
-def _ordered(records: Iterable[Record]) -> list[Record]:
-    ordered = sorted(records, key=lambda r: r.seq or 0)
-    for expected, record in enumerate(ordered, 1):
-        if record.seq != expected:
-            raise ReplayError(
-                f"replay needs the whole journal from seq 1: expected seq {expected}, found {record.seq}"
-            )
-    return ordered
+@dataclass(frozen=True)
+class _Replayed:
+    """A decision decided again, in its journaled form: the records as an append would keep them (their
+    coordinates and redacted body text). ``None``: nothing to do."""
+
+    records: tuple[tuple[Record, str], ...] | None
 
 
-def _decisions(records: Sequence[Record]) -> list[_Recorded]:
-    """Each decision record with the ``effect`` records appended with it (those right after it)."""
-    found: list[_Recorded] = []
-    for i, record in enumerate(records):
-        if record.type is not RecordType.DECISION:
-            continue
-        effects: list[Record] = []
-        for later in records[i + 1 :]:
-            if later.type is not RecordType.EFFECT:
-                break
-            effects.append(later)
-        found.append(_Recorded(record, tuple(effects)))
+def reach(records: Iterable[Record]) -> int:
+    """How far ahead of the seq it read a decision record lies, at most (0 without decisions): how many
+    records a replay must have read before it folds one. Decisions that do not say what they read are
+    left to the replay to refuse."""
+    found = 0
+    for record in records:
+        if record.type is RecordType.DECISION:
+            read = record.body.get("seq")
+            if isinstance(read, int) and record.seq is not None and 0 <= read < record.seq:
+                found = max(found, record.seq - read)
     return found
 
 
-def _journaled(record: Record) -> dict[str, Any]:
+def _journaled(record: Record, text: str) -> dict[str, Any]:
     """What the journal keeps of a record about to be appended: its coordinates and redacted body."""
-    _, text = redacting.for_journal(record)
     return {"uid": record.uid, "resourceVersion": record.resource_version, "body": json.loads(text)}
 
 
 def _as_recorded(record: Record) -> dict[str, Any]:
     return {"uid": record.uid, "resourceVersion": record.resource_version, "body": dict(record.body)}
+
+
+def _same(recorded: Record, text: str | None, replayed: Record, replayed_text: str) -> bool:
+    """Whether a recorded record is, for certain, the replayed one as journaled: the same coordinates and
+    the same body text (the same text is the same JSON value; a different text may still be one, which
+    ``first_difference`` decides)."""
+    return (
+        text is not None
+        and text == replayed_text
+        and recorded.uid == replayed.uid
+        and recorded.resource_version == replayed.resource_version
+    )
 
 
 def _subject(record: Record) -> str:
@@ -175,7 +191,7 @@ def first_difference(recorded: Any, replayed: Any, path: str = "") -> str | None
     return f"{path or '(whole)'}: recorded {_short(recorded)}, replayed {_short(replayed)}"
 
 
-def _decide_again(fold: Fold, recorded: _Recorded, settings: MachineSettings) -> tuple[Step, Mismatch | None]:
+def _decide_again(fold: Fold, recorded: _Recorded, settings: MachineSettings) -> None:
     record = recorded.record
     ref = ObjectRef(record.kind, record.namespace, record.name)
     view = fold.view()
@@ -183,24 +199,43 @@ def _decide_again(fold: Fold, recorded: _Recorded, settings: MachineSettings) ->
     now = clocks.format_time(snapshot.now)
     decider = reconciling.DECIDERS.get(ref.kind)
     if decider is None:
-        return Step(recorded.seq, now, _subject(record), None), Mismatch(
-            recorded.seq, _subject(record), f"no machine decides the kind {ref.kind!r}"
-        )
+        recorded.step = Step(recorded.seq, now, _subject(record), None)
+        return
     decision = decider(snapshot)
-    step = Step(recorded.seq, now, _subject(record), None if decision.is_noop else decision)
+    recorded.step = Step(recorded.seq, now, _subject(record), None if decision.is_noop else decision)
+    if decision.is_noop:
+        recorded.replayed = _Replayed(None)
+        return
+    journaled = [
+        reconciling.decision_record(decision, snapshot, seq=view.seq),
+        *(reconciling.effect_record(e, snapshot) for e in decision.effects),
+    ]
+    recorded.replayed = _Replayed(tuple((r, redacting.for_journal(r)[1]) for r in journaled))
+
+
+def _compare(recorded: _Recorded) -> Mismatch | None:
+    """How the replayed decision compares with the recorded one: None when equal."""
+    record, replayed = recorded.record, recorded.replayed
+    if replayed is None:
+        return Mismatch(recorded.seq, _subject(record), f"no machine decides the kind {record.kind!r}")
+    if replayed.records is not None and len(replayed.records) == 1 + len(recorded.effects):
+        pairs = zip([(record, recorded.text), *recorded.effects], replayed.records, strict=True)
+        if all(_same(r, text, again, again_text) for (r, text), (again, again_text) in pairs):
+            return None
     want = {
         "decision": _as_recorded(record),
-        "effects": [_as_recorded(e) for e in recorded.effects],
+        "effects": [_as_recorded(e) for e, _ in recorded.effects],
     }
-    if decision.is_noop:
+    if replayed.records is None:
         got: dict[str, Any] = {"decision": "(no decision: nothing to do)", "effects": []}
     else:
+        (decision, decision_text), *effects = replayed.records
         got = {
-            "decision": _journaled(reconciling.decision_record(decision, snapshot, seq=view.seq)),
-            "effects": [_journaled(reconciling.effect_record(e, snapshot)) for e in decision.effects],
+            "decision": _journaled(decision, decision_text),
+            "effects": [_journaled(e, text) for e, text in effects],
         }
     difference = first_difference(want, got)
-    return step, None if difference is None else Mismatch(recorded.seq, _subject(record), difference)
+    return None if difference is None else Mismatch(recorded.seq, _subject(record), difference)
 
 
 def _settings_of(record: Record) -> MachineSettings:
@@ -210,37 +245,100 @@ def _settings_of(record: Record) -> MachineSettings:
         raise ReplayError(f"the settings record at seq {record.seq} cannot be read: {exc}") from exc
 
 
+class Replay:
+    """A replay fed one record at a time, in seq order from seq 1, holding only what it must.
+
+    ``reach`` is how far ahead of the seq it read a decision record may lie (``reach``: a first pass over
+    the same records tells). A record is folded once ``reach`` more have been read, so every decision
+    that read it is known by then and is decided right after it; the records between the fold and the
+    newest one read, and the decisions among them, are all that is held. ``feed`` and ``end`` return the
+    decisions decided again and compared, in recorded seq order, each with its mismatch (None: equal).
+    """
+
+    def __init__(self, settings: MachineSettings | None = None, *, reach: int) -> None:
+        self.settings = settings or MachineSettings()
+        self.reach = reach
+        self.decisions = 0  # recorded decisions read
+        self.fold = Fold(Projection())
+        self._read = 0  # the seq of the newest record read
+        self._folded = -1  # the seq the fold stands at, once its decisions are decided (-1: none yet)
+        self._ahead: collections.deque[Record] = collections.deque()  # read, not folded yet
+        self._pending: dict[int, list[_Recorded]] = {}  # decisions not decided yet, by the seq they read
+        self._open: _Recorded | None = None  # the newest decision, while its effects may still follow
+        self._unsettled: collections.deque[_Recorded] = collections.deque()  # not compared yet, by seq
+
+    def feed(self, record: Record, text: str | None = None) -> list[tuple[Step, Mismatch | None]]:
+        """Take the next record (``text``: its body's JSON text as the source holds it, if known)."""
+        if record.seq != self._read + 1:
+            raise ReplayError(
+                f"replay needs the whole journal from seq 1: expected seq {self._read + 1}, "
+                f"found {record.seq}"
+            )
+        self._read = record.seq
+        if self._open is not None:
+            if record.type is RecordType.EFFECT:
+                self._open.effects.append((record, text))
+            else:
+                self._open.complete, self._open = True, None
+        if record.type is RecordType.DECISION:
+            recorded = _Recorded(record, text)
+            if not 0 <= recorded.read < recorded.seq:
+                raise ReplayError(
+                    f"the decision at seq {recorded.seq} read seq {recorded.read}, not before it"
+                )
+            if recorded.read <= self._folded:
+                raise ReplayError(
+                    f"the decision at seq {recorded.seq} read seq {recorded.read}, more than "
+                    f"{self.reach} records before it: the replay has folded past that seq"
+                )
+            self._pending.setdefault(recorded.read, []).append(recorded)
+            self._unsettled.append(recorded)
+            self._open = recorded
+            self.decisions += 1
+        self._ahead.append(record)
+        self._advance(self._read - self.reach)
+        return self._settled()
+
+    def end(self) -> list[tuple[Step, Mismatch | None]]:
+        """Every record has been fed: decide and compare what is left."""
+        if self._open is not None:
+            self._open.complete, self._open = True, None
+        self._advance(self._read)
+        return self._settled()
+
+    def _advance(self, through: int) -> None:
+        """Fold the records up to seq ``through``, deciding after each one the decisions that read it."""
+        while self._folded < through:
+            if self._folded >= 0:
+                record = self._ahead.popleft()
+                self.fold.advance(record)
+                if record.type is RecordType.SETTINGS:
+                    self.settings = _settings_of(record)
+            self._folded += 1
+            for recorded in self._pending.pop(self._folded, ()):
+                _decide_again(self.fold, recorded, self.settings)
+
+    def _settled(self) -> list[tuple[Step, Mismatch | None]]:
+        found: list[tuple[Step, Mismatch | None]] = []
+        while self._unsettled and (head := self._unsettled[0]).complete and head.step is not None:
+            self._unsettled.popleft()
+            found.append((head.step, _compare(head)))
+        return found
+
+
 def replay(records: Iterable[Record], settings: MachineSettings | None = None) -> Replayed:
     """Decide every recorded decision again from the records before it; report the first that differs.
 
-    ``settings`` are the machine settings for the decisions no ``settings`` record precedes (default:
-    ``MachineSettings()``); after one, its settings are used.
+    ``records`` are held in memory (``Replay`` streams them instead). ``settings`` are the machine
+    settings for the decisions no ``settings`` record precedes (default: ``MachineSettings()``); after
+    one, its settings are used.
     """
-    current = settings or MachineSettings()
-    ordered = _ordered(records)
-    pending: dict[int, list[_Recorded]] = {}
-    decisions = _decisions(ordered)
-    for recorded in decisions:
-        if not 0 <= recorded.read < recorded.seq:
-            raise ReplayError(f"the decision at seq {recorded.seq} read seq {recorded.read}, not before it")
-        pending.setdefault(recorded.read, []).append(recorded)
-    fold = Fold(Projection())
-    mismatches: list[Mismatch] = []
-    steps: list[Step] = []
-
-    def decide_at(seq: int) -> None:
-        for recorded in pending.pop(seq, ()):
-            step, mismatch = _decide_again(fold, recorded, current)
-            steps.append(step)
-            if mismatch is not None:
-                mismatches.append(mismatch)
-
-    decide_at(0)
+    ordered = sorted(records, key=lambda r: r.seq or 0)
+    replaying = Replay(settings, reach=reach(ordered))
+    settled: list[tuple[Step, Mismatch | None]] = []
     for record in ordered:
-        fold.apply(record)
-        if record.type is RecordType.SETTINGS:
-            current = _settings_of(record)
-        decide_at(record.seq or 0)
-    first = min(mismatches, key=lambda m: m.seq) if mismatches else None
-    timeline = tuple(sorted(steps, key=lambda s: s.seq))
-    return Replayed(decisions=len(decisions), mismatch=first, timeline=timeline)
+        settled.extend(replaying.feed(record))
+    settled.extend(replaying.end())
+    first = next((mismatch for _, mismatch in settled if mismatch is not None), None)
+    timeline = tuple(step for step, _ in settled)
+    return Replayed(decisions=replaying.decisions, mismatch=first, timeline=timeline)

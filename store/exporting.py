@@ -14,13 +14,13 @@ import gzip
 import json
 import pathlib
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import IO, TextIO, cast
 
 from store import journal, locking, reading, redacting, rows, schema, upcasting
 from store.errors import JournalError, JournalImportError
 from store.journal import Imported, Journal
-from store.records import Record
+from store.records import Record, RecordType
 
 SQLITE_HEADER = b"SQLite format 3\0"
 
@@ -53,6 +53,17 @@ def to_line(record: Record) -> str:
 def parse_lines(lines: Iterable[str] | Iterable[bytes]) -> Iterator[Record]:
     """The records of JSONL ``lines`` (blank lines skipped); ``JournalImportError`` names a bad line, one
     that is not UTF-8, and a gzip file that is truncated or damaged."""
+    for record, _ in parse_lines_with_bodies(lines, bodies=frozenset()):
+        yield record
+
+
+def parse_lines_with_bodies(
+    lines: Iterable[str] | Iterable[bytes], *, bodies: Collection[RecordType]
+) -> Iterator[tuple[Record, str | None]]:
+    """``parse_lines``, each record with its body's JSON text as the line holds it, for the record types
+    in ``bodies`` when the line has the export's form (None otherwise): text read once, which a reader
+    can compare with another body's text instead of encoding this one again."""
+    wanted = frozenset(t.value for t in bodies)
     for number, line in _numbered(lines):
         if isinstance(line, bytes):
             try:
@@ -72,9 +83,27 @@ def parse_lines(lines: Iterable[str] | Iterable[bytes]) -> Iterator[Record]:
         if not isinstance(data, dict):
             raise JournalImportError("not a JSON object", line=number)
         try:
-            yield Record.from_json(upcasting.upcast(data))
+            current = upcasting.upcast(data)
+            record = Record.from_json(current)
         except (KeyError, ValueError, TypeError) as exc:
             raise JournalImportError(f"not a journal record: {exc!r}", line=number) from exc
+        text = _body_text(line) if current is data and data.get("type") in wanted else None
+        yield record, text
+
+
+_BODY = ',"body":'
+
+
+def _body_text(line: str) -> str | None:
+    """The text from the first ``,"body":`` to the line's closing ``}``: the body's text in a line of the
+    export's form (``Record.as_json``: no key before the body holds an unescaped quote, the body is the
+    last key). In a line where the body is not the last key that text runs on past the body's end and is
+    no single JSON value, so it equals no body's text. None when the line has no such key."""
+    line = line.rstrip()
+    at = line.find(_BODY)
+    if at < 0 or not line.endswith("}"):
+        return None
+    return line[at + len(_BODY) : -1]
 
 
 def _numbered(lines: Iterable[str] | Iterable[bytes]) -> Iterator[tuple[int, str | bytes]]:

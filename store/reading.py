@@ -69,16 +69,36 @@ def _row(row: sqlite3.Row | tuple[object, ...]) -> rows.Row:
     return tuple(row)
 
 
-async def scan(db: aiosqlite.Connection, *, after: int = 0) -> AsyncGenerator[list[rows.Row]]:
-    """Every row with seq > ``after``, in seq order, a page at a time (not yet checked)."""
+async def scan(
+    db: aiosqlite.Connection, *, after: int = 0, through: int | None = None
+) -> AsyncGenerator[list[rows.Row]]:
+    """Every row with seq > ``after`` (and <= ``through``, if given), in seq order, a page at a time (not
+    yet checked)."""
+    sql, args = query(after=after, through=through)
     try:
-        async with db.execute(
-            f"SELECT {rows.COLUMNS} FROM records WHERE seq > ? ORDER BY seq", (after,)
-        ) as cursor:
+        async with db.execute(sql, args) as cursor:
             while page := await cursor.fetchmany(PAGE):
                 yield [_row(row) for row in page]
     except sqlite3.Error as exc:
         raise translate(exc, doing="scan") from exc
+
+
+async def decision_reach(db: aiosqlite.Connection) -> tuple[int, int]:
+    """The seq of the last record, and how far ahead of the seq it read (its body's ``seq``) a decision
+    record lies at most (0 without decisions; a body that is not JSON, or does not say, is not counted:
+    the reader refuses it when it reads it). Read by SQLite from the type index, no row decoded."""
+    sql = (
+        "SELECT (SELECT coalesce(max(seq), 0) FROM records), "
+        "(SELECT coalesce(max(seq - json_extract(body, '$.seq')), 0) FROM records "
+        "WHERE type = ? AND json_valid(body) AND json_type(body, '$.seq') = 'integer')"
+    )
+    try:
+        async with db.execute(sql, (RecordType.DECISION.value,)) as cursor:
+            found = await cursor.fetchone()
+    except sqlite3.Error as exc:
+        raise translate(exc, doing="scan") from exc
+    assert found is not None
+    return int(found[0]), max(0, int(found[1]))
 
 
 async def fold(db: aiosqlite.Connection, projection: Projection) -> Projection:
