@@ -8,7 +8,8 @@ and watch events alike) before it is journaled, so the journal, the projection f
   largest part of a small object;
 * a Pod keeps ``apiVersion``, ``kind``, its whole ``metadata`` but ``managedFields`` (name, namespace,
   uid, resourceVersion, generation, labels, annotations, ownerReferences, deletionTimestamp,
-  finalizers…) and of its status ``POD_STATUS`` plus the ``Ready`` conditions. Its ``spec`` (containers,
+  finalizers…) and of its status ``POD_STATUS`` plus the ``Ready`` conditions (no ``conditions`` when
+there is none). Its ``spec`` (containers,
   volumes, tolerations: the largest part, and written once by whoever made the pod) is not kept, nor are
   the IPs, the QoS class and the other conditions. Pods are the churny kind: a runner pod is updated half
   a dozen times over one job, each update a whole object;
@@ -67,16 +68,19 @@ def slim(kind: str, obj: JsonObject) -> dict[str, Any]:
     status = obj.get("status")
     if isinstance(status, Mapping):
         kept = {k: status[k] for k in POD_STATUS if k in status}
-        if "conditions" in status:
-            kept["conditions"] = _conditions(status["conditions"])
+        if (conditions := kept_conditions(status.get("conditions"))) is not None:
+            kept["conditions"] = conditions
         out["status"] = kept
     return out
 
 
-def _conditions(value: object) -> object:
+def kept_conditions(value: object) -> object:
+    """The conditions kept of a Pod's ``value``: those of a type in ``POD_CONDITIONS``; None (the field is
+    left out) when none is, as a pod's scheduling moves only conditions nothing reads."""
     if not isinstance(value, list):
         return value
-    return [c for c in value if not isinstance(c, Mapping) or c.get("type") in POD_CONDITIONS]
+    kept = [c for c in value if not isinstance(c, Mapping) or c.get("type") in POD_CONDITIONS]
+    return kept or None
 
 
 def unchanged(kind: str, before: JsonObject | None, after: JsonObject) -> bool:

@@ -111,8 +111,9 @@ def _walk(full: Any, slim: Any, path: Path_) -> tuple[Any, Any, Path_ | None]:
     the first list element ``slim`` dropped on the way (None if none was)."""
     for n, step in enumerate(path):
         full = _step(full, step)
-        if _index(step) is not None and isinstance(slim, list):
-            same = [item for item in slim if item == full]  # slim keeps elements whole, or not at all
+        if _index(step) is not None and full is not _ABSENT:
+            # Slim keeps an element whole or not at all (a list left empty is left out).
+            same = [item for item in slim if item == full] if isinstance(slim, list) else []
             if not same:
                 return full, _ABSENT, path[: n + 1]
             slim = same[0]
@@ -158,6 +159,8 @@ def _dropped(kind: str, full: Mapping[str, Any], path: Path_) -> str | None:
         where = (*where, "an-added-key")
         before, after = _ABSENT, _ABSENT
     if isinstance(before, Mapping | list):  # a step on the way: what is read in it is checked on its own
+        if after is _ABSENT and where == CONDITIONS and slimming.kept_conditions(before) is None:
+            return None  # only conditions slim drops: left out, read as none at all
         return None if after is not _ABSENT else "absent once slimmed"
     if before is not _ABSENT:
         return None if after == before else "changed once slimmed"
@@ -270,6 +273,14 @@ def test_a_pod_update_that_moves_only_what_is_not_kept_is_not_journaled() -> Non
     ]
     assert batch.resource_version == "7"
     assert streams.translate(POD, known, [_event("MODIFIED", moved)], slim=False).records
+
+
+def test_scheduling_a_pod_is_not_journaled() -> None:
+    created = pod("5", conditions=[])
+    del created["status"]["conditions"]
+    scheduled = pod("6", conditions=[{"type": "PodScheduled", "status": "True"}])
+    known = objects.seed([objects.normalize(POD, created)])
+    assert streams.translate(POD, known, [_event("MODIFIED", scheduled)]).records == []
 
 
 def test_a_relist_skips_a_pod_whose_kept_fields_did_not_move() -> None:
