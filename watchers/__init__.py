@@ -4,7 +4,8 @@ never decide, and they import nothing of the project but ``store.records``.
     supervising.Watchers(api=..., journal=journal, known=journal.projection, settings=WatchSettings(...))
 
 Modules: ``kinds`` (the watched kinds), ``settings``, ``ports`` (what they need of the journal),
-``objects`` (the cache of what was journaled), ``listing`` (lists and the diff a list reveals),
+``objects`` (the cache of what was journaled), ``slimming`` (what is journaled of an observed object:
+the fields the controller reads; a Pod without its spec), ``listing`` (lists and the diff a list reveals),
 ``streams`` (watch streams to records), ``requesting`` and ``errors`` (the HTTP edge), ``retrying``
 (backoff), ``watching`` (one watcher's loop), ``supervising`` (all of them).
 

@@ -1,7 +1,8 @@
 """Lists, and what a list reveals: the records that bring the journal level with the server.
 
 ``diff`` is pure: given what the journal knows (the watcher's cache) and a complete list, it returns an
-``observed`` record for every difference and nothing for an object whose resourceVersion is unchanged.
+``observed`` record for every difference and nothing for an object whose resourceVersion is unchanged,
+or whose slim form differs from the one journaled only in its resourceVersion (``slimming.unchanged``).
 An object missing from the list was deleted while nobody watched; its DELETED record carries its last
 known state with the list's resourceVersion, the first revision at which the deletion is known (as a
 watch DELETED carries the revision of the delete), so an object's records stay in resourceVersion order
@@ -28,7 +29,12 @@ class Listing:
 
 
 def diff(
-    kind: WatchedKind, known: Cache, listed: Sequence[JsonObject], resource_version: str
+    kind: WatchedKind,
+    known: Cache,
+    listed: Sequence[JsonObject],
+    resource_version: str,
+    *,
+    slim: bool = True,
 ) -> list[Record]:
     """The records that turn ``known`` into ``listed`` (normalized objects of ``kind``, one scope).
 
@@ -47,13 +53,21 @@ def diff(
         before = known.get(objects.uid(obj))
         if before is None:
             records.append(observed("ADDED", kind.kind, obj))
-        elif objects.resource_version(before) != objects.resource_version(obj):
+        elif objects.resource_version(before) != objects.resource_version(obj) and not objects.unchanged(
+            kind, before, obj, slim=slim
+        ):
             records.append(observed("MODIFIED", kind.kind, obj))
     return records
 
 
 async def list_all(
-    kind: WatchedKind, call: ListCall, *, page_size: int, timeout: float, retry: retrying.Retry
+    kind: WatchedKind,
+    call: ListCall,
+    *,
+    page_size: int,
+    timeout: float,
+    retry: retrying.Retry,
+    slim: bool = True,
 ) -> Listing:
     """Every object of ``kind`` that ``call`` lists, page by page from one snapshot.
 
@@ -67,7 +81,7 @@ async def list_all(
         page = await retry(_page, call, limit=page_size, token=token, timeout=timeout)
         metadata = page.get("metadata") or {}
         resource_version = resource_version or str(metadata.get("resourceVersion") or "")
-        items.extend(objects.normalize(kind, o) for o in page.get("items") or ())
+        items.extend(objects.normalize(kind, o, slim=slim) for o in page.get("items") or ())
         token = str(metadata.get("continue") or "")
         if not token:
             return Listing(items, resource_version)

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from store.records import JsonObject, Record, RecordType, redact
+from watchers import slimming
 from watchers.kinds import WatchedKind
 
 Cache = dict[str, JsonObject]
@@ -18,12 +19,18 @@ Cache = dict[str, JsonObject]
 DELETED = "DELETED"
 
 
-def normalize(kind: WatchedKind, obj: Mapping[str, Any]) -> JsonObject:
-    """``obj`` with ``apiVersion`` and ``kind`` (list items of built-in kinds come without them) and
-    without Secret material."""
+def normalize(kind: WatchedKind, obj: Mapping[str, Any], *, slim: bool = True) -> JsonObject:
+    """``obj`` with ``apiVersion`` and ``kind`` (list items of built-in kinds come without them),
+    without Secret material and, when ``slim``, as ``slimming.slim`` keeps it."""
     out: dict[str, Any] = {"apiVersion": kind.api_version, "kind": kind.kind}
     out.update(obj)
-    return redact(kind.kind, out)
+    return redact(kind.kind, slimming.slim(kind.kind, out) if slim else out)
+
+
+def unchanged(kind: WatchedKind, before: JsonObject | None, after: JsonObject, *, slim: bool = True) -> bool:
+    """Whether journaling ``after`` would tell nothing ``before`` (the last journaled) did not: only a
+    slim Pod's resourceVersion moved (``slimming.unchanged``)."""
+    return slim and slimming.unchanged(kind.kind, before, after)
 
 
 def meta(obj: JsonObject) -> Mapping[str, Any]:

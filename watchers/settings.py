@@ -1,5 +1,6 @@
 """How the watchers run: which kinds in which namespaces, the watch timeout, the re-list period, the page
-size of a list and the backoff after a failed request. Frozen, built once by the controller."""
+size of a list, the backoff after a failed request and whether observed objects are slimmed. Frozen, built
+once by the controller."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ class WatchSettings:
     # Total time allowed for one list page (a watch gets timeout_seconds plus this much).
     request_timeout: float = 60.0
     backoff: Backoff = field(default_factory=Backoff)
+    # Journal observed objects as ``slimming.slim`` keeps them (False: whole, as the server sent them).
+    slim: bool = True
 
     def __post_init__(self) -> None:
         unknown = [k for k in self.kinds if k not in kinds.BY_NAME]

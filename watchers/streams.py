@@ -3,7 +3,8 @@ records.
 
 A batch is every complete line received so far, so events that arrive together are appended together
 and the journal can commit them at once. ``translate`` is pure: it drops what the journal already has
-(an ADDED or MODIFIED with the (uid, resourceVersion) last journaled, a DELETED of an object it does not
+(an ADDED or MODIFIED with the (uid, resourceVersion) last journaled, or one whose slim form is the one
+last journaled but for its resourceVersion (``slimming.unchanged``), a DELETED of an object it does not
 know), follows bookmarks, and stops at an ERROR event.
 """
 
@@ -77,9 +78,9 @@ class Lines:
         return [line for line in lines if line.strip()]
 
 
-def translate(kind: WatchedKind, known: Cache, lines: Sequence[bytes]) -> Batch:
+def translate(kind: WatchedKind, known: Cache, lines: Sequence[bytes], *, slim: bool = True) -> Batch:
     records: list[Record] = []
-    staged: dict[str, str | None] = {}  # uid → resourceVersion journaled by this batch (None: deleted)
+    staged: dict[str, JsonObject | None] = {}  # uid → object journaled by this batch (None: deleted)
     resource_version = ""
     for line in lines:
         event = _parse(line)
@@ -92,19 +93,20 @@ def translate(kind: WatchedKind, known: Cache, lines: Sequence[bytes]) -> Batch:
         if etype not in CHANGES:
             log.warning("%s: ignoring a watch event of type %r", kind.kind, etype)
             continue
-        obj = objects.normalize(kind, obj)
+        obj = objects.normalize(kind, obj, slim=slim)
         uid, rv = objects.uid(obj), objects.resource_version(obj)
         resource_version = rv or resource_version
-        last = staged[uid] if uid in staged else _rv_of(known.get(uid))
-        if (etype == objects.DELETED and last is None) or (etype != objects.DELETED and last == rv):
-            continue  # the journal has this already
-        staged[uid] = None if etype == objects.DELETED else rv
+        last = staged[uid] if uid in staged else known.get(uid)
+        if etype == objects.DELETED:
+            if last is None:
+                continue  # the journal has this already
+        elif last is not None and (
+            objects.resource_version(last) == rv or objects.unchanged(kind, last, obj, slim=slim)
+        ):
+            continue  # the journal has this already, or all of it the journal keeps
+        staged[uid] = None if etype == objects.DELETED else obj
         records.append(observed(etype, kind.kind, obj))
     return Batch(records, resource_version)
-
-
-def _rv_of(obj: JsonObject | None) -> str | None:
-    return None if obj is None else objects.resource_version(obj)
 
 
 def _parse(line: bytes) -> dict[str, Any]:

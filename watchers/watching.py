@@ -109,11 +109,14 @@ class Watcher:
                     page_size=self._settings.page_size,
                     timeout=self._settings.request_timeout,
                     retry=retry,
+                    slim=self._settings.slim,
                 )
                 break
             except errors.Expired as exc:  # a continue token outlived the history: start over
                 self._log.info("%s: list expired (%s); listing again", self.name, exc)
-        changes = listing.diff(self.kind, self._cache, found.items, found.resource_version)
+        changes = listing.diff(
+            self.kind, self._cache, found.items, found.resource_version, slim=self._settings.slim
+        )
         sync = Record(
             type=RecordType.SYNC,
             kind=self.kind.kind,
@@ -194,7 +197,7 @@ class Watcher:
 
     async def _observe(self, lines: list[bytes]) -> None:
         """Journal a batch of watch lines; raise the error an ERROR event carried, after what came before."""
-        batch = streams.translate(self.kind, self._cache, lines)
+        batch = streams.translate(self.kind, self._cache, lines, slim=self._settings.slim)
         if batch.records:
             await self._journal.append(batch.records)
             objects.fold(self._cache, batch.records)

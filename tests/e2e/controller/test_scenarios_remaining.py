@@ -320,10 +320,10 @@ async def test_4_10_an_owned_update_reaches_the_owner_only_when_a_field_it_reads
     world: World, kube: client.ApiClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With a settled scale set (one idle runner): a runner's ``jobDisplayName`` does not wake the runner
-    set, its phase does; a pod's IP or a restart of its runner container (restartCount, lastState) does not
-    wake its runner, its Ready condition does; the runner set's
-    conditions do not wake the scale set, its ``currentReplicas`` does ([R]); the creation of an owned
-    object always wakes its owner. The object itself is always decided on its own update."""
+    set, its phase does; a pod's start time or a restart of its runner container (restartCount,
+    lastState) does not wake its runner, its Ready condition does; the runner set's conditions do not wake
+    the scale set, its ``currentReplicas`` does ([R]); the creation of an owned object always wakes its
+    owner. The object itself is always decided on its own update."""
     deliveries = Deliveries(monkeypatch)
     async with Controller(world, tmp_path):
         await create_scale_set(world, kube, minRunners=1)
@@ -351,8 +351,12 @@ async def test_4_10_an_owned_update_reaches_the_owner_only_when_a_field_it_reads
         kinds = await deliveries.update(ER, name, status_has("phase", "Pending"), "the runner phase mapped")
         assert kinds == {ER, ERS}
 
-        await patch_status(kube, "Pod", name, {"podIP": "10.9.9.9"})
-        kinds = await deliveries.update("Pod", name, status_has("podIP", "10.9.9.9"), "the pod IP mapped")
+        # The IP is not even journaled (``watchers.slimming``); the start time is, for listener pods.
+        started = "2099-01-01T00:00:00Z"
+        await patch_status(kube, "Pod", name, {"podIP": "10.9.9.9", "startTime": started})
+        kinds = await deliveries.update(
+            "Pod", name, status_has("startTime", started), "the start time mapped"
+        )
         assert kinds == set()
 
         # A restart as a crash-looping kubelet reports it: count, last exit, new container; running again.

@@ -33,7 +33,9 @@ NS = "default"
 
 
 def settings(**changes: Any) -> WatchSettings:
-    return WatchSettings(**{"namespaces": (NS,), "backoff": FAST, **changes})
+    # Whole objects: the oracle is every change as the server made it. What slimming keeps and skips is
+    # pinned by tests/unit/watchers/test_slimming.py and test_controller_journal_growth.py.
+    return WatchSettings(**{"namespaces": (NS,), "backoff": FAST, "slim": False, **changes})
 
 
 @pytest.fixture
