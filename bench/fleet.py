@@ -187,6 +187,10 @@ class Result:
     journal: tuple[int, int, int, int] | None = None  # records and bytes: setup, jobs
     error: str = ""
 
+    def complete(self) -> bool:
+        """Every job ran and no runner is left."""
+        return not self.error and self.succeeded == self.jobs and self.left == 0
+
     def figures(self) -> dict[str, float]:
         assert self.start is not None and self.setup is not None and self.end is not None
         s, a, e, n, r = self.start, self.setup, self.end, self.sets, max(self.jobs, 1)
@@ -514,8 +518,8 @@ def table(ours: Result, base: Result) -> str:
         ratio = value / other if other == other and other not in (0, 0.0) else float("nan")
         lines.append(f"| {name} | {number(value)} | {number(other)} | {number(ratio)} |")
     for r in (ours, base):
-        if r.error:
-            lines.append(f"\n{r.mode}: {r.error}")
+        if not r.complete():
+            lines.append(f"\n{r.mode}: {r.succeeded} of {r.jobs} jobs run, {r.left} runners left. {r.error}")
     return "\n".join(lines)
 
 
@@ -545,7 +549,8 @@ def plot(path: Path, results: list[tuple[Result, Result]]) -> None:
     figure.savefig(path, dpi=100)
 
 
-async def main(args: argparse.Namespace) -> None:
+async def main(args: argparse.Namespace) -> int:
+    """Print a table per N; 1 when a run left a job not run or a runner behind."""
     results: list[tuple[Result, Result]] = []
     with tempfile.TemporaryDirectory(prefix="fleet-") as tmp:
         for sets in args.sets:
@@ -561,6 +566,7 @@ async def main(args: argparse.Namespace) -> None:
     if args.plot is not None:
         plot(args.plot, results)
         print(f"plot: {args.plot}", file=sys.stderr)
+    return 0 if all(r.complete() for pair in results for r in pair) else 1
 
 
 def sets_list(value: str) -> list[int]:
@@ -576,4 +582,4 @@ if __name__ == "__main__":
     parser.add_argument("--job-seconds", type=float, default=1.0, help="how long a job runs (1)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per phase at most (1800)")
     parser.add_argument("--plot", type=Path, default=None, help="draw every figure against N into this PNG")
-    asyncio.run(main(parser.parse_args()))
+    sys.exit(asyncio.run(main(parser.parse_args())))

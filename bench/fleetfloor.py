@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
-from kubernetes_asyncio import client, config, watch  # noqa: E402
+from kubernetes_asyncio import client, config  # noqa: E402
 
 from actions.client import ActionsClient, ClientSettings, RateLimit  # noqa: E402
 from actions.credentials import PersonalAccessToken  # noqa: E402
@@ -90,31 +90,38 @@ class Floor:
                     self.spawn(self.runner(scale_set))
 
     async def reap(self) -> None:
-        """Delete every runner Pod that has finished, for as long as the floor runs."""
-        listed = await self.core.list_namespaced_pod(self.namespace, label_selector=LABEL)
-        version = listed.metadata.resource_version
-        for pod in listed.items:
+        """Delete every runner Pod that has finished, for as long as the floor runs. The watch is read as
+        plain JSON: decoding every event into the client's models would make the floor the slow part."""
+        listed = await self.core.list_namespaced_pod(
+            self.namespace, label_selector=LABEL, _preload_content=False
+        )
+        body = json.loads(await listed.read())
+        version = body["metadata"]["resourceVersion"]
+        for pod in body["items"]:
             await self.finished(pod)
         while True:
-            stream = watch.Watch().stream(
-                self.core.list_namespaced_pod,
+            response = await self.core.list_namespaced_pod(
                 self.namespace,
                 label_selector=LABEL,
+                watch=True,
                 resource_version=version,
                 allow_watch_bookmarks=True,
                 timeout_seconds=300,
+                _preload_content=False,
             )
-            async with stream:
-                async for event in stream:
+            async with response:
+                async for line in response.content:
+                    event = json.loads(line)
                     pod = event["object"]
-                    version = pod.metadata.resource_version
+                    version = pod["metadata"]["resourceVersion"]
                     if event["type"] in ("ADDED", "MODIFIED"):
                         await self.finished(pod)
 
-    async def finished(self, pod: Any) -> None:
-        if pod.status is not None and pod.status.phase in DONE_PHASES and not pod.metadata.deletion_timestamp:
+    async def finished(self, pod: dict[str, Any]) -> None:
+        phase = (pod.get("status") or {}).get("phase")
+        if phase in DONE_PHASES and not pod["metadata"].get("deletionTimestamp"):
             try:
-                await self.core.delete_namespaced_pod(pod.metadata.name, self.namespace)
+                await self.core.delete_namespaced_pod(pod["metadata"]["name"], self.namespace)
             except client.ApiException as exc:
                 if exc.status != 404:
                     raise
