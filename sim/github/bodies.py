@@ -135,6 +135,12 @@ def job(found: Job) -> dict[str, Any]:
         "runnerId": found.runner_id,
         "runnerName": found.runner_name,
         "result": found.result,
+        # The fake's clock (seconds since the epoch) at each step, None until it happened: a benchmark
+        # measures a job's wait from them (queued → a runner took it).
+        "queueTime": found.queue_time,
+        "scaleSetAssignTime": found.scale_set_assign_time,
+        "runnerAssignTime": found.runner_assign_time,
+        "finishTime": found.finish_time,
     }
 
 

@@ -27,6 +27,7 @@ from aiohttp import web
 from sim.github import actionsapi, bodies, errors, restapi
 from sim.github.faults import Call, GitHubFault
 from sim.github.jobs import JobSpec
+from sim.github.records import Job, JobState
 from sim.github.responses import error_response, is_github_api, json_response, read_json
 
 if TYPE_CHECKING:
@@ -118,7 +119,7 @@ class Server:
         if hook == "jobs" and method == "POST":
             return self._queue_jobs(_object(data))
         if hook == "jobs" and method == "GET":
-            return json_response([bodies.job(j) for j in fake.state.jobs.values()])
+            return json_response([bodies.job(j) for j in _jobs_in(fake, request.query.getall("state", []))])
         if hook.startswith("jobs/") and hook.endswith("/complete") and method == "POST":
             request_id = int(hook.split("/")[1])
             result = str(_object(data, allow_none=True).get("result") or "succeeded")
@@ -195,6 +196,13 @@ class Server:
         else:
             raise ValueError("kind must be admin, message-queue, installation or registration")
         return json_response({"expired": kind})
+
+
+def _jobs_in(fake: GitHubFake, states: list[str]) -> list[Job]:
+    """The jobs in any of ``states`` (repeated or comma-separated ``?state=``), all of them when none is
+    asked; an unknown state is a ``ValueError`` (400)."""
+    wanted = {JobState(s) for value in states for s in value.split(",") if s}
+    return [j for j in fake.state.jobs.values() if not wanted or j.state in wanted]
 
 
 def _routing_error(status: int, request: web.Request) -> errors.ServiceError | errors.GitHubError:

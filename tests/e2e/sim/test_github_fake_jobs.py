@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 import httpx
 import pytest
@@ -225,6 +226,37 @@ async def test_runner_and_completion_hooks(fake: GitHubFake, http: httpx.AsyncCl
     assert done.status_code == 200 and done.json()["result"] == "failed"
     again = await http.post(f"{fake.url}/_sim/jobs/{job.runner_request_id}/complete")
     assert again.status_code == 400
+
+
+async def test_the_jobs_hook_filters_by_state_and_shows_when_each_step_happened(
+    fake: GitHubFake, http: httpx.AsyncClient, admin: Admin
+) -> None:
+    scale_set_id, session = await scale_set_with_session(admin)
+    first, second = fake.queue_jobs(scale_set_id, 2)
+    await session.acquire([first.runner_request_id])
+    config = await admin.jit_config(scale_set_id, "runner-a")
+    registration = fake.register_runner(config["encodedJITConfig"], "2.330.0")
+    assert await fake.next_job_for(registration.runner_id, timeout=5) is not None
+
+    async def listed(query: str = "") -> dict[int, dict[str, Any]]:
+        resp = await http.get(f"{fake.url}/_sim/jobs{query}")
+        assert resp.status_code == 200, resp.text
+        return {j["runnerRequestId"]: j for j in resp.json()}
+
+    running = (await listed("?state=running"))[first.runner_request_id]
+    assert list(await listed("?state=running")) == [first.runner_request_id]
+    assert list(await listed("?state=available&state=completed")) == [second.runner_request_id]
+    both = {first.runner_request_id, second.runner_request_id}
+    assert set(await listed("?state=running,available")) == both
+    assert (await http.get(f"{fake.url}/_sim/jobs?state=lost")).status_code == 400
+    assert running["queueTime"] <= running["scaleSetAssignTime"] <= running["runnerAssignTime"]
+    assert running["finishTime"] is None
+
+    fake.complete_job(first.runner_request_id)
+    done, waiting = (await listed()).values()
+    assert done["state"] == "completed" and done["finishTime"] >= done["runnerAssignTime"]
+    assert waiting["queueTime"] is not None
+    assert (waiting["scaleSetAssignTime"], waiting["runnerAssignTime"], waiting["finishTime"]) == (None,) * 3
 
 
 async def test_capacity_caps_acquisition(fake: GitHubFake, admin: Admin) -> None:

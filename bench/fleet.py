@@ -1,0 +1,585 @@
+"""Benchmark: a fleet of N scale sets on one controller, against the floor of the same job flow.
+
+For each N of ``--sets`` (default 10,100; the issue's steps are 10,100,300,1000) two runs, each on a
+fresh ``arcsm sim`` (the emulated cluster and the fake GitHub and Actions service) in a subprocess:
+
+* **arcsm**: ``arcsm run`` in a subprocess of its own (client QPS and burst raised to 1000, so the client
+  limit is not what is measured; ``--http`` for its ``/metrics``). The benchmark creates N Secrets and N
+  AutoscalingRunnerSets (minRunners 0, maxRunners ``--max-runners``, a runner template with
+  ``restartPolicy: Never`` as the upstream chart has it, one Secret each as N Helm releases would) and
+  waits until every one is Running.
+* **floor**: ``bench/fleetfloor.py`` in a subprocess, which registers N scale sets, long-polls their
+  sessions and creates each runner Pod straight from a JIT config (no journal, no machines), so
+  arcsm's figures are ratios to it.
+
+Then the same jobs in both: one per scale set, then more as jobs finish (at most ``--in-flight`` per set
+unfinished) until ``--runners`` jobs (default 10 × N) have been queued on the fake, each needing a new
+runner (ephemeral, minRunners 0). Every job must run and no runner may be left.
+
+Figures, per N and run: time to all Running (the floor: to every session open); a job's wait, queued →
+a runner took it (the fake's own ``queueTime`` and ``runnerAssignTime``), p50 and p99; the controller's
+CPU seconds (``/proc/PID/stat`` utime + stime) split at all-Running, and its peak RSS (``VmHWM``); the
+emulated world's CPU (its listeners run in it); Kubernetes API requests (the emulator's request log, by
+user: the controller's kubeconfig user, and listener pods' service accounts; never the benchmark's own)
+and Actions calls (the fake's call log) per scale set during setup and per job after; journal records
+and bytes (``records.body``, read read-only after the controller stopped) per set and per job;
+reconciles per job (``controller_runtime_reconcile_total`` from ``/metrics``).
+
+Run from the repository root: ``.venv/bin/python bench/fleet.py [--sets 10,100] [--runners R]
+[--job-seconds S] [--plot FILE.png]``; ``--plot`` needs the ``bench`` extra (matplotlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import socket
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+from kubernetes_asyncio import client
+from prometheus_client.parser import text_string_to_metric_families
+
+ROOT = Path(__file__).resolve().parent.parent
+ARCSM = str(Path(sys.executable).with_name("arcsm"))
+GROUP, VERSION = "actions.github.com", "v1alpha1"
+NS, CONTROLLER_NS = "default", "arc-systems"
+PAT = "ghp_fleetBenchmarkToken000000000000000001"
+RUNNER_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
+BENCH_USER = "fleet-bench"  # the benchmark's own requests, left out of every count
+CONTROLLER_USER = "arcsm-sim"  # the user of the kubeconfig `arcsm sim` writes
+LISTENER_USERS = "system:serviceaccount:"
+UNFINISHED = "available,assigned,running"
+POLL = 0.25  # seconds between the benchmark's looks at the world
+
+
+def clock_ticks() -> int:
+    return os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a live process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / clock_ticks()
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def eventually(check: Callable[[], Awaitable[bool]], *, timeout: float, what: str) -> float:
+    """Wait until ``check()`` holds; the seconds it took. TimeoutError naming ``what`` past the deadline."""
+    started = time.monotonic()
+    while not await check():
+        if time.monotonic() - started > timeout:
+            raise TimeoutError(f"{what}: not after {timeout:g} s")
+        await asyncio.sleep(POLL)
+    return time.monotonic() - started
+
+
+def stop(process: subprocess.Popen[Any], timeout: float = 30) -> None:
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@dataclass
+class Sim:
+    process: subprocess.Popen[str]
+    kube_url: str
+    github_url: str
+    kubeconfig: Path
+
+
+@contextlib.contextmanager
+def started(
+    command: list[str], log: Path, *, read: bool = False, talk: bool = False
+) -> Iterator[subprocess.Popen[str]]:
+    """``command`` as a subprocess with its output in ``log``; with ``read`` its stdout piped, with
+    ``talk`` its stdin and stdout, and closing its stdin is how it is asked to stop (else SIGTERM, as at
+    the end anyway)."""
+    with open(log, "w") as written:
+        stdin = subprocess.PIPE if talk else subprocess.DEVNULL
+        stdout = subprocess.PIPE if read or talk else written
+        process = subprocess.Popen(command, stdin=stdin, stdout=stdout, stderr=written, text=True, cwd=ROOT)
+        try:
+            yield process
+        finally:
+            if talk and process.stdin is not None and process.poll() is None:
+                process.stdin.close()
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(30)
+            stop(process)
+
+
+@contextlib.contextmanager
+def simulated(directory: Path, job_seconds: float) -> Iterator[Sim]:
+    kubeconfig = directory / "kubeconfig"
+    command = [ARCSM, "sim", "--kubeconfig", str(kubeconfig), "--job-seconds", str(job_seconds)]
+    with started(command, directory / "sim.log", read=True) as process:
+        assert process.stdout is not None
+        urls: dict[str, str] = {}
+        for line in process.stdout:
+            words = line.split()
+            if words[:2] == ["arcsm", "sim:"] and len(words) == 4:
+                urls[words[2]] = words[3]
+            if "kubeconfig" in urls:
+                break
+        if "kubeconfig" not in urls:
+            raise SystemExit(f"arcsm sim did not start; see {directory / 'sim.log'}")
+        yield Sim(process, urls["kubernetes"], urls["github"], kubeconfig)
+
+
+@dataclass
+class Counts:
+    """What the world and the controller had counted at one moment."""
+
+    at: float
+    controller_cpu: float
+    sim_cpu: float
+    kube: int  # the controller's requests (or the floor's)
+    listeners: int
+    actions: int
+    reconciles: float = 0.0
+
+
+@dataclass
+class Result:
+    """One run's figures (arcsm or the floor) at one N."""
+
+    mode: str
+    sets: int
+    jobs: int
+    running_s: float = float("nan")
+    waits: list[float] = field(default_factory=list)
+    succeeded: int = 0
+    left: int = 0
+    setup: Counts | None = None
+    end: Counts | None = None
+    start: Counts | None = None
+    peak_rss: float = float("nan")
+    journal: tuple[int, int, int, int] | None = None  # records and bytes: setup, jobs
+    error: str = ""
+
+    def complete(self) -> bool:
+        """Every job ran and no runner is left."""
+        return not self.error and self.succeeded == self.jobs and self.left == 0
+
+    def figures(self) -> dict[str, float]:
+        assert self.start is not None and self.setup is not None and self.end is not None
+        s, a, e, n, r = self.start, self.setup, self.end, self.sets, max(self.jobs, 1)
+        out = {
+            "time to all Running (s)": self.running_s,
+            "job wait p50 (s)": percentile(self.waits, 50),
+            "job wait p99 (s)": percentile(self.waits, 99),
+            "controller CPU, setup (s)": a.controller_cpu - s.controller_cpu,
+            "controller CPU, jobs (s)": e.controller_cpu - a.controller_cpu,
+            "controller peak RSS (MB)": self.peak_rss,
+            "emulated world CPU (s)": e.sim_cpu - s.sim_cpu,
+            "API requests per set": (a.kube - s.kube) / n,
+            "API requests per job": (e.kube - a.kube) / r,
+            "listener API requests per job": (e.listeners - a.listeners) / r,
+            "Actions calls per set": (a.actions - s.actions) / n,
+            "Actions calls per job": (e.actions - a.actions) / r,
+        }
+        if self.mode == "arcsm":
+            out["reconciles per set"] = (a.reconciles - s.reconciles) / n
+            out["reconciles per job"] = (e.reconciles - a.reconciles) / r
+        if self.journal is not None:
+            records_setup, bytes_setup, records_jobs, bytes_jobs = self.journal
+            out["journal records per set"] = records_setup / n
+            out["journal records per job"] = records_jobs / r
+            out["journal KB per set"] = bytes_setup / n / 1024
+            out["journal KB per job"] = bytes_jobs / r / 1024
+        out["jobs run"] = self.succeeded
+        out["runners left"] = self.left
+        return out
+
+
+def percentile(values: list[float], p: float) -> float:
+    if not values:
+        return float("nan")
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[int(p) - 1]
+
+
+class World:
+    """The benchmark's view of one ``arcsm sim``: its hooks, and a Kubernetes client of its own user."""
+
+    def __init__(self, sim: Sim, http: httpx.AsyncClient, kube: client.ApiClient) -> None:
+        self.sim = sim
+        self.http = http
+        self.kube = kube
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def of(cls, sim: Sim) -> AsyncIterator[World]:
+        configuration = client.Configuration(host=sim.kube_url)
+        configuration.api_key = {"BearerToken": BENCH_USER}
+        configuration.api_key_prefix = {"BearerToken": "Bearer"}
+        async with httpx.AsyncClient(timeout=120) as http, client.ApiClient(configuration) as kube:
+            yield cls(sim, http, kube)
+
+    async def requests(self) -> tuple[int, int]:
+        """(the controller's requests, the listeners') the emulator has logged."""
+        logged = (await self.http.get(f"{self.sim.kube_url}/_sim/requests")).json()
+        users = [r.get("user") or "" for r in logged]
+        return sum(u == CONTROLLER_USER for u in users), sum(u.startswith(LISTENER_USERS) for u in users)
+
+    async def actions_calls(self) -> int:
+        return len((await self.http.get(f"{self.sim.github_url}/_sim/calls")).json())
+
+    async def scale_set_ids(self) -> dict[str, int]:
+        state = (await self.http.get(f"{self.sim.github_url}/_sim/state")).json()
+        return {s["name"]: s["id"] for s in state["scaleSets"]}
+
+    async def jobs(self, states: str = "") -> list[dict[str, Any]]:
+        query = {"state": states} if states else {}
+        found: list[dict[str, Any]] = (
+            await self.http.get(f"{self.sim.github_url}/_sim/jobs", params=query)
+        ).json()
+        return found
+
+    async def queue(self, scale_set_id: int) -> None:
+        resp = await self.http.post(
+            f"{self.sim.github_url}/_sim/jobs", json={"scaleSetId": scale_set_id, "count": 1}
+        )
+        resp.raise_for_status()
+
+    async def agents(self) -> int:
+        state = (await self.http.get(f"{self.sim.github_url}/_sim/state")).json()
+        return len(state["runners"])
+
+    async def runner_pods(self) -> int:
+        return len((await client.CoreV1Api(self.kube).list_namespaced_pod(NS)).items)
+
+
+async def gathered(limit: int, work: list[Awaitable[Any]]) -> list[Any]:
+    gate = asyncio.Semaphore(limit)
+
+    async def one(w: Awaitable[Any]) -> Any:
+        async with gate:
+            return await w
+
+    return await asyncio.gather(*(one(w) for w in work))
+
+
+async def run_jobs(world: World, names: list[str], total: int, in_flight: int, timeout: float) -> None:
+    """One job per scale set, then one more for a set each time one of its jobs finishes, until
+    ``total`` were queued; returns once every job has finished."""
+    ids = await world.scale_set_ids()
+    scale_sets = [ids[name] for name in names]
+    queued = 0
+    started = time.monotonic()
+    while True:
+        unfinished: dict[int, int] = dict.fromkeys(scale_sets, 0)
+        for job in await world.jobs(UNFINISHED):
+            unfinished[job["scaleSetId"]] = unfinished.get(job["scaleSetId"], 0) + 1
+        if queued >= total and not any(unfinished.values()):
+            return
+        wanted: list[int] = []
+        for scale_set in scale_sets:
+            room = in_flight - unfinished[scale_set]
+            while room > 0 and queued + len(wanted) < total:
+                wanted.append(scale_set)
+                room -= 1
+        await gathered(32, [world.queue(s) for s in wanted])
+        queued += len(wanted)
+        if time.monotonic() - started > timeout:
+            raise TimeoutError(f"jobs: {queued} of {total} queued, {sum(unfinished.values())} unfinished")
+        await asyncio.sleep(POLL)
+
+
+async def scrape(port: int, http: httpx.AsyncClient) -> float:
+    text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "controller_runtime_reconcile"
+        for sample in family.samples
+        if sample.name == "controller_runtime_reconcile_total"
+    )
+
+
+async def counts(world: World, controller: int, port: int | None) -> Counts:
+    kube, listeners = await world.requests()
+    return Counts(
+        at=time.monotonic(),
+        controller_cpu=cpu_seconds(controller),
+        sim_cpu=cpu_seconds(world.sim.process.pid),
+        kube=kube,
+        listeners=listeners,
+        actions=await world.actions_calls(),
+        reconciles=0.0 if port is None else await scrape(port, world.http),
+    )
+
+
+def scale_set_body(sim: Sim, name: str, max_runners: int) -> dict[str, Any]:
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": "AutoscalingRunnerSet",
+        "metadata": {"name": name, "namespace": NS},
+        "spec": {
+            "githubConfigUrl": sim.github_url + "/org",
+            "githubConfigSecret": f"{name}-github",
+            "minRunners": 0,
+            "maxRunners": max_runners,
+            "template": {
+                "spec": {"restartPolicy": "Never", "containers": [{"name": "runner", "image": RUNNER_IMAGE}]}
+            },
+        },
+    }
+
+
+async def create_scale_sets(world: World, names: list[str], max_runners: int) -> None:
+    core, custom = client.CoreV1Api(world.kube), client.CustomObjectsApi(world.kube)
+
+    async def one(name: str) -> None:
+        secret = {
+            "metadata": {"name": f"{name}-github", "namespace": NS},
+            "stringData": {"github_token": PAT},
+        }
+        await core.create_namespaced_secret(NS, secret)
+        await custom.create_namespaced_custom_object(
+            GROUP, VERSION, NS, "autoscalingrunnersets", scale_set_body(world.sim, name, max_runners)
+        )
+
+    await gathered(32, [one(n) for n in names])
+
+
+async def all_running(world: World, count: int) -> bool:
+    listed = await client.CustomObjectsApi(world.kube).list_namespaced_custom_object(
+        GROUP, VERSION, NS, "autoscalingrunnersets"
+    )
+    phases = [(item.get("status") or {}).get("phase") for item in listed["items"]]
+    return len(phases) == count and all(p == "Running" for p in phases)
+
+
+async def runners_left(world: World, with_resources: bool) -> int:
+    left = await world.runner_pods() + await world.agents()
+    if with_resources:
+        listed = await client.CustomObjectsApi(world.kube).list_namespaced_custom_object(
+            GROUP, VERSION, NS, "ephemeralrunners"
+        )
+        left += len(listed["items"])
+    return left
+
+
+async def settle(world: World, result: Result, *, with_resources: bool) -> None:
+    """Wait (a while) for every runner to go, then read the jobs' outcomes and waits."""
+
+    async def gone() -> bool:
+        return await runners_left(world, with_resources) == 0
+
+    with contextlib.suppress(TimeoutError):
+        await eventually(gone, timeout=120, what="no runner left")
+    result.left = await runners_left(world, with_resources)
+    jobs = await world.jobs()
+    result.succeeded = sum(j["result"] == "succeeded" for j in jobs)
+    result.waits = [j["runnerAssignTime"] - j["queueTime"] for j in jobs if j["runnerAssignTime"] is not None]
+
+
+def journal_growth(path: Path, boundary: int) -> tuple[int, int, int, int]:
+    """Records and body bytes up to seq ``boundary`` and after it, read-only."""
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        before = db.execute(
+            "SELECT count(*), coalesce(sum(length(body)), 0) FROM records WHERE seq <= ?", (boundary,)
+        ).fetchone()
+        after = db.execute(
+            "SELECT count(*), coalesce(sum(length(body)), 0) FROM records WHERE seq > ?", (boundary,)
+        ).fetchone()
+    return int(before[0]), int(before[1]), int(after[0]), int(after[1])
+
+
+def journal_end(path: Path) -> int:
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        return int(db.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
+
+
+async def arcsm(directory: Path, args: argparse.Namespace, sets: int, jobs: int) -> Result:
+    result = Result("arcsm", sets, jobs)
+    names = [f"fleet-{i}" for i in range(sets)]
+    journal, port = directory / "journal.db", free_port()
+    boundary = 0
+    with simulated(directory, args.job_seconds) as sim:
+        command = [
+            ARCSM, "run", "--journal", str(journal), "--kubeconfig", str(sim.kubeconfig),
+            "--namespace", NS, "--controller-namespace", CONTROLLER_NS, "--qps", "1000", "--burst", "1000",
+            "--http", f"127.0.0.1:{port}", "--log-level", "warn", "--log-format", "json",
+        ]  # fmt: skip
+        with started(command, directory / "arcsm.log") as controller:
+            async with World.of(sim) as world:
+
+                async def healthy() -> bool:
+                    with contextlib.suppress(httpx.HTTPError):
+                        return (await world.http.get(f"http://127.0.0.1:{port}/healthz")).is_success
+                    return False
+
+                await eventually(healthy, timeout=120, what="arcsm run serving")
+                result.start = await counts(world, controller.pid, port)
+                try:
+                    await create_scale_sets(world, names, args.max_runners)
+                    await eventually(
+                        lambda: all_running(world, sets), timeout=args.timeout, what="all Running"
+                    )
+                    result.running_s = time.monotonic() - result.start.at
+                    result.setup = await counts(world, controller.pid, port)
+                    boundary = journal_end(journal)
+                    await run_jobs(world, names, jobs, args.in_flight, args.timeout)
+                except TimeoutError as exc:
+                    result.error = str(exc)
+                    boundary = boundary or journal_end(journal)
+                    result.setup = result.setup or await counts(world, controller.pid, port)
+                await settle(world, result, with_resources=True)
+                result.end = await counts(world, controller.pid, port)
+                result.peak_rss = peak_rss_mb(controller.pid)
+    result.journal = journal_growth(journal, boundary)
+    return result
+
+
+async def floor(directory: Path, args: argparse.Namespace, sets: int, jobs: int) -> Result:
+    result = Result("floor", sets, jobs)
+    names = [f"fleet-{i}" for i in range(sets)]
+    with simulated(directory, args.job_seconds) as sim:
+        command = [
+            sys.executable, str(ROOT / "bench" / "fleetfloor.py"), "--kubeconfig", str(sim.kubeconfig),
+            "--config-url", sim.github_url + "/org", "--token", PAT, "--sets", str(sets),
+            "--max-runners", str(args.max_runners),
+        ]  # fmt: skip
+        log = directory / "floor.log"
+        with started(command, log, talk=True) as process:
+            assert process.stdin is not None and process.stdout is not None
+            async with World.of(sim) as world:
+                if (await asyncio.to_thread(process.stdout.readline)).strip() != "started":
+                    raise SystemExit(f"the floor did not start; see {log}")
+                result.start = await counts(world, process.pid, None)
+                process.stdin.write("go\n")
+                process.stdin.flush()
+                ready = await asyncio.to_thread(process.stdout.readline)
+                if not ready.startswith("ready "):
+                    raise SystemExit(f"the floor did not register its scale sets; see {log}")
+                result.running_s = float(json.loads(ready.split(" ", 1)[1])["seconds"])
+                result.setup = await counts(world, process.pid, None)
+                try:
+                    await run_jobs(world, names, jobs, args.in_flight, args.timeout)
+                except TimeoutError as exc:
+                    result.error = str(exc)
+                await settle(world, result, with_resources=False)
+                result.end = await counts(world, process.pid, None)
+                result.peak_rss = peak_rss_mb(process.pid)
+    return result
+
+
+def number(value: float) -> str:
+    if value != value:  # NaN
+        return "—"
+    if value == int(value) and abs(value) >= 10:
+        return f"{int(value):,}"
+    return f"{value:,.3g}" if abs(value) < 100 else f"{value:,.0f}"
+
+
+def table(ours: Result, base: Result) -> str:
+    mine, theirs = ours.figures(), base.figures()
+    lines = [
+        f"**N = {ours.sets}**, {ours.jobs:,} jobs ({ours.jobs / ours.sets:g} per set)",
+        "",
+        "| figure | arcsm | floor | arcsm ÷ floor |",
+        "|---|---|---|---|",
+    ]
+    for name, value in mine.items():
+        other = theirs.get(name, float("nan"))
+        ratio = value / other if other == other and other not in (0, 0.0) else float("nan")
+        lines.append(f"| {name} | {number(value)} | {number(other)} | {number(ratio)} |")
+    for r in (ours, base):
+        if not r.complete():
+            lines.append(f"\n{r.mode}: {r.succeeded} of {r.jobs} jobs run, {r.left} runners left. {r.error}")
+    return "\n".join(lines)
+
+
+def plot(path: Path, results: list[tuple[Result, Result]]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [n for n in results[0][0].figures() if n not in ("jobs run", "runners left")]
+    columns = 4
+    rows = (len(names) + columns - 1) // columns
+    figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows), squeeze=False)
+    sets = [ours.sets for ours, _ in results]
+    for ax, name in zip(axes.flat, names, strict=False):
+        ax.plot(sets, [ours.figures()[name] for ours, _ in results], "o-", label="arcsm")
+        floor_values = [base.figures().get(name, float("nan")) for _, base in results]
+        if any(v == v for v in floor_values):
+            ax.plot(sets, floor_values, "s--", label="floor")
+        ax.set_title(name, fontsize=9)
+        ax.set_xscale("log")
+        ax.set_xlabel("scale sets")
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(names) :]:
+        ax.set_visible(False)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+
+
+async def main(args: argparse.Namespace) -> int:
+    """Print a table per N; 1 when a run left a job not run or a runner behind."""
+    results: list[tuple[Result, Result]] = []
+    with tempfile.TemporaryDirectory(prefix="fleet-") as tmp:
+        for sets in args.sets:
+            jobs = args.runners if args.runners else 10 * sets
+            runs: dict[str, Result] = {}
+            for mode, run in (("arcsm", arcsm), ("floor", floor)):
+                directory = Path(tmp) / f"{sets}-{mode}"
+                directory.mkdir()
+                print(f"N = {sets}: {mode} ...", file=sys.stderr, flush=True)
+                runs[mode] = await run(directory, args, sets, jobs)
+            results.append((runs["arcsm"], runs["floor"]))
+            print(table(runs["arcsm"], runs["floor"]) + "\n", flush=True)
+    if args.plot is not None:
+        plot(args.plot, results)
+        print(f"plot: {args.plot}", file=sys.stderr)
+    return 0 if all(r.complete() for pair in results for r in pair) else 1
+
+
+def sets_list(value: str) -> list[int]:
+    return [int(v) for v in value.split(",") if v]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sets", type=sets_list, default=[10, 100], help="N per step (default 10,100)")
+    parser.add_argument("--runners", type=int, default=0, help="jobs over the run, each a runner (10 × N)")
+    parser.add_argument("--in-flight", type=int, default=1, help="unfinished jobs per set at most (1)")
+    parser.add_argument("--max-runners", type=int, default=10, help="maxRunners of each set (10)")
+    parser.add_argument("--job-seconds", type=float, default=1.0, help="how long a job runs (1)")
+    parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per phase at most (1800)")
+    parser.add_argument("--plot", type=Path, default=None, help="draw every figure against N into this PNG")
+    sys.exit(asyncio.run(main(parser.parse_args())))
