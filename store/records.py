@@ -5,7 +5,8 @@ A ``Record`` is immutable. ``seq`` is the journal's global sequence number (``No
 coordinates (``kind``, ``namespace``, ``name``, ``uid``, ``resource_version``) say what it is about; the
 ``body`` is JSON. Secret material never enters a record: ``redact`` strips what must not be kept.
 A record has slots, not a dict of attributes: the journal holds many of them (its tail buffer, the
-appends in flight), and each is one object less for memory and for the garbage collector to walk.
+appends in flight), and each is one object less for memory and for the garbage collector to walk. It
+keeps a weak-reference slot, so a reader can tell when the records it streamed are let go.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class RecordType(enum.StrEnum):
     SETTINGS = "settings"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class Record:
     type: RecordType
     kind: str = ""
