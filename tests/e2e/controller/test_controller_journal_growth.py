@@ -14,7 +14,6 @@ import dataclasses
 from pathlib import Path
 
 from controller import replaying
-from controller.replay_command import load_journal
 from store import verifying
 from store.records import Record, RecordType
 from tests.e2e.controller import harness, jobflow
@@ -43,7 +42,7 @@ async def test_slim_pods_decide_as_whole_ones_with_fewer_bytes_per_job(tmp_path:
     async with harness.github_world() as world:
         slim = await jobflow.run(world, tmp_path / "slim", scale_sets=2, jobs_per_set=1, slim=True)
 
-    recorded = await load_journal(whole.journal)
+    recorded = await harness.journaled(whole.journal)
     assert any(
         r.type is RecordType.OBSERVED and "spec" in r.body["object"] for r in recorded if r.kind == "Pod"
     )
@@ -51,7 +50,7 @@ async def test_slim_pods_decide_as_whole_ones_with_fewer_bytes_per_job(tmp_path:
     assert again.mismatch is None, again.mismatch.line()
     assert again.decisions == sum(r.type is RecordType.DECISION for r in recorded) > 0
 
-    journaled = await load_journal(slim.journal)
+    journaled = await harness.journaled(slim.journal)
     replayed = replaying.replay(journaled)
     assert replayed.mismatch is None, replayed.mismatch.line()
     assert (await verifying.verify(slim.journal)).records == len(journaled)
