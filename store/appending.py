@@ -162,18 +162,10 @@ class Writer:
     @contextlib.asynccontextmanager
     async def transaction(self, doing: str) -> AsyncIterator[aiosqlite.Connection]:
         """One write transaction; SQLite errors roll it back and are raised translated."""
-        try:
+        async with self._committed(doing):
             await self.db.execute("BEGIN IMMEDIATE")
             yield self.db
             await self.db.execute("COMMIT")
-        except sqlite3.Error as exc:
-            await self._rollback()
-            raise self._translated(exc, doing) from exc
-        except BaseException:
-            await self._rollback()
-            raise
-        self.transactions += 1
-        self._write_succeeded()
 
     async def write(self, doing: str, work: Callable[[sqlite3.Connection], T]) -> T:
         """``work`` as one write transaction run whole on the connection's thread: BEGIN, the work and
@@ -185,8 +177,16 @@ class Writer:
             connection.execute("COMMIT")
             return result
 
-        try:
+        async with self._committed(doing):
             result = await onthread.call(self.db, transaction)
+        return result
+
+    @contextlib.asynccontextmanager
+    async def _committed(self, doing: str) -> AsyncIterator[None]:
+        """What every write transaction shares: a failure rolls it back (SQLite's errors raised
+        translated), a commit is counted and ends a write outage."""
+        try:
+            yield
         except sqlite3.Error as exc:
             await self._rollback()
             raise self._translated(exc, doing) from exc
@@ -195,7 +195,6 @@ class Writer:
             raise
         self.transactions += 1
         self._write_succeeded()
-        return result
 
     def _translated(self, exc: sqlite3.Error, doing: str) -> JournalError:
         error = translate(exc, doing=doing)

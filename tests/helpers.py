@@ -113,3 +113,9 @@ async def terminate(proc: asyncio.subprocess.Process, grace: float = 30.0) -> in
         except TimeoutError:
             proc.kill()
     return await proc.wait()
+
+
+async def collect(stream: asyncio.StreamReader, lines: list[str]) -> None:
+    """Append each line of ``stream`` (a subprocess's output) to ``lines`` as it comes, until it ends."""
+    while line := await stream.readline():
+        lines.append(line.decode())

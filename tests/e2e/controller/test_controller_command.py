@@ -21,7 +21,7 @@ from sim.world import World
 from store.journal import Journal
 from store.records import RecordType
 from tests.e2e.controller import harness
-from tests.helpers import ARCSM, eventually, modules_in, of_packages, reporting_modules
+from tests.helpers import ARCSM, collect, eventually, modules_in, of_packages, reporting_modules
 
 # kubernetes_asyncio's API modules the controller calls: its custom resources, Pods and Secrets, RBAC,
 # the Lease, and the CRDs it reads once at start.
@@ -54,15 +54,10 @@ async def arcsm_run(*args: str, env: dict[str, str] | None = None) -> asyncio.su
     )
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
-async def test_run_decides_and_stops_cleanly_on_a_signal(
-    world: World, kube: client.ApiClient, tmp_path: Path, sig: int
-) -> None:
-    kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
-    journal = tmp_path / "journal.db"
-    proc = await arcsm_run(
-        "--journal", str(journal), "--kubeconfig", str(kubeconfig), "--namespace", "default"
-    )
+async def stderr_once_running(
+    proc: asyncio.subprocess.Process, world: World, kube: client.ApiClient, sig: signal.Signals
+) -> str:
+    """Create a scale set, wait for ``arcsm run`` to bring it Running, send ``sig``; what it logged."""
     try:
         await harness.create(kube, harness.scale_set_body(world))
 
@@ -76,7 +71,20 @@ async def test_run_decides_and_stops_cleanly_on_a_signal(
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
-    assert proc.returncode == 0, stderr.decode()[-2000:]
+    return stderr.decode()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_run_decides_and_stops_cleanly_on_a_signal(
+    world: World, kube: client.ApiClient, tmp_path: Path, sig: int
+) -> None:
+    kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+    journal = tmp_path / "journal.db"
+    proc = await arcsm_run(
+        "--journal", str(journal), "--kubeconfig", str(kubeconfig), "--namespace", "default"
+    )
+    stderr = await stderr_once_running(proc, world, kube, sig)
+    assert proc.returncode == 0, stderr[-2000:]
     async with await Journal.open(journal) as opened:  # the lock is released: another process may open it
         decisions = await opened.read(types={RecordType.DECISION}, kind="AutoscalingRunnerSet")
     assert any(t["to"] == "Running" for d in decisions for t in d.body["transitions"])
@@ -91,12 +99,7 @@ async def test_the_queue_flags_reach_the_reconcile_loop(world: World, tmp_path: 
     )  # fmt: skip
     assert proc.stderr is not None
     lines: list[str] = []
-
-    async def collect(stream: asyncio.StreamReader) -> None:
-        while line := await stream.readline():
-            lines.append(line.decode())
-
-    reader = asyncio.create_task(collect(proc.stderr))
+    reader = asyncio.create_task(collect(proc.stderr, lines))
     expected = (
         "reconciling with 3 workers (per kind: EphemeralRunner 2); a failed key backs off from 0.005 s to "
         "300 s, and each kind's retries beyond a burst of 7 go at 2.5 per second"
@@ -121,20 +124,8 @@ async def test_a_leading_controller_imports_neither_the_emulator_nor_unused_kube
     env, report = reporting_modules(tmp_path)
     args = ["--journal", str(tmp_path / "journal.db"), "--kubeconfig", str(kubeconfig), "--leader-elect"]
     proc = await arcsm_run(*args, "--namespace", "default", env=env)
-    try:
-        await harness.create(kube, harness.scale_set_body(world))
-
-        async def running() -> bool:
-            return await harness.phase(kube) == "Running"
-
-        await eventually(running, timeout=30, what="the scale set Running")
-        proc.send_signal(signal.SIGTERM)
-        _, stderr = await asyncio.wait_for(proc.communicate(), timeout=30)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    assert proc.returncode == 0, stderr.decode()[-2000:]
+    stderr = await stderr_once_running(proc, world, kube, signal.SIGTERM)
+    assert proc.returncode == 0, stderr[-2000:]
     assert any("/leases" in r.path for r in world.requests), "it led through the Lease"
     modules = modules_in(report)
     assert "controller.running" in modules

@@ -21,7 +21,7 @@ from sim.world import World
 from store.journal import Journal
 from store.records import RecordType
 from tests.e2e.controller import harness
-from tests.helpers import ARCSM, eventually
+from tests.helpers import ARCSM, collect, eventually
 
 KEYS = ("kind", "namespace", "name", "seq", "from_phase", "to_phase", "trigger")
 # RFC 3339 in UTC with milliseconds, e.g. 2026-12-01T23:25:38.123Z.
@@ -32,11 +32,6 @@ RFC3339_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 async def world() -> AsyncIterator[World]:
     async with harness.github_world() as w:
         yield w
-
-
-async def collect(stream: asyncio.StreamReader, lines: list[str]) -> None:
-    while line := await stream.readline():
-        lines.append(line.decode())
 
 
 def parsed(lines: list[str]) -> list[dict[str, Any]]:
