@@ -2,20 +2,35 @@
 
 ``Prefix`` folds records into a ``controller.folding.Fold`` exactly as the tail would (seq and time
 increase by one per record), so the projection, the results and the clock are the loop's own.
+``reconciler_on`` and ``reconciling`` run the real worker pool over a journal with a stand-in
+``reconcile``, for the tests of how keys are handed out.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
+from controller import folding
 from controller.folding import Fold
+from controller.reconciling import Outcome, Reconciler
+from controller.runtimemetrics import RuntimeMetrics
+from controller.settings import QueueSettings, ReconcileSettings
+from controller.timing import Timers
 from statemachines import kinds
 from statemachines.effects import Effect, ObjectRef
+from statemachines.snapshots import Settings as MachineSettings
 from store import clocks
+from store.journal import Journal
 from store.projection import Projection
 from store.records import Record, RecordType, Seq, observed
+from tests.helpers import eventually
 
 NS = "runners"
 CONTROLLER_NS = "arc-systems"
@@ -103,3 +118,40 @@ class NoExecutor:
 
     async def execute(self, effect: Effect) -> dict[str, Any]:
         raise AssertionError(f"nothing is executed here, got {effect}")
+
+
+async def reconciler_on(
+    journal: Journal, queue: QueueSettings, metrics: RuntimeMetrics | None = None
+) -> Reconciler:
+    """A reconciler over ``journal`` with the default machines and no executor."""
+    return Reconciler(
+        journal=journal,
+        executor=NoExecutor(),
+        fold=await folding.resume(journal),
+        timers=Timers(journal=journal, clock=clocks.SystemClock()),
+        machines=MachineSettings(),
+        queue=queue,
+        reconcile=ReconcileSettings(),
+        metrics=metrics,
+    )
+
+
+@contextlib.asynccontextmanager
+async def reconciling(
+    reconciler: Reconciler,
+    reconcile: Callable[[ObjectRef], Awaitable[Outcome]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> AsyncIterator[None]:
+    """``reconciler``'s workers running, each pass being ``reconcile``; stopped on leaving."""
+
+    async def synced() -> None:
+        return None
+
+    monkeypatch.setattr(reconciler, "reconcile", reconcile)
+    running = asyncio.create_task(reconciler.run(synced=synced))
+    try:
+        await eventually(reconciler.started.is_set, what="the workers started")
+        yield
+    finally:
+        reconciler.stop()
+        await asyncio.wait_for(running, timeout=10)

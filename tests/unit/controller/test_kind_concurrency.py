@@ -14,17 +14,13 @@ import collections
 
 import pytest
 
-from controller import folding
 from controller.queueing import WorkQueue
-from controller.reconciling import Outcome, Reconciler
-from controller.settings import QueueSettings, ReconcileSettings
-from controller.timing import Timers
+from controller.reconciling import Outcome
+from controller.settings import QueueSettings
 from statemachines.effects import ObjectRef
-from statemachines.snapshots import Settings as MachineSettings
-from store.clocks import SystemClock
 from store.journal import Journal
 from tests.helpers import eventually
-from tests.unit.controller.objects import NoExecutor
+from tests.unit.controller.objects import reconciler_on, reconciling
 
 FAST = dict(backoff_initial=0.01, backoff_max=0.08, rate=10_000, burst=10_000)
 
@@ -71,14 +67,8 @@ async def test_the_reconciler_never_runs_more_keys_of_a_kind_than_its_bound(
 ) -> None:
     runners = [ObjectRef("EphemeralRunner", "runners", f"r-{i}") for i in range(12)]
     sets = [ObjectRef("EphemeralRunnerSet", "runners", f"s-{i}") for i in range(6)]
-    reconciler = Reconciler(
-        journal=journal,
-        executor=NoExecutor(),
-        fold=await folding.resume(journal),
-        timers=Timers(journal=journal, clock=SystemClock()),
-        machines=MachineSettings(),
-        queue=QueueSettings(workers=6, per_kind={"EphemeralRunner": 2}, **FAST),
-        reconcile=ReconcileSettings(),
+    reconciler = await reconciler_on(
+        journal, QueueSettings(workers=6, per_kind={"EphemeralRunner": 2}, **FAST)
     )
     gate = asyncio.Event()
     inside: collections.Counter[str] = collections.Counter()
@@ -95,13 +85,7 @@ async def test_the_reconciler_never_runs_more_keys_of_a_kind_than_its_bound(
         finished.append(key)
         return Outcome.SETTLED
 
-    async def synced() -> None:
-        return None
-
-    monkeypatch.setattr(reconciler, "reconcile", held)
-    running = asyncio.create_task(reconciler.run(synced=synced))
-    try:
-        await eventually(reconciler.started.is_set, what="the workers started")
+    async with reconciling(reconciler, held, monkeypatch):
         for key in [*runners, *sets]:  # every runner is queued before any runner set
             reconciler.queue.add(key)
         # Two runners hold their places; the four other workers take runner sets, queued later.
@@ -112,9 +96,6 @@ async def test_the_reconciler_never_runs_more_keys_of_a_kind_than_its_bound(
         assert most["EphemeralRunner"] == 2
         gate.set()
         await eventually(lambda: len(finished) == len(runners) + len(sets), what="every key reconciled")
-    finally:
-        reconciler.stop()
-        await asyncio.wait_for(running, timeout=10)
     assert most["EphemeralRunner"] == 2
     assert sorted(finished, key=str) == sorted([*runners, *sets], key=str)
 
@@ -124,15 +105,8 @@ async def test_a_runner_set_queued_behind_a_burst_of_runners_is_reconciled_befor
 ) -> None:
     runners = [ObjectRef("EphemeralRunner", "runners", f"r-{i}") for i in range(300)]
     scale_up = ObjectRef("EphemeralRunnerSet", "runners", "s")
-    reconciler = Reconciler(
-        journal=journal,
-        executor=NoExecutor(),
-        fold=await folding.resume(journal),
-        timers=Timers(journal=journal, clock=SystemClock()),
-        machines=MachineSettings(),
-        queue=QueueSettings(workers=2),  # the defaults otherwise: their rate limit included
-        reconcile=ReconcileSettings(),
-    )
+    # The queue's defaults but for its workers: their rate limit included.
+    reconciler = await reconciler_on(journal, QueueSettings(workers=2))
     order: list[ObjectRef] = []
 
     async def noted(key: ObjectRef) -> Outcome:
@@ -140,17 +114,8 @@ async def test_a_runner_set_queued_behind_a_burst_of_runners_is_reconciled_befor
         await asyncio.sleep(0)
         return Outcome.SETTLED
 
-    async def synced() -> None:
-        return None
-
-    monkeypatch.setattr(reconciler, "reconcile", noted)
-    running = asyncio.create_task(reconciler.run(synced=synced))
-    try:
-        await eventually(reconciler.started.is_set, what="the workers started")
+    async with reconciling(reconciler, noted, monkeypatch):
         for key in [*runners, scale_up]:  # a job wave's runners, then the decision that scales another set
             reconciler.queue.add(key)
         await eventually(lambda: len(order) == len(runners) + 1, what="every key reconciled")
-    finally:
-        reconciler.stop()
-        await asyncio.wait_for(running, timeout=10)
     assert order.index(scale_up) <= 2  # after at most one runner per worker, not after the 300

@@ -13,18 +13,14 @@ import asyncio
 
 import pytest
 
-from controller import folding
 from controller.queueing import WorkQueue
-from controller.reconciling import NotLeading, Outcome, Reconciler
+from controller.reconciling import NotLeading, Outcome
 from controller.runtimemetrics import Result, RuntimeMetrics, Term
-from controller.settings import QueueSettings, ReconcileSettings
-from controller.timing import Timers
+from controller.settings import QueueSettings
 from statemachines.effects import ObjectRef
-from statemachines.snapshots import Settings as MachineSettings
-from store.clocks import SystemClock
 from store.journal import Journal
 from tests.helpers import eventually
-from tests.unit.controller.objects import NoExecutor
+from tests.unit.controller.objects import reconciler_on, reconciling
 
 FAST = dict(backoff_initial=0.01, backoff_max=0.08, rate=10_000, burst=10_000)
 CONTROLLERS = ("autoscalingrunnerset", "ephemeralrunnerset", "ephemeralrunner", "autoscalinglistener")
@@ -169,16 +165,7 @@ async def test_each_outcome_of_a_reconcile_is_counted_under_its_result(
     journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     metrics = RuntimeMetrics()
-    reconciler = Reconciler(
-        journal=journal,
-        executor=NoExecutor(),
-        fold=await folding.resume(journal),
-        timers=Timers(journal=journal, clock=SystemClock()),
-        machines=MachineSettings(),
-        queue=QueueSettings(workers=2, **FAST),
-        reconcile=ReconcileSettings(),
-        metrics=metrics,
-    )
+    reconciler = await reconciler_on(journal, QueueSettings(workers=2, **FAST), metrics)
     first: dict[str, Outcome | type[Exception]] = {
         "settled": Outcome.SETTLED,
         "timed": Outcome.TIMED,
@@ -196,22 +183,13 @@ async def test_each_outcome_of_a_reconcile_is_counted_under_its_result(
             raise outcome(f"{key.name} raised")
         return outcome
 
-    async def synced() -> None:
-        return None
-
-    monkeypatch.setattr(reconciler, "reconcile", answer)
-    running = asyncio.create_task(reconciler.run(synced=synced))
-    try:
-        await eventually(reconciler.started.is_set, what="the workers started")
+    async with reconciling(reconciler, answer, monkeypatch):
         for name in first:
             reconciler.queue.add(runner(name))
         await eventually(
             lambda: sum(passes.values()) == 9 and not reconciler.queue.in_flight,
             what="every key reconciled, the three retried once",
         )
-    finally:
-        reconciler.stop()
-        await asyncio.wait_for(running, timeout=10)
 
     def total(result: str) -> float | None:
         return sample(metrics, "controller_runtime_reconcile_total", controller=RUNNER, result=result)
