@@ -314,6 +314,17 @@ def run(
             rich_help_panel=JOURNAL,
         ),
     ] = JOURNALS.history_retention.max_records or 0,
+    journal_tail_buffer: Annotated[
+        str,
+        typer.Option(
+            envvar="ARCSM_JOURNAL_TAIL_BUFFER",
+            metavar="SIZE",
+            help="Keep at most this much of the newest records' JSON in memory for the readers that follow "
+            "the journal (the reconciler, metrics, the phase index, stream clients), e.g. 8Mi; a reader "
+            "further behind reads from the database. Memory against database reads.",
+            rich_help_panel=JOURNAL,
+        ),
+    ] = readable_size(JOURNALS.tail_buffer_bytes),
     listener_image: Annotated[
         str,
         typer.Option(
@@ -538,6 +549,9 @@ def run(
                 history_retention=HistoryRetention(
                     max_age=days(history_retain_days, "--history-retain-days"),
                     max_records=count(history_retain_records, "--history-retain-records"),
+                ),
+                tail_buffer_bytes=at_least_one(
+                    size(journal_tail_buffer, "--journal-tail-buffer") or 0, "--journal-tail-buffer"
                 ),
             ),
             watch=WatchSettings(namespaces=names(namespace), resync=resync_period or None),

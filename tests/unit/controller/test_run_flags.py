@@ -116,7 +116,7 @@ def test_flags_land_in_the_settings(started: Started, kubeconfig: Path) -> None:
         "--exclude-label-propagation-prefix", "argocd.argoproj.io/",
         "--exclude-label-propagation-prefix", "kustomize.toolkit.fluxcd.io/,example.com/",
         "--journal-retain-days", "2.5", "--journal-retain-records", "1000", "--journal-retain-bytes", "512Mi",
-        "--history-retain-days", "30", "--history-retain-records", "500",
+        "--history-retain-days", "30", "--history-retain-records", "500", "--journal-tail-buffer", "2Mi",
         "--listener-image", "registry.example/arcsm:1", "--listener-entrypoint", "/listen",
         "--listener-image-pull-secret", "pull-a,pull-b",
         "--listener-log-level", "info", "--listener-log-format", "json",
@@ -138,6 +138,7 @@ def test_flags_land_in_the_settings(started: Started, kubeconfig: Path) -> None:
         "AutoscalingListener": 4,
     }
     assert settings.journal.retention.max_age == timedelta(days=2.5)
+    assert settings.journal.tail_buffer_bytes == 2 << 20
     assert settings.journal.retention.max_records == 1000
     assert settings.journal.retention.max_bytes == 512 << 20
     assert settings.journal.history_retention.max_age == timedelta(days=30)
@@ -238,6 +239,8 @@ def test_upstream_chart_variables_are_read_when_the_arcsm_ones_are_unset(
         (["--reconcile-rate", "0"], "--reconcile-rate"),
         (["--reconcile-burst", "0"], "--reconcile-burst"),
         (["--journal-retain-bytes", "lots"], "--journal-retain-bytes"),
+        (["--journal-tail-buffer", "0"], "--journal-tail-buffer"),
+        (["--journal-tail-buffer", "big"], "--journal-tail-buffer"),
         (["--journal-retain-days", "-1"], "--journal-retain-days"),
         (["--history-retain-records", "-5"], "--history-retain-records"),
         (["--resync-period", "-1"], "--resync-period"),
