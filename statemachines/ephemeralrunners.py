@@ -388,10 +388,20 @@ def _deletion(p: _Pass) -> bool:
 
 
 def _runner_removed(p: _Pass) -> bool:
-    """True once RemoveRunner(status.runnerId) succeeded; otherwise asks for it (or waits) and says False."""
-    if p.runner_id == 0:
+    """True once RemoveRunner succeeded; otherwise asks for it (or waits) and says False.
+
+    The id is status.runnerId, or, when the runner was deleted after its JIT config was generated but
+    before its id reached the status, the id the JIT Secret (or the generation's journaled outcome)
+    names: upstream removes ``status.runnerId`` only, so such a runner's registration stays behind as an
+    offline runner of the scale set. [R]
+    """
+    runner_id = p.runner_id
+    if runner_id == 0:
+        found = secret_runner(p.s, outcomes.of(p.s, _jit_effect(p)))
+        runner_id = found[0] if found is not None else 0
+    if runner_id == 0:
         return True  # never registered: nothing to remove (§8 item 7 [R])
-    call = p.remove_runner(p.runner_id)
+    call = p.remove_runner(runner_id)
     out = outcomes.of(p.s, call)
     if out is not None and (out.ok or out.failed_with(Failure.RUNNER_NOT_FOUND)):
         return True

@@ -589,6 +589,21 @@ def test_deletion_of_a_runner_that_never_registered_calls_nothing() -> None:
     assert world.get("EphemeralRunner") is None
 
 
+def test_deletion_between_the_jit_config_and_the_runner_id_removes_the_registration() -> None:
+    """Deleted (a scale-down) after its JIT config registered it but before its id reached the status:
+    the id the JIT Secret names is removed, or it would stay behind as an offline runner."""
+    world = RunnerWorld.with_runner(make_runner())
+    world.step()  # the JIT config: the Secret, and the registration
+    (runner_id, _) = world.registered[NAME]
+    assert "runnerId" not in world.runner["status"]
+    world.runner["metadata"]["deletionTimestamp"] = pods.format_time(NOW)
+    removing = world.step()
+    assert [c.args for c in calls(removing, effects.ActionsOp.REMOVE_RUNNER)] == [{"runnerId": runner_id}]
+    world.step()
+    assert NAME not in world.registered
+    assert world.get("EphemeralRunner") is None
+
+
 def test_runner_not_found_counts_as_removed() -> None:
     world = _deleting()
     world.registered.clear()
