@@ -26,7 +26,9 @@ and bytes (``records.body``, read read-only after the controller stopped) per se
 reconciles per job (``controller_runtime_reconcile_total`` from ``/metrics``).
 
 Run from the repository root: ``.venv/bin/python bench/fleet.py [--sets 10,100] [--runners R]
-[--job-seconds S] [--plot FILE.png]``; ``--plot`` needs the ``bench`` extra (matplotlib).
+[--job-seconds S] [--results FILE.json] [--plot FILE.png]``; ``--plot`` needs the ``bench`` extra
+(matplotlib). With ``--results`` each N's figures are kept in a file with those of earlier runs, so the
+steps can be run one at a time and plotted together.
 """
 
 from __future__ import annotations
@@ -382,13 +384,14 @@ async def all_running(world: World, count: int) -> bool:
     return len(phases) == count and all(p == "Running" for p in phases)
 
 
-async def runners_left(world: World, with_resources: bool) -> int:
-    left = await world.runner_pods() + await world.agents()
+async def runners_left(world: World, with_resources: bool) -> dict[str, int]:
+    """What is left of the runners, by what it is."""
+    left = {"runner Pods": await world.runner_pods(), "registrations": await world.agents()}
     if with_resources:
         listed = await client.CustomObjectsApi(world.kube).list_namespaced_custom_object(
             GROUP, VERSION, NS, "ephemeralrunners"
         )
-        left += len(listed["items"])
+        left["EphemeralRunners"] = len(listed["items"])
     return left
 
 
@@ -396,11 +399,15 @@ async def settle(world: World, result: Result, *, with_resources: bool) -> None:
     """Wait (a while) for every runner to go, then read the jobs' outcomes and waits."""
 
     async def gone() -> bool:
-        return await runners_left(world, with_resources) == 0
+        return not any((await runners_left(world, with_resources)).values())
 
     with contextlib.suppress(TimeoutError):
         await eventually(gone, timeout=120, what="no runner left")
-    result.left = await runners_left(world, with_resources)
+    left = await runners_left(world, with_resources)
+    result.left = sum(left.values())
+    if result.left:
+        described = ", ".join(f"{n} {what}" for what, n in left.items())
+        result.error = f"{result.error} left: {described}".strip()
     jobs = await world.jobs()
     result.succeeded = sum(j["result"] == "succeeded" for j in jobs)
     result.waits = [j["runnerAssignTime"] - j["queueTime"] for j in jobs if j["runnerAssignTime"] is not None]
@@ -523,20 +530,37 @@ def table(ours: Result, base: Result) -> str:
     return "\n".join(lines)
 
 
-def plot(path: Path, results: list[tuple[Result, Result]]) -> None:
+Figures = dict[str, float]
+
+
+def saved(path: Path | None, results: list[tuple[Result, Result]]) -> dict[int, tuple[Figures, Figures]]:
+    """Every N's figures (arcsm's, the floor's): those ``path`` holds from earlier runs, with this run's
+    (which replace an earlier N's) written back, so steps run one at a time plot together."""
+    kept: dict[int, tuple[Figures, Figures]] = {}
+    if path is not None and path.exists():
+        kept = {int(n): (pair["arcsm"], pair["floor"]) for n, pair in json.loads(path.read_text()).items()}
+    kept.update({ours.sets: (ours.figures(), base.figures()) for ours, base in results})
+    if path is not None:
+        body = {str(n): {"arcsm": ours, "floor": base} for n, (ours, base) in sorted(kept.items())}
+        path.write_text(json.dumps(body, indent=1) + "\n")
+    return dict(sorted(kept.items()))
+
+
+def plot(path: Path, results: dict[int, tuple[Figures, Figures]]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [n for n in results[0][0].figures() if n not in ("jobs run", "runners left")]
+    first = next(iter(results.values()))[0]
+    names = [n for n in first if n not in ("jobs run", "runners left")]
     columns = 4
     rows = (len(names) + columns - 1) // columns
     figure, axes = plt.subplots(rows, columns, figsize=(4 * columns, 3 * rows), squeeze=False)
-    sets = [ours.sets for ours, _ in results]
+    sets = list(results)
     for ax, name in zip(axes.flat, names, strict=False):
-        ax.plot(sets, [ours.figures()[name] for ours, _ in results], "o-", label="arcsm")
-        floor_values = [base.figures().get(name, float("nan")) for _, base in results]
+        ax.plot(sets, [ours.get(name, float("nan")) for ours, _ in results.values()], "o-", label="arcsm")
+        floor_values = [base.get(name, float("nan")) for _, base in results.values()]
         if any(v == v for v in floor_values):
             ax.plot(sets, floor_values, "s--", label="floor")
         ax.set_title(name, fontsize=9)
@@ -552,7 +576,13 @@ def plot(path: Path, results: list[tuple[Result, Result]]) -> None:
 async def main(args: argparse.Namespace) -> int:
     """Print a table per N; 1 when a run left a job not run or a runner behind."""
     results: list[tuple[Result, Result]] = []
-    with tempfile.TemporaryDirectory(prefix="fleet-") as tmp:
+    with contextlib.ExitStack() as stack:
+        if args.keep is None:
+            tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="fleet-"))
+        else:
+            args.keep.mkdir(parents=True, exist_ok=True)
+            tmp = str(tempfile.mkdtemp(prefix="fleet-", dir=args.keep))
+            print(f"runs kept in {tmp}", file=sys.stderr)
         for sets in args.sets:
             jobs = args.runners if args.runners else 10 * sets
             runs: dict[str, Result] = {}
@@ -563,8 +593,9 @@ async def main(args: argparse.Namespace) -> int:
                 runs[mode] = await run(directory, args, sets, jobs)
             results.append((runs["arcsm"], runs["floor"]))
             print(table(runs["arcsm"], runs["floor"]) + "\n", flush=True)
-    if args.plot is not None:
-        plot(args.plot, results)
+    every = saved(args.results, results)
+    if args.plot is not None and every:
+        plot(args.plot, every)
         print(f"plot: {args.plot}", file=sys.stderr)
     return 0 if all(r.complete() for pair in results for r in pair) else 1
 
@@ -582,4 +613,17 @@ if __name__ == "__main__":
     parser.add_argument("--job-seconds", type=float, default=1.0, help="how long a job runs (1)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per phase at most (1800)")
     parser.add_argument("--plot", type=Path, default=None, help="draw every figure against N into this PNG")
+    parser.add_argument(
+        "--results",
+        type=Path,
+        default=None,
+        help="keep each N's figures in this JSON file, with those of earlier runs, and plot them all "
+        "(--sets '' only plots)",
+    )
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="keep each run's journal, kubeconfig and logs in a new folder under this one",
+    )
     sys.exit(asyncio.run(main(parser.parse_args())))
