@@ -21,7 +21,8 @@ a runner took it (the fake's own ``queueTime`` and ``runnerAssignTime``), p50 an
 CPU seconds (``/proc/PID/stat`` utime + stime) split at all-Running, and its peak RSS (``VmHWM``); the
 emulated world's CPU (its listeners run in it); Kubernetes API requests (the emulator's request log, by
 user: the controller's kubeconfig user, and listener pods' service accounts; never the benchmark's own)
-and Actions calls (the fake's call log) per scale set during setup and per job after; journal records
+and Actions calls (the fake's call log) per scale set during setup and per job after, and the requests
+per job by verb and resource (the controller's, the listeners', the floor's); journal records
 and bytes (``records.body``, read read-only after the controller stopped) per set and per job;
 reconciles per job (``controller_runtime_reconcile_total`` from ``/metrics``).
 
@@ -167,6 +168,7 @@ class Counts:
     sim_cpu: float
     kube: int  # the controller's requests (or the floor's)
     listeners: int
+    logged: int  # the length of the emulator's request log (everyone's)
     actions: int
     reconciles: float = 0.0
 
@@ -187,6 +189,8 @@ class Result:
     start: Counts | None = None
     peak_rss: float = float("nan")
     journal: tuple[int, int, int, int] | None = None  # records and bytes: setup, jobs
+    # Requests during the jobs by (who, verb, resource): who is "controller" (or the floor) or "listeners".
+    by_verb: dict[tuple[str, str, str], int] = field(default_factory=dict)
     error: str = ""
 
     def complete(self) -> bool:
@@ -249,11 +253,16 @@ class World:
         async with httpx.AsyncClient(timeout=120) as http, client.ApiClient(configuration) as kube:
             yield cls(sim, http, kube)
 
-    async def requests(self) -> tuple[int, int]:
-        """(the controller's requests, the listeners') the emulator has logged."""
-        logged = (await self.http.get(f"{self.sim.kube_url}/_sim/requests")).json()
+    async def request_log(self) -> list[dict[str, Any]]:
+        logged: list[dict[str, Any]] = (await self.http.get(f"{self.sim.kube_url}/_sim/requests")).json()
+        return logged
+
+    async def requests(self) -> tuple[int, int, int]:
+        """(the controller's requests, the listeners', everyone's) the emulator has logged."""
+        logged = await self.request_log()
         users = [r.get("user") or "" for r in logged]
-        return sum(u == CONTROLLER_USER for u in users), sum(u.startswith(LISTENER_USERS) for u in users)
+        controller = sum(u == CONTROLLER_USER for u in users)
+        return controller, sum(u.startswith(LISTENER_USERS) for u in users), len(logged)
 
     async def actions_calls(self) -> int:
         return len((await self.http.get(f"{self.sim.github_url}/_sim/calls")).json())
@@ -331,16 +340,44 @@ async def scrape(port: int, http: httpx.AsyncClient) -> float:
 
 
 async def counts(world: World, controller: int, port: int | None) -> Counts:
-    kube, listeners = await world.requests()
+    kube, listeners, logged = await world.requests()
     return Counts(
         at=time.monotonic(),
         controller_cpu=cpu_seconds(controller),
         sim_cpu=cpu_seconds(world.sim.process.pid),
         kube=kube,
         listeners=listeners,
+        logged=logged,
         actions=await world.actions_calls(),
         reconciles=0.0 if port is None else await scrape(port, world.http),
     )
+
+
+def resource(path: str) -> str:
+    """The resource (and subresource) a Kubernetes API path names: ``pods``, ``pods/status``, ..."""
+    parts = [p for p in path.split("/") if p]
+    rest = parts[2:] if parts[:1] == ["api"] else parts[3:]
+    if rest[:1] == ["namespaces"] and len(rest) >= 3:
+        rest = rest[2:]
+    return "/".join(rest[:1] + rest[2:3]) or path
+
+
+async def requests_by_verb(world: World, since: int, until: int) -> dict[tuple[str, str, str], int]:
+    """The requests logged between two lengths of the log, by (who, verb, resource)."""
+    found: dict[tuple[str, str, str], int] = {}
+    for r in (await world.request_log())[since:until]:
+        user = r.get("user") or ""
+        who = (
+            "controller"
+            if user == CONTROLLER_USER
+            else "listeners"
+            if user.startswith(LISTENER_USERS)
+            else ""
+        )
+        if who:
+            key = (who, str(r["verb"]), resource(str(r["path"])))
+            found[key] = found.get(key, 0) + 1
+    return found
 
 
 def scale_set_body(sim: Sim, name: str, max_runners: int) -> dict[str, Any]:
@@ -466,6 +503,7 @@ async def arcsm(directory: Path, args: argparse.Namespace, sets: int, jobs: int)
                     result.setup = result.setup or await counts(world, controller.pid, port)
                 await settle(world, result, with_resources=True)
                 result.end = await counts(world, controller.pid, port)
+                result.by_verb = await requests_by_verb(world, result.setup.logged, result.end.logged)
                 result.peak_rss = peak_rss_mb(controller.pid)
     result.journal = journal_growth(journal, boundary)
     return result
@@ -500,6 +538,7 @@ async def floor(directory: Path, args: argparse.Namespace, sets: int, jobs: int)
                     result.error = str(exc)
                 await settle(world, result, with_resources=False)
                 result.end = await counts(world, process.pid, None)
+                result.by_verb = await requests_by_verb(world, result.setup.logged, result.end.logged)
                 result.peak_rss = peak_rss_mb(process.pid)
     return result
 
@@ -527,6 +566,29 @@ def table(ours: Result, base: Result) -> str:
     for r in (ours, base):
         if not r.complete():
             lines.append(f"\n{r.mode}: {r.succeeded} of {r.jobs} jobs run, {r.left} runners left. {r.error}")
+    return "\n".join(lines)
+
+
+def verb_table(ours: Result, base: Result) -> str:
+    """Kubernetes requests per job by verb and resource: the controller's, its listeners', the floor's."""
+    rows = sorted(
+        {key[1:] for r in (ours, base) for key in r.by_verb},
+        key=lambda vr: (
+            -sum(r.by_verb.get((w, *vr), 0) for r in (ours, base) for w in ("controller", "listeners"))
+        ),
+    )
+    jobs, floor_jobs = max(ours.jobs, 1), max(base.jobs, 1)
+    lines = [
+        "| requests per job | arcsm controller | arcsm listeners | floor |",
+        "|---|---|---|---|",
+    ]
+    for verb, res in rows:
+        mine = ours.by_verb.get(("controller", verb, res), 0) / jobs
+        listeners = ours.by_verb.get(("listeners", verb, res), 0) / jobs
+        theirs = base.by_verb.get(("controller", verb, res), 0) / floor_jobs
+        if max(mine, listeners, theirs) < 0.005:
+            continue  # a few requests over the whole run (the watches, say): not a per-job cost
+        lines.append(f"| {verb} {res} | {mine:.2f} | {listeners:.2f} | {theirs:.2f} |")
     return "\n".join(lines)
 
 
@@ -593,6 +655,7 @@ async def main(args: argparse.Namespace) -> int:
                 runs[mode] = await run(directory, args, sets, jobs)
             results.append((runs["arcsm"], runs["floor"]))
             print(table(runs["arcsm"], runs["floor"]) + "\n", flush=True)
+            print(verb_table(runs["arcsm"], runs["floor"]) + "\n", flush=True)
     every = saved(args.results, results)
     if args.plot is not None and every:
         plot(args.plot, every)

@@ -5,7 +5,10 @@ concurrency, in the same run, so the ratio cancels out the machine. Reported:
 
 * create / merge-patch / get of ConfigMaps-sized objects: requests per second, and sim ÷ echo;
 * watch fan-out: events per second delivered to 10 concurrent watchers while one writer patches an
-  object, and the same count of lines streamed by the echo server to 10 readers.
+  object, and the same count of lines streamed by the echo server to 10 readers;
+* a job through the fake Actions service while 200 other scale sets' sessions long-poll: queue a job
+  for one set, its session's long poll answers, the message is deleted (three requests), per second,
+  against the same three requests to the echo server.
 
 Run: ``.venv/bin/python bench/sim_throughput.py [--requests N]``.
 """
@@ -26,6 +29,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 CONCURRENCY = 8
 WATCHERS = 10
+IDLE_POLLS = 200
+PAT = "ghp_simThroughputBenchmarkToken0000000001"
 
 
 def start(cmd: list[str], prefix: str) -> tuple[subprocess.Popen[str], str]:
@@ -140,8 +145,68 @@ async def echo_fanout(session: aiohttp.ClientSession, base: str, n: int) -> floa
     return sum(counts) / (time.perf_counter() - began)
 
 
+async def sim_jobs(session: aiohttp.ClientSession, github: str, n: int) -> float:
+    """Jobs per second for one scale set while ``IDLE_POLLS`` other sets' sessions long-poll."""
+    from actions.client import ActionsClient
+    from actions.credentials import PersonalAccessToken
+    from actions.models import RunnerScaleSet
+    from actions.redaction import SecretStr
+
+    credentials = PersonalAccessToken(token=SecretStr(PAT))
+    async with ActionsClient(config_url=f"{github}/org", credentials=credentials) as actions:
+        sets = [
+            await actions.create_runner_scale_set(RunnerScaleSet(name=f"bench-{i}", runner_group_id=1))
+            for i in range(IDLE_POLLS + 1)
+        ]
+        queues = [await actions.create_message_session(s.id, f"bench-{s.id}") for s in sets]
+
+    def headers(i: int) -> dict[str, str]:
+        token = queues[i].message_queue_access_token.reveal()
+        return {"Authorization": f"Bearer {token}", "X-ScaleSetMaxCapacity": "10"}
+
+    async def idle(i: int) -> None:
+        while True:
+            async with waiting.get(queues[i].message_queue_url, headers=headers(i)) as r:
+                await r.read()
+
+    # The idle polls on a client of their own, without a connection limit, as each listener has.
+    waiting = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+    polls = [asyncio.create_task(idle(i)) for i in range(1, IDLE_POLLS + 1)]
+    await asyncio.sleep(1.0)  # every idle poll open before the clock starts
+    began = time.perf_counter()
+    try:
+        for _ in range(n):
+            body = json.dumps({"scaleSetId": sets[0].id, "count": 1})
+            async with session.post(f"{github}/_sim/jobs", data=body) as r:
+                assert r.status == 201, await r.text()
+            async with session.get(queues[0].message_queue_url, headers=headers(0)) as r:
+                assert r.status == 200, await r.text()
+                message = await r.json()
+            url = f"{queues[0].message_queue_url}/{message['messageId']}"
+            async with session.delete(url, headers=headers(0)) as r:
+                assert r.status == 204, await r.text()
+        return n / (time.perf_counter() - began)
+    finally:
+        for poll in polls:
+            poll.cancel()
+        await asyncio.gather(*polls, return_exceptions=True)
+        await waiting.close()
+
+
+async def echo_jobs(session: aiohttp.ClientSession, base: str, n: int) -> float:
+    began = time.perf_counter()
+    for i in range(n):
+        for method in ("POST", "GET", "DELETE"):
+            async with session.request(method, f"{base}/jobs/{i}", data=b"{}") as r:
+                await r.read()
+    return n / (time.perf_counter() - began)
+
+
 async def main(n: int) -> None:
-    sim_proc, sim_url = start([sys.executable, "-m", "controller.cli", "sim"], "arcsm sim: kubernetes")
+    sim_cmd = [sys.executable, "-m", "controller.cli", "sim"]
+    sim_proc, sim_url = start(sim_cmd, "arcsm sim: kubernetes")
+    assert sim_proc.stdout is not None
+    github_url = next(line.split()[-1] for line in sim_proc.stdout if line.startswith("arcsm sim: github"))
     echo_proc, echo_url = start([sys.executable, str(ROOT / "bench" / "echo_server.py")], "echo:")
     try:
         connector = aiohttp.TCPConnector(limit=64)
@@ -156,6 +221,12 @@ async def main(n: int) -> None:
             print(
                 f"{'watch x10':<12}{fan_sim:>12.0f}{fan_echo:>12.0f}{fan_sim / fan_echo:>10.2f}"
                 "   (events/s delivered)"
+            )
+            jobs_sim = await sim_jobs(session, github_url, n // 4)
+            jobs_echo = await echo_jobs(session, echo_url, n // 4)
+            print(
+                f"{'job x200':<12}{jobs_sim:>12.0f}{jobs_echo:>12.0f}{jobs_sim / jobs_echo:>10.2f}"
+                f"   (jobs/s, {IDLE_POLLS} other sessions long-polling)"
             )
     finally:
         for proc in (sim_proc, echo_proc):

@@ -247,7 +247,7 @@ class ActionsApi:
         session.polling += 1
         try:
             while True:
-                changed = self.fake.changes.current()
+                changed = self.fake.changes.current(session.scale_set_id)
                 if session.id not in self.state.sessions or self.fake.closing.is_set():
                     return None
                 found = self.state.poll(session, last, capacity)

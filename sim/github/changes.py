@@ -1,7 +1,10 @@
-"""A broadcast "the fake's state changed", for the long polls and runners that wait on it.
+"""A per-scale-set "the fake's state changed", for the long polls and runners that wait on it.
 
-``State`` calls ``Changes.notify`` after every mutation. A waiter takes ``current()`` *before* it looks
-at the state, then waits on that event, so a change between the look and the wait is never missed.
+``State`` calls ``Changes.notify(scale_set_id)`` after every mutation, naming the scale set it changed
+(None for a change that may concern any). A waiter takes ``current(scale_set_id)`` *before* it looks at
+the state, then waits on that event, so a change between the look and the wait is never missed. Only
+the waiters of the changed set wake: with many scale sets, a job of one does not make every long poll
+and idle runner of the others look again.
 """
 
 from __future__ import annotations
@@ -12,14 +15,24 @@ import contextlib
 
 class Changes:
     def __init__(self) -> None:
-        self._event = asyncio.Event()
+        self._events: dict[int, asyncio.Event] = {}
 
-    def current(self) -> asyncio.Event:
-        return self._event
+    def current(self, scale_set_id: int) -> asyncio.Event:
+        """The event the next change of ``scale_set_id`` (or of everything) sets."""
+        event = self._events.get(scale_set_id)
+        if event is None:
+            event = self._events[scale_set_id] = asyncio.Event()
+        return event
 
-    def notify(self) -> None:
-        self._event.set()
-        self._event = asyncio.Event()
+    def notify(self, scale_set_id: int | None = None) -> None:
+        """Wake the waiters of ``scale_set_id``; None wakes every waiter."""
+        if scale_set_id is None:
+            woken, self._events = list(self._events.values()), {}
+        else:
+            event = self._events.pop(scale_set_id, None)
+            woken = [] if event is None else [event]
+        for event in woken:
+            event.set()
 
 
 async def wait_any(events: list[asyncio.Event], timeout: float | None) -> bool:

@@ -71,8 +71,10 @@ class JobSource:
         """
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
+        agent = self.state.agents.get(runner_id)
+        scale_set_id = agent.scale_set_id if agent is not None else 0
         while True:
-            changed = self.changes.current()
+            changed = self.changes.current(scale_set_id)
             agent = self.state.agents.get(runner_id)
             if agent is None or not agent.online or (stopping is not None and stopping.is_set()):
                 return None
@@ -112,7 +114,7 @@ class JobSource:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         while True:
-            changed = self.changes.current()
+            changed = self.changes.current(job.scale_set_id)
             if stopping is not None and stopping.is_set():
                 self.state.disconnect_agent(runner_id)
                 return self.state.jobs.get(job.runner_request_id)

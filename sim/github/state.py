@@ -3,7 +3,8 @@ sessions with their queues, and jobs. Pure: no I/O, no asyncio, the clock inject
 
 Every operation is a method of ``State``; the ones that break a service rule raise
 ``errors.ServiceError`` with the status and ``typeName`` the real service answers (§6.3, §6.5).
-``on_change`` is called after every mutation so the async layer can wake long polls and runners.
+``on_change`` is called after every mutation with the id of the scale set it changed (None: it may
+concern any), so the async layer wakes only the long polls and runners of that set.
 
 A job goes AVAILABLE (queued, offered to the scale set's session as JobAvailable) → ASSIGNED (acquired
 through acquirejobs: JobAssigned) → RUNNING (an idle runner of the set took it: JobStarted) → COMPLETED
@@ -28,7 +29,6 @@ from sim.github import errors
 from sim.github.records import (
     DEFAULT_GROUP,
     DEFAULT_GROUP_ID,
-    UNFINISHED,
     Agent,
     Clock,
     Job,
@@ -52,16 +52,20 @@ class State:
         clock: Clock,
         seed: int | None = None,
         session_timeout: float = 120.0,
-        on_change: Callable[[], None] | None = None,
+        on_change: Callable[[int | None], None] | None = None,
     ) -> None:
         self.clock = clock
         self.session_timeout = session_timeout
-        self.on_change = on_change or (lambda: None)
+        self.on_change: Callable[[int | None], None] = on_change or (lambda scale_set_id: None)
         self.tenants: dict[int, Tenant] = {}
         self.scale_sets: dict[int, ScaleSet] = {}
         self.agents: dict[int, Agent] = {}
         self.sessions: dict[str, Session] = {}
         self.jobs: dict[int, Job] = {}
+        # Per scale set, its unfinished jobs in queue order (what statistics, offers and runners read),
+        # and its session's id: so a change costs the same however many sets and jobs there are.
+        self._unfinished: dict[int, dict[int, Job]] = {}
+        self._session_ids: dict[int, str] = {}
         self._tenant_ids: dict[str, int] = {}
         self._rand = random.Random(seed)
         self._last = {"tenant": 0, "scale_set": 0, "agent": 0, "job": 0, "run": 1000, "message": 0}
@@ -98,7 +102,7 @@ class State:
             raise ValueError(f"runner group {name!r} already exists in {scope.path}")
         group = RunnerGroup(max(tenant.groups) + 1, tenant.id, name)
         tenant.groups[group.id] = group
-        self.on_change()
+        self.on_change(None)
         return group
 
     def groups(self, tenant_id: int, name: str | None = None) -> list[RunnerGroup]:
@@ -163,7 +167,7 @@ class State:
             created_on=self.clock(),
         )
         self.scale_sets[created.id] = created
-        self.on_change()
+        self.on_change(created.id)
         return created
 
     def update_scale_set(
@@ -187,7 +191,7 @@ class State:
             current.labels = [{**label, "type": label.get("type") or "System"} for label in labels]
         if runner_setting is not None:
             current.runner_setting = dict(runner_setting)
-        self.on_change()
+        self.on_change(scale_set_id)
         return current
 
     def delete_scale_set(self, tenant_id: int, scale_set_id: int) -> None:
@@ -198,16 +202,16 @@ class State:
         del self.scale_sets[scale_set_id]
         for agent in [a for a in self.agents.values() if a.scale_set_id == scale_set_id]:
             del self.agents[agent.id]
-        for session in [s for s in self.sessions.values() if s.scale_set_id == scale_set_id]:
-            del self.sessions[session.id]
+        session_id = self._session_ids.pop(scale_set_id, None)
+        if session_id is not None:
+            del self.sessions[session_id]
         now = self.clock()
-        for job in self.jobs.values():
-            if job.scale_set_id == scale_set_id and job.state in UNFINISHED:
-                job.state, job.result, job.finish_time = JobState.CANCELED, "canceled", now
-        self.on_change()
+        for job in self._unfinished.pop(scale_set_id, {}).values():
+            job.state, job.result, job.finish_time = JobState.CANCELED, "canceled", now
+        self.on_change(scale_set_id)
 
     def statistics(self, scale_set_id: int) -> Statistics:
-        jobs = [j for j in self.jobs.values() if j.scale_set_id == scale_set_id]
+        jobs = self._unfinished.get(scale_set_id, {}).values()
         agents = [a for a in self.agents.values() if a.scale_set_id == scale_set_id]
         acquired = sum(1 for j in jobs if j.state in (JobState.ASSIGNED, JobState.RUNNING))
         return Statistics(
@@ -231,7 +235,7 @@ class State:
             raise errors.agent_exists(name)
         agent = Agent(self._next("agent"), tenant_id, name, scale_set_id, work_folder or "_work", secret)
         self.agents[agent.id] = agent
-        self.on_change()
+        self.on_change(scale_set_id)
         return agent
 
     def agents_named(self, tenant_id: int, name: str) -> list[Agent]:
@@ -253,7 +257,7 @@ class State:
         if found.busy:
             raise errors.job_still_running(agent_id)
         del self.agents[agent_id]
-        self.on_change()
+        self.on_change(found.scale_set_id)
 
     def connect_agent(self, agent_id: int, secret: str, version: str, minimum: str) -> tuple[Agent, bool]:
         """A runner started with its JIT config: online and idle if ``version`` ≥ ``minimum``.
@@ -268,7 +272,7 @@ class State:
         accepted = version_at_least(version, minimum)
         found.version = version
         found.online = accepted
-        self.on_change()
+        self.on_change(found.scale_set_id)
         return found, accepted
 
     def disconnect_agent(self, agent_id: int) -> Job | None:
@@ -280,7 +284,7 @@ class State:
         if found.job is not None:
             return self.complete_job(found.job, "failed")
         found.online = False
-        self.on_change()
+        self.on_change(found.scale_set_id)
         return None
 
     # -- message sessions ----------------------------------------------------------------------------------
@@ -289,14 +293,16 @@ class State:
         """At most one per scale set (409); one with no poll for ``session_timeout`` is abandoned."""
         self.scale_set(tenant_id, scale_set_id)
         now = self.clock()
-        for existing in [s for s in self.sessions.values() if s.scale_set_id == scale_set_id]:
+        existing = self.session_of(scale_set_id)
+        if existing is not None:
             if existing.polling or now - existing.last_seen <= self.session_timeout:
                 raise errors.session_conflict(self.scale_sets[scale_set_id].name)
             del self.sessions[existing.id]
         session = Session(self._uuid(), scale_set_id, owner, now)
         session.pending = [JobEvent("JobAvailable", replace(j)) for j in self._available(scale_set_id)]
         self.sessions[session.id] = session
-        self.on_change()
+        self._session_ids[scale_set_id] = session.id
+        self.on_change(scale_set_id)
         return session
 
     def session(self, scale_set_id: int, session_id: str) -> Session:
@@ -306,11 +312,13 @@ class State:
         return found
 
     def session_of(self, scale_set_id: int) -> Session | None:
-        return next((s for s in self.sessions.values() if s.scale_set_id == scale_set_id), None)
+        session_id = self._session_ids.get(scale_set_id)
+        return None if session_id is None else self.sessions.get(session_id)
 
     def delete_session(self, scale_set_id: int, session_id: str) -> None:
         del self.sessions[self.session(scale_set_id, session_id).id]
-        self.on_change()
+        del self._session_ids[scale_set_id]
+        self.on_change(scale_set_id)
 
     def poll(self, session: Session, last_message_id: int, max_capacity: int | None) -> Message | None:
         """The oldest message after ``last_message_id`` not yet deleted, sealing pending job messages
@@ -327,7 +335,7 @@ class State:
 
     def delete_message(self, session: Session, message_id: int) -> None:
         session.queue = [m for m in session.queue if m.id != message_id]
-        self.on_change()
+        self.on_change(session.scale_set_id)
 
     def acquire(self, session: Session, request_ids: Iterable[int]) -> list[int]:
         """Acquire the still-available jobs among ``request_ids`` for the session's scale set, up to
@@ -347,15 +355,18 @@ class State:
             job.state, job.scale_set_assign_time = JobState.ASSIGNED, now
             acquired.append(request_id)
             self._emit("JobAssigned", job)
-        self.on_change()
+        self.on_change(scale_set_id)
         return acquired
 
     # -- jobs ------------------------------------------------------------------------------------------
 
     def _available(self, scale_set_id: int) -> list[Job]:
-        return [
-            j for j in self.jobs.values() if j.scale_set_id == scale_set_id and j.state == JobState.AVAILABLE
-        ]
+        jobs = self._unfinished.get(scale_set_id, {}).values()
+        return [j for j in jobs if j.state == JobState.AVAILABLE]
+
+    def _finished(self, job: Job) -> None:
+        """``job`` left the unfinished states: it no longer counts for its scale set."""
+        self._unfinished.get(job.scale_set_id, {}).pop(job.runner_request_id, None)
 
     def _emit(self, kind: str, job: Job) -> None:
         session = self.session_of(job.scale_set_id)
@@ -390,8 +401,9 @@ class State:
             queue_time=self.clock(),
         )
         self.jobs[job.runner_request_id] = job
+        self._unfinished.setdefault(scale_set_id, {})[job.runner_request_id] = job
         self._emit("JobAvailable", job)
-        self.on_change()
+        self.on_change(scale_set_id)
         return job
 
     def take_job(self, agent_id: int) -> Job | None:
@@ -399,21 +411,15 @@ class State:
         agent = self.agents.get(agent_id)
         if agent is None or not agent.online or agent.busy:
             return None
-        job = next(
-            (
-                j
-                for j in self.jobs.values()
-                if j.scale_set_id == agent.scale_set_id and j.state == JobState.ASSIGNED
-            ),
-            None,
-        )
+        unfinished = self._unfinished.get(agent.scale_set_id, {}).values()
+        job = next((j for j in unfinished if j.state == JobState.ASSIGNED), None)
         if job is None:
             return None
         job.state, job.runner_assign_time = JobState.RUNNING, self.clock()
         job.runner_id, job.runner_name = agent.id, agent.name
         agent.job = job.runner_request_id
         self._emit("JobStarted", job)
-        self.on_change()
+        self.on_change(agent.scale_set_id)
         return job
 
     def complete_job(self, runner_request_id: int, result: str = "succeeded") -> Job | None:
@@ -426,13 +432,14 @@ class State:
         if job is None or job.state not in (JobState.ASSIGNED, JobState.RUNNING):
             return None
         job.state, job.result, job.finish_time = JobState.COMPLETED, result, self.clock()
+        self._finished(job)
         agent = self.agents.get(job.runner_id)
         if agent is not None and agent.job == runner_request_id:
             del self.agents[agent.id]
         self._emit("JobCompleted", job)
         for available in self._available(job.scale_set_id):
             self._emit("JobAvailable", available)
-        self.on_change()
+        self.on_change(job.scale_set_id)
         return job
 
     def cancel_job(self, runner_request_id: int) -> Job | None:
@@ -446,5 +453,6 @@ class State:
         if job.state != JobState.AVAILABLE:
             return None
         job.state, job.result, job.finish_time = JobState.CANCELED, "canceled", self.clock()
-        self.on_change()
+        self._finished(job)
+        self.on_change(job.scale_set_id)
         return job

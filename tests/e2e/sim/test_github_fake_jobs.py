@@ -10,6 +10,7 @@ flow of ``github_flow``. The simulated runner is played by the test through the 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -274,3 +275,36 @@ async def test_deleting_the_scale_set_cancels_its_jobs(fake: GitHubFake, admin: 
     assert (await admin.call("DELETE", f"_apis/runtime/runnerscalesets/{scale_set_id}")).status_code == 204
     assert fake.state.jobs[job.runner_request_id].state == "canceled"
     assert (await session.get_message()).status_code == 401
+
+
+async def test_a_job_answers_the_long_poll_of_its_own_scale_set_among_many(http: httpx.AsyncClient) -> None:
+    # Long polls far longer than the test: an answer can only come from a job, never from the timeout.
+    settings = GitHubSettings(long_poll_seconds=300, job_seconds=0.05)
+    async with GitHubFake(settings=settings, seed=1) as fake:
+        admin = await register(http, fake)
+        sessions = [
+            await admin.open_session((await admin.create_scale_set(f"set-{i}"))["id"]) for i in range(25)
+        ]
+        polls = {s.scale_set_id: asyncio.create_task(s.get_message()) for s in sessions}
+        try:
+            await eventually(
+                lambda: all(fake.state.sessions[s.id].polling == 1 for s in sessions), what="every poll"
+            )
+            for session in sessions[::2]:
+                others = {s.scale_set_id: fake.changes.current(s.scale_set_id) for s in sessions}
+                del others[session.scale_set_id]
+                [job] = fake.queue_jobs(session.scale_set_id)
+                resp = await asyncio.wait_for(polls.pop(session.scale_set_id), 30)
+                assert resp.status_code == 200
+                body = json.loads(resp.json()["body"])
+                assert [(j["messageType"], j["runnerRequestId"]) for j in body] == [
+                    ("JobAvailable", job.runner_request_id)
+                ]
+                # No other set's long poll or runner was woken to look again.
+                assert not any(event.is_set() for event in others.values())
+            assert not any(p.done() for p in polls.values())
+            assert all(fake.state.sessions[s.id].polling == 1 for s in sessions[1::2])
+        finally:
+            for poll in polls.values():
+                poll.cancel()
+            await asyncio.gather(*polls.values(), return_exceptions=True)

@@ -359,3 +359,48 @@ def test_cancel_drops_an_available_job_and_completes_an_assigned_one(state: Stat
     assert canceled is not None and canceled.state == JobState.CANCELED
     completed = state.cancel_job(assigned)
     assert completed is not None and (completed.state, completed.result) == (JobState.COMPLETED, "canceled")
+
+
+def test_every_change_names_the_scale_set_it_changed(clock: Clock) -> None:
+    changed: list[int | None] = []
+    state = State(clock=clock, seed=1, session_timeout=60.0, on_change=changed.append)
+    a, b = scale_set(state, "a"), scale_set(state, "b")
+    session = state.create_session(state.scale_sets[a].tenant_id, a, "listener")
+    changed.clear()
+    [job] = queue(state, a)
+    runner = online_runner(state, a, "runner-a")
+    state.acquire(session, [job])
+    state.take_job(runner)
+    state.complete_job(job)
+    state.delete_session(a, session.id)
+    state.delete_scale_set(state.scale_sets[b].tenant_id, b)
+    assert changed == [a, a, a, a, a, a, a, b]
+    state.add_group(ORG, "other")  # may concern every scale set of the tenant
+    assert changed[-1] is None
+
+
+def test_many_scale_sets_keep_their_own_jobs_statistics_and_sessions(state: State) -> None:
+    sets = [scale_set(state, f"set-{i}") for i in range(30)]
+    tenant_id = state.scale_sets[sets[0]].tenant_id
+    sessions = {s: state.create_session(tenant_id, s, f"listener-{s}") for s in sets}
+    for _ in range(3):  # jobs of every set interleaved in queue order
+        for s in sets:
+            queue(state, s)
+    for s in sets:
+        first, second, third = [j for j in state.jobs.values() if j.scale_set_id == s]
+        assert state.acquire(sessions[s], [second.runner_request_id, first.runner_request_id]) == [
+            second.runner_request_id,
+            first.runner_request_id,
+        ]
+        runner = online_runner(state, s, f"runner-{s}")
+        assert state.take_job(runner) is first  # the oldest assigned job of its own set
+        state.complete_job(first.runner_request_id)
+        state.cancel_job(third.runner_request_id)
+        assert state.session_of(s) is sessions[s]
+        assert state.statistics(s) == Statistics(acquired=1, assigned=1, registered=0)
+    last = sets[-1]
+    state.delete_scale_set(tenant_id, last)
+    assert state.session_of(last) is None and last not in state.scale_sets
+    left = [j.state for j in state.jobs.values() if j.scale_set_id == last]
+    assert left == [JobState.COMPLETED, JobState.CANCELED, JobState.CANCELED]
+    assert state.statistics(sets[0]) == Statistics(acquired=1, assigned=1)
