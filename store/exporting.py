@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import json
 import pathlib
 import zlib
 from collections.abc import Collection, Iterable, Iterator
 from typing import IO, TextIO, cast
 
-from store import journal, locking, reading, redacting, rows, schema, upcasting
+from store import journal, jsontext, locking, reading, redacting, rows, schema, upcasting
 from store.errors import JournalError, JournalImportError
 from store.journal import Imported, Journal
 from store.records import Record, RecordType
@@ -77,7 +76,7 @@ def parse_lines_with_bodies(
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = jsontext.loads(line)
         except ValueError as exc:
             raise JournalImportError(f"not JSON: {exc}", line=number) from exc
         if not isinstance(data, dict):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import sqlite3
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -17,7 +16,7 @@ from typing import Any
 
 import aiosqlite
 
-from store import redacting
+from store import jsontext, redacting
 from store.errors import InvalidRecord, JournalCorrupt
 from store.records import JsonObject, Record, RecordType, Seq
 
@@ -137,7 +136,7 @@ def decode(row: Row) -> Record:
     verify(row)
     seq, at, type_, kind, namespace, name, uid, rv, text, _ = row
     try:
-        body: Any = json.loads(text)
+        body: Any = jsontext.loads(text)
         record_type = RecordType(type_)
     except ValueError as exc:
         raise JournalCorrupt(f"unreadable record: {exc}", seq=seq) from exc
