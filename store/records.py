@@ -69,6 +69,33 @@ class Record:
         _AT(journaled, at)
         return journaled
 
+    @classmethod
+    def read_back(
+        cls,
+        type: RecordType,
+        kind: str,
+        namespace: str,
+        name: str,
+        uid: str,
+        resource_version: str,
+        body: JsonObject,
+        seq: Seq,
+        at: str,
+    ) -> Record:
+        """A record as the journal holds it, from values already checked (a row read back): its slots
+        set directly, as ``as_journaled`` does, for every record a reader decodes."""
+        record = object.__new__(cls)
+        _TYPE(record, type)
+        _KIND(record, kind)
+        _NAMESPACE(record, namespace)
+        _NAME(record, name)
+        _UID(record, uid)
+        _RESOURCE_VERSION(record, resource_version)
+        _BODY(record, body)
+        _SEQ(record, seq)
+        _AT(record, at)
+        return record
+
     def as_json(self) -> dict[str, Any]:
         """The export form: one JSON object per line in a recorded journal."""
         return {
