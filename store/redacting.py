@@ -62,17 +62,26 @@ def may_hold_secret(text: str) -> bool:
     only when it certainly does not.
 
     A mapping the scrub empties of a payload has a ``"kind"`` of ``"Secret"`` and a ``"data"`` or
-    ``"stringData"`` key, which stand in the text as they are. A credential key's letters, lowered, end
-    with one of ``_CREDENTIAL_SUFFIXES``; in a text without a backslash every key is printable ASCII
-    written as it is, so its letters stand together among the text's letters, and the ending too. A text
-    with a backslash (an escaped quote or control character, any character beyond ASCII) is scrubbed.
+    ``"stringData"`` key, which stand in the text as they are. A text with a backslash (an escaped quote
+    or control character, any character beyond ASCII) is scrubbed. In one without, every key is printable
+    ASCII written as it is: a credential key's letters, lowered, end with one of
+    ``_CREDENTIAL_SUFFIXES``, so the ending stands among the text's letters too; only when one does are
+    the keys read out (every quote delimits a string, and a key is a string a colon follows) and asked.
     """
     if _SECRET_KIND in text and any(name in text for name in _SECRET_FIELDS):
         return True
     if "\\" in text:
         return True
     letters = text.encode("ascii").lower().translate(None, _NOT_LETTER_BYTES)
-    return any(ending in letters for ending in _ENDINGS)
+    for ending in _ENDINGS:
+        if ending in letters:
+            break
+    else:
+        return False
+    parts = text.split('"')
+    return any(
+        is_credential(parts[i]) for i in range(1, len(parts) - 1, 2) if parts[i + 1].lstrip().startswith(":")
+    )
 
 
 def for_journal(record: Record) -> tuple[JsonObject, str]:

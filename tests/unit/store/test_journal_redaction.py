@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pathlib
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from store import redacting
 from store.journal import Journal
 from store.records import Record, RecordType
@@ -130,13 +133,15 @@ async def test_credential_keys_are_scrubbed_however_they_are_spelt(
 
 
 def test_a_body_that_only_names_secrets_is_kept_as_it_is() -> None:
-    # An effect that writes a Secret's metadata and names the Secret it reads: no payload, no credential
-    # key. The scrub is skipped (the body is kept as given, not rebuilt).
+    # An effect that writes a JIT config Secret's metadata and names the Secret a runner reads its token
+    # from: credential words in values, no payload, no credential key. The scrub is skipped (the body is
+    # kept as given, not rebuilt).
     body = {
-        "type": "WriteProxySecret",
-        "target": {"kind": "Secret", "namespace": "arc", "name": "runner-set-proxy"},
+        "type": "CreateJitConfigSecret",
+        "target": {"kind": "Secret", "namespace": "arc", "name": "runner-1"},
         "metadata": {"annotations": {"githubConfigSecret": "creds"}, "kind": "Secret"},
-        "secretKeyRef": {"name": "proxy", "key": "username"},
+        "env": [{"name": "ACTIONS_RUNNER_JITCONFIG", "valueFrom": {"secretKeyRef": {"key": "jitToken"}}}],
+        "note": "password: not a key",
     }
     record = Record(type=RecordType.EFFECT, body=body)
     kept, text = redacting.for_journal(record)
@@ -158,3 +163,22 @@ def test_a_body_with_a_secret_payload_is_scrubbed() -> None:
 def test_every_credential_key_ends_as_a_credential_does() -> None:
     # may_hold_secret looks for the endings only: every whole key named must end with one.
     assert all(key.endswith(redacting._CREDENTIAL_SUFFIXES) for key in redacting._CREDENTIAL_KEYS)
+
+
+KEYS = st.sampled_from(
+    ["name", "kind", "data", "stringData", "token", "to-ken", "accessToken", "jit_config", "Password", "note"]
+)
+VALUES = st.recursive(
+    st.none() | st.integers() | st.sampled_from(["Secret", "jitToken", "x", "tok", "en", "é"]) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(KEYS | st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=16,
+)
+
+
+@given(st.dictionaries(KEYS, VALUES, max_size=5))
+def test_a_body_whose_text_shows_no_secret_has_nothing_to_scrub(body: dict[str, object]) -> None:
+    text = redacting.encode(body)
+    if not redacting.may_hold_secret(text):
+        assert redacting.scrub(body) == body
