@@ -18,7 +18,7 @@ import aiosqlite
 
 from store import jsontext, redacting
 from store.errors import InvalidRecord, JournalCorrupt
-from store.records import JsonObject, Record, RecordType, Seq
+from store.records import RECORD_TYPES, JsonObject, Record, RecordType, Seq
 
 COLUMNS = "seq, at, type, kind, namespace, name, uid, resource_version, body, checksum"
 INSERT = f"INSERT INTO records ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -134,14 +134,11 @@ def verify(row: Row) -> None:
         raise JournalCorrupt("record checksum mismatch (damaged after it was written)", seq=seq)
 
 
-_TYPES = {t.value: t for t in RecordType}  # RecordType(text) looks a member up the slow way
-
-
 def decode(row: Row) -> Record:
     """The record a row holds, after checking its checksum; ``JournalCorrupt`` (with the seq) if not."""
     verify(row)
     seq, at, type_, kind, namespace, name, uid, rv, text, _ = row
-    record_type = _TYPES.get(type_)
+    record_type = RECORD_TYPES.get(type_)
     try:
         body: Any = jsontext.loads(text)
     except ValueError as exc:

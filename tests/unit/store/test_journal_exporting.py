@@ -155,3 +155,19 @@ async def test_old_recordings_are_upcast_on_import(tmp_path: pathlib.Path) -> No
         [record] = await journal.read()
         assert record.body == {"event": "ADDED", "object": {"x": 1}}
         assert journal.projection.get("Pod", "", "a") == {"x": 1}
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ('{"type": "nonsense"}', "ValueError(\"'nonsense' is not a valid RecordType\")"),
+        ('{"type": ["observed"]}', "ValueError(\"['observed'] is not a valid RecordType\")"),
+        ('{"kind": "Pod"}', "KeyError('type')"),
+        ('{"type": "timer", "seq": "two"}', "ValueError(\"invalid literal for int() with base 10: 'two'\")"),
+        ('{"type": "timer", "body": [1]}', "TypeError('cannot convert dictionary update sequence element #0"),
+    ],
+)
+def test_a_line_that_is_no_record_says_why(line: str, error: str) -> None:
+    with pytest.raises(JournalImportError, match="line 1: not a journal record") as raised:
+        list(exporting.parse_lines([line]))
+    assert error in str(raised.value)
