@@ -162,7 +162,7 @@ def listener_config_secret(effect: CreateListenerConfigSecret, config: JsonObjec
 
 def proxy_annotations(effect: WriteProxySecret, data: Mapping[str, str]) -> dict[str, str]:
     wanted = _strings(effect.metadata.get("annotations"))
-    return {**wanted, naming.ANNOTATION_INTEGRITY_HASH: naming.stable_hash(dict(data))}
+    return {**wanted, naming.ANNOTATION_INTEGRITY_HASH: naming.secret_hash(dict(data))}
 
 
 def proxy_secret(effect: WriteProxySecret, data: Mapping[str, str]) -> dict[str, Any]:

@@ -20,6 +20,7 @@ made under that rule are found again); one that does not is the longest prefix t
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Mapping
 from urllib.parse import urlsplit
@@ -65,8 +66,19 @@ ANNOTATION_JIT_RUNNER_NAME = ARCSM_PREFIX + "runner-name"
 
 def stable_hash(*parts: object) -> str:
     """A stable hash of JSON values (canonical JSON, FNV-32a, upstream's encoding) for ``integrity-hash``
-    and ``pod-template-hash``: §1.8 lets a port use any stable hash of the same inputs."""
-    return fnv_hash_string(json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str))
+    and ``pod-template-hash``: §1.8 lets a port use any stable hash of the same inputs.
+
+    Secret material is hashed with ``secret_hash`` instead (``fnv_hash_string`` remembers its texts)."""
+    return fnv_hash_string(_canonical(parts))
+
+
+def secret_hash(*parts: object) -> str:
+    """``stable_hash`` of values that hold secret material: nothing of them is kept once it returns."""
+    return _safe_encoded_fnv(_canonical(parts))
+
+
+def _canonical(parts: tuple[object, ...]) -> str:
+    return json.dumps(parts, sort_keys=True, separators=(",", ":"), default=str)
 
 
 def fnv32a(data: str) -> int:
@@ -82,7 +94,20 @@ def safe_encode(text: str) -> str:
     return "".join(SAFE_ALPHABET[ord(c) % len(SAFE_ALPHABET)] for c in text)
 
 
+REMEMBERED = 1024  # texts whose hash fnv_hash_string keeps
+
+
+@functools.lru_cache(maxsize=REMEMBERED)
 def fnv_hash_string(text: str) -> str:
+    """Upstream's hash of a text: FNV-32a, in the safe alphabet.
+
+    The machines hash the same templates, metadata and names in decision after decision, and FNV runs a
+    Python step per byte, so the hash of each of the last ``REMEMBERED`` texts is kept (it is a pure
+    function of the text; the machines only hash what the journal holds)."""
+    return _safe_encoded_fnv(text)
+
+
+def _safe_encoded_fnv(text: str) -> str:
     return safe_encode(str(fnv32a(text)))
 
 

@@ -5,6 +5,12 @@ named predicates over the snapshot) and the reason a user reads. ``PhaseMachine`
 ``transitions.Machine`` per kind (``auto_transitions=False``: no ``to_<state>`` back doors;
 ``send_event=True``: every guard has one signature) and fires a trigger for a given current phase. Where
 several rows share a trigger and a source, the first whose guards pass wins, as in ``transitions``.
+
+Decisions fire a trigger or two each, and most find no row whose guards pass. So ``fire`` first asks the
+rows that leave the current phase on that trigger (listed once per (trigger, phase) when the machine is
+built): when no row's guards pass, nothing can fire and ``transitions`` is not entered; otherwise
+``transitions`` takes the transition, and the row found is the one it took (the first of the same rows
+whose guards pass: guards are pure over the snapshot), which names the reason.
 """
 
 from __future__ import annotations
@@ -44,7 +50,13 @@ class PhaseMachine:
         self.rows = tuple(rows)
         states = [p.value or "none" for p in phases]
         self._model = _Model()
-        self._reasons: dict[tuple[str, str, str], str] = {}
+        # (trigger, phase) → the rows that leave the phase on the trigger, in table order.
+        self._leaving: dict[tuple[str, str], tuple[Row, ...]] = {}
+        for phase in phases:
+            for row in self.rows:
+                if row.source == ("*",) or phase.value in row.source:
+                    key = (row.trigger, phase.value)
+                    self._leaving[key] = (*self._leaving.get(key, ()), row)
         specs: list[dict[str, Any]] = []
         for row in self.rows:
             sources = states if row.source == ("*",) else [self._state(s) for s in row.source]
@@ -82,30 +94,19 @@ class PhaseMachine:
 
     def fire(self, trigger: str, current: str, snapshot: Snapshot) -> Transition | None:
         """Fire ``trigger`` from ``current``; the transition taken, or None when no row's guards pass."""
-        # No row leaves ``current`` on ``trigger``: answer here, where transitions would log a warning.
-        rows = [row for row in self.rows if row.trigger == trigger]
-        if not any(row.source == ("*",) or current in row.source for row in rows):
+        row = next(
+            (r for r in self._leaving.get((trigger, current), ()) if all(g(snapshot) for g in r.guards)),
+            None,
+        )
+        if row is None:  # no row can fire (and none leaves ``current``: transitions would log a warning)
             return None
-        state = self._state(current)
-        self._machine.set_state(state, model=self._model)
+        self._machine.set_state(self._state(current), model=self._model)
         if not self._model.trigger(trigger, snapshot=snapshot):  # type: ignore[attr-defined]
-            return None
+            raise AssertionError(f"{self.name}: {trigger} from {current!r} took no transition, row {row}")
         dest = self._model.state
         phase = "" if dest == "none" else dest
+        if phase != row.dest:
+            raise AssertionError(f"{self.name}: {trigger} from {current!r} went to {phase!r}, row {row}")
         return Transition(
-            subject=snapshot.subject,
-            from_=current,
-            to=phase,
-            trigger=trigger,
-            reason=self._reason_for(trigger, current, phase, snapshot),
+            subject=snapshot.subject, from_=current, to=phase, trigger=trigger, reason=row.reason
         )
-
-    def _reason_for(self, trigger: str, source: str, dest: str, snapshot: Snapshot) -> str:
-        for row in self.rows:
-            if row.trigger != trigger or row.dest != dest:
-                continue
-            if row.source != ("*",) and source not in row.source:
-                continue
-            if all(g(snapshot) for g in row.guards):
-                return row.reason
-        return trigger

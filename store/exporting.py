@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import json
 import pathlib
 import zlib
 from collections.abc import Collection, Iterable, Iterator
 from typing import IO, TextIO, cast
 
-from store import journal, locking, reading, redacting, rows, schema, upcasting
+from store import journal, jsontext, locking, reading, redacting, rows, schema, upcasting
 from store.errors import JournalError, JournalImportError
 from store.journal import Imported, Journal
 from store.records import Record, RecordType
@@ -77,7 +76,7 @@ def parse_lines_with_bodies(
         if not line.strip():
             continue
         try:
-            data = json.loads(line)
+            data = jsontext.loads(line)
         except ValueError as exc:
             raise JournalImportError(f"not JSON: {exc}", line=number) from exc
         if not isinstance(data, dict):
@@ -107,27 +106,24 @@ def _body_text(line: str) -> str | None:
 
 
 def _numbered(lines: Iterable[str] | Iterable[bytes]) -> Iterator[tuple[int, str | bytes]]:
-    """``enumerate(lines, 1)``, with what reading the file raised as a ``JournalImportError``."""
+    """``enumerate(lines, 1)``, with what reading the file raised as a ``JournalImportError`` naming the
+    line it was reading (what the caller raises between two lines never reaches this generator)."""
     iterator: Iterator[str | bytes] = iter(lines)
     number = 0
-    while True:
-        number += 1
-        try:
-            line = next(iterator)
-        except StopIteration:
-            return
-        except EOFError as exc:  # gzip: the stream stops before its end marker
-            raise JournalImportError(
-                "the gzip file ends early (it is truncated): copy or download it again", line=number
-            ) from exc
-        except (gzip.BadGzipFile, zlib.error) as exc:
-            raise JournalImportError(f"the gzip file is damaged ({exc})", line=number) from exc
-        except UnicodeDecodeError as exc:  # a text stream (stdin) that is not UTF-8
-            raise JournalImportError(
-                f"not UTF-8 text ({exc.reason}): an export is UTF-8 JSONL, check that this is one",
-                line=number,
-            ) from exc
-        yield number, line
+    try:
+        for number, line in enumerate(iterator, 1):
+            yield number, line
+    except EOFError as exc:  # gzip: the stream stops before its end marker
+        raise JournalImportError(
+            "the gzip file ends early (it is truncated): copy or download it again", line=number + 1
+        ) from exc
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        raise JournalImportError(f"the gzip file is damaged ({exc})", line=number + 1) from exc
+    except UnicodeDecodeError as exc:  # a text stream (stdin) that is not UTF-8
+        raise JournalImportError(
+            f"not UTF-8 text ({exc.reason}): an export is UTF-8 JSONL, check that this is one",
+            line=number + 1,
+        ) from exc
 
 
 async def export(path: pathlib.Path, out: TextIO, *, after: int = 0) -> int:

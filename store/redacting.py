@@ -8,8 +8,10 @@ Applied inside every append, whatever the caller already did (defence in depth):
   whose ``kind`` is ``Secret`` loses its payload, and every key that names a credential (a token, a JIT
   runner config, a private key, a password) is dropped wherever it appears.
 
-Scrubbing walks the body only when its JSON text mentions one of those names, so the common case costs a
-few substring searches.
+Scrubbing walks the body only when its JSON text shows it may hold one of those (``may_hold_secret``),
+so the common case costs a few substring searches: a text that names no ``"Secret"`` beside a ``"data"``
+or ``"stringData"`` key, has no escape, and in whose letters no credential key's ending stands, holds
+nothing the scrub would drop.
 """
 
 from __future__ import annotations
@@ -28,8 +30,12 @@ _CREDENTIAL_KEYS = frozenset(
     {"jitconfig", "encodedjitconfig", "runnerjitconfig", "privatekey", "githubappprivatekey", "password"}
 )
 _CREDENTIAL_SUFFIXES = ("token", "jitconfig", "privatekey", "password", "clientsecret")
-_HINTS = ("secret", "token", "jit", "private", "password")
 _NOT_LETTERS = re.compile(r"[^a-z]")
+# Every credential key's letters end with one of the suffixes, so they stand in the letters of its text.
+_ENDINGS = tuple(suffix.encode() for suffix in _CREDENTIAL_SUFFIXES)
+_NOT_LETTER_BYTES = bytes(byte for byte in range(256) if not b"a"[0] <= byte <= b"z"[0])
+_SECRET_KIND = '"Secret"'
+_SECRET_FIELDS = tuple(f'"{name}"' for name in records.SECRET_FIELDS)
 
 
 def is_credential(key: str) -> bool:
@@ -51,6 +57,33 @@ def scrub(value: Any) -> Any:
     return value
 
 
+def may_hold_secret(text: str) -> bool:
+    """Whether ``scrub`` may change the body whose JSON text (``encode``: ASCII only) is ``text``; False
+    only when it certainly does not.
+
+    A mapping the scrub empties of a payload has a ``"kind"`` of ``"Secret"`` and a ``"data"`` or
+    ``"stringData"`` key, which stand in the text as they are. A text with a backslash (an escaped quote
+    or control character, any character beyond ASCII) is scrubbed. In one without, every key is printable
+    ASCII written as it is: a credential key's letters, lowered, end with one of
+    ``_CREDENTIAL_SUFFIXES``, so the ending stands among the text's letters too; only when one does are
+    the keys read out (every quote delimits a string, and a key is a string a colon follows) and asked.
+    """
+    if _SECRET_KIND in text and any(name in text for name in _SECRET_FIELDS):
+        return True
+    if "\\" in text:
+        return True
+    letters = text.encode("ascii").lower().translate(None, _NOT_LETTER_BYTES)
+    for ending in _ENDINGS:
+        if ending in letters:
+            break
+    else:
+        return False
+    parts = text.split('"')
+    return any(
+        is_credential(parts[i]) for i in range(1, len(parts) - 1, 2) if parts[i + 1].lstrip().startswith(":")
+    )
+
+
 def for_journal(record: Record) -> tuple[JsonObject, str]:
     """The body the journal keeps for ``record``, and its JSON text.
 
@@ -62,8 +95,7 @@ def for_journal(record: Record) -> tuple[JsonObject, str]:
             body = {**body, "object": records.redact(record.kind, body["object"])}
         return body, encode(body)
     text = encode(body)
-    lowered = text.lower()
-    if any(hint in lowered for hint in _HINTS):
+    if may_hold_secret(text):
         body = scrub(body)
         text = encode(body)
     return body, text

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import sqlite3
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
@@ -17,9 +16,9 @@ from typing import Any
 
 import aiosqlite
 
-from store import redacting
+from store import jsontext, redacting
 from store.errors import InvalidRecord, JournalCorrupt
-from store.records import JsonObject, Record, RecordType, Seq
+from store.records import RECORD_TYPES, JsonObject, Record, RecordType, Seq
 
 COLUMNS = "seq, at, type, kind, namespace, name, uid, resource_version, body, checksum"
 INSERT = f"INSERT INTO records ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -126,9 +125,12 @@ def encode(record: Record, seq: int, at: str) -> tuple[Row, Record]:
 def verify(row: Row) -> None:
     """Raise ``JournalCorrupt`` with the row's seq unless its checksum matches its columns."""
     seq, at, type_, kind, namespace, name, uid, rv, text, stored = row
-    if not all(isinstance(v, str) for v in row[1:9]) or stored != checksum(
-        seq, at, type_, kind, namespace, name, uid, rv, text
-    ):
+    # Every column but the seq and the checksum is text: the checksum's join and encode refuse any other.
+    try:
+        matches = stored == checksum(seq, at, type_, kind, namespace, name, uid, rv, text)
+    except (TypeError, AttributeError):
+        matches = False
+    if not matches:
         raise JournalCorrupt("record checksum mismatch (damaged after it was written)", seq=seq)
 
 
@@ -136,21 +138,13 @@ def decode(row: Row) -> Record:
     """The record a row holds, after checking its checksum; ``JournalCorrupt`` (with the seq) if not."""
     verify(row)
     seq, at, type_, kind, namespace, name, uid, rv, text, _ = row
+    record_type = RECORD_TYPES.get(type_)
     try:
-        body: Any = json.loads(text)
-        record_type = RecordType(type_)
+        body: Any = jsontext.loads(text)
     except ValueError as exc:
         raise JournalCorrupt(f"unreadable record: {exc}", seq=seq) from exc
+    if record_type is None:
+        raise JournalCorrupt(f"unreadable record: {type_!r} is not a valid RecordType", seq=seq)
     if not isinstance(body, dict):
         raise JournalCorrupt("record body is not a JSON object", seq=seq)
-    return Record(
-        type=record_type,
-        kind=kind,
-        namespace=namespace,
-        name=name,
-        uid=uid,
-        resource_version=rv,
-        body=body,
-        seq=Seq(seq),
-        at=at,
-    )
+    return Record.read_back(record_type, kind, namespace, name, uid, rv, body, Seq(seq), at)

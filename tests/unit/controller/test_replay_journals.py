@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -128,3 +130,58 @@ def test_arcsm_replay_prints_the_phase_timeline_and_effects(tmp_path: Path) -> N
     result = CliRunner().invoke(app, ["replay", str(tampered)])
     assert result.exit_code == 0, result.output
     assert result.output.splitlines() == lines
+
+
+def _leaf_path(value: object, want: type) -> list[str | int] | None:
+    """The path to the first leaf of exactly type ``want`` in a JSON value."""
+    if type(value) is want:
+        return []
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, inner in items:
+        found = _leaf_path(inner, want)
+        if found is not None:
+            return [key, *found]
+    return None
+
+
+def _with_leaf(value: Any, path: list[str | int], leaf: object) -> Any:
+    if not path:
+        return leaf
+    head, *rest = path
+    if isinstance(value, dict):
+        return {**value, head: _with_leaf(value[head], rest, leaf)}
+    return [*value[: int(head)], _with_leaf(value[int(head)], rest, leaf), *value[int(head) + 1 :]]
+
+
+@pytest.mark.parametrize(("found", "changed"), [(int, float), (bool, int), (float, int)])
+def test_a_number_of_another_type_is_a_difference_though_it_compares_equal(
+    tmp_path: Path, found: type, changed: type
+) -> None:
+    # 1 == 1.0 == True in Python: the replayed body must still read back as the recorded one type for type.
+    journals = (load_jsonl(path) for path in JOURNALS)
+    records, i, path = next(
+        (records, i, leaf)
+        for records in journals
+        for i, record in enumerate(records)
+        if (leaf := _effect_leaf(record, found)) is not None
+    )
+    effect = records[i]
+    old = _leaf(effect.body, path)
+    body = _with_leaf(dict(effect.body), path, changed(old))
+    assert body == effect.body  # equal to Python, not to JSON
+    edited = [*records[:i], dataclasses.replace(effect, body=body), *records[i + 1 :]]
+    export = tmp_path / "edited.jsonl"
+    export.write_text("".join(exporting.to_line(r) + "\n" for r in edited), encoding="utf-8")
+    result = CliRunner().invoke(app, ["replay", "--check", str(export)])
+    assert result.exit_code == 1, result.output
+    assert f"recorded {json.dumps(changed(old))}, replayed {json.dumps(old)}" in result.output
+
+
+def _effect_leaf(record: Record, want: type) -> list[str | int] | None:
+    return _leaf_path(dict(record.body), want) if record.type is RecordType.EFFECT else None
+
+
+def _leaf(value: Any, path: list[str | int]) -> Any:
+    for key in path:
+        value = value[key]
+    return value

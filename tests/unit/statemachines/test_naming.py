@@ -15,6 +15,23 @@ def test_fnv32a_matches_the_reference_vectors() -> None:
     assert naming.fnv32a("foobar") == 0xBF9CF968
 
 
+def test_a_remembered_hash_is_the_hash_of_its_text() -> None:
+    template = {"spec": {"containers": [{"name": "runner", "image": "ghcr.io/actions/runner:2.330.0"}]}}
+    first = naming.stable_hash(template, "uid-1")
+    again = naming.stable_hash(template, "uid-1")
+    text = '[{"spec":{"containers":[{"image":"ghcr.io/actions/runner:2.330.0","name":"runner"}]}},"uid-1"]'
+    assert first == again == naming.safe_encode(str(naming.fnv32a(text)))
+    assert naming.stable_hash(template, "uid-2") != first
+
+
+def test_secret_material_is_hashed_alike_and_not_remembered() -> None:
+    data = {"username": "proxy-user", "password": "hunter2-not-remembered"}
+    assert naming.secret_hash(data) == naming.stable_hash(data)
+    naming.fnv_hash_string.cache_clear()
+    naming.secret_hash(data)
+    assert naming.fnv_hash_string.cache_info().currsize == 0
+
+
 def test_safe_encode_maps_digits_into_the_alphabet() -> None:
     assert naming.safe_encode("0123") == "".join(naming.SAFE_ALPHABET[ord(c) % 27] for c in "0123")
     assert set(naming.fnv_hash_string("anything")) <= set(naming.SAFE_ALPHABET)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import pathlib
@@ -155,3 +156,38 @@ async def test_old_recordings_are_upcast_on_import(tmp_path: pathlib.Path) -> No
         [record] = await journal.read()
         assert record.body == {"event": "ADDED", "object": {"x": 1}}
         assert journal.projection.get("Pod", "", "a") == {"x": 1}
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        ('{"type": "nonsense"}', "ValueError(\"'nonsense' is not a valid RecordType\")"),
+        ('{"type": ["observed"]}', "ValueError(\"['observed'] is not a valid RecordType\")"),
+        ('{"kind": "Pod"}', "KeyError('type')"),
+        ('{"type": "timer", "seq": "two"}', "ValueError(\"invalid literal for int() with base 10: 'two'\")"),
+        ('{"type": "timer", "body": [1]}', "TypeError('cannot convert dictionary update sequence element #0"),
+    ],
+)
+def test_a_line_that_is_no_record_says_why(line: str, error: str) -> None:
+    with pytest.raises(JournalImportError, match="line 1: not a journal record") as raised:
+        list(exporting.parse_lines([line]))
+    assert error in str(raised.value)
+
+
+def test_a_truncated_gzip_export_names_the_line_it_was_reading(tmp_path: pathlib.Path) -> None:
+    lines = "".join(
+        exporting.to_line(seen(f"pod-{i}").as_journaled(i, "2026-01-01T00:00:00.000000Z", seen("a").body))
+        + "\n"  # type: ignore[arg-type]
+        for i in range(1, 200)
+    )
+    whole = gzip.compress(lines.encode())
+    truncated = tmp_path / "export.jsonl.gz"
+    truncated.write_bytes(whole[: len(whole) // 2])
+    read = 0
+    with (
+        pytest.raises(JournalImportError, match="the gzip file ends early") as raised,
+        exporting.open_lines(truncated) as opened,
+    ):
+        for _ in exporting.parse_lines(opened):
+            read += 1
+    assert raised.value.line == read + 1

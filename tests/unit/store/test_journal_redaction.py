@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import pathlib
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from store import redacting
 from store.journal import Journal
 from store.records import Record, RecordType
 from store.redacting import is_credential
@@ -101,3 +105,80 @@ def test_credential_keys() -> None:
         assert is_credential(key), key
     for key in ("name", "githubConfigSecret", "tokenCount", "runnerScaleSetId", "data"):
         assert not is_credential(key), key
+
+
+# Credential keys whose letters stand apart in the text, or whose case folds from beyond ASCII: a search
+# of the text for the names alone misses them.
+HIDDEN_KEYS = (
+    "pass_word",
+    "to-ken",
+    "Client.Secret",
+    "jit config",
+    "private__key",
+    "ACCESS_TOKEN",
+    "to\u212aen",
+)
+
+
+async def test_credential_keys_are_scrubbed_however_they_are_spelt(
+    open_journal: OpenJournal, path: pathlib.Path
+) -> None:
+    journal = await open_journal()
+    bodies = [{"steps": [{key: f"hunter2-{i}"}], "kept": 1} for i, key in enumerate(HIDDEN_KEYS)]
+    kept = await journal.append([Record(type=RecordType.DECISION, name="ars", body=b) for b in bodies])
+    assert [record.body for record in kept] == [{"steps": [{}], "kept": 1}] * len(HIDDEN_KEYS)
+    await journal.close()
+    stored = b"".join(p.read_bytes() for p in path.parent.iterdir() if p.name.startswith(path.name))
+    assert b"hunter2" not in stored
+
+
+def test_a_body_that_only_names_secrets_is_kept_as_it_is() -> None:
+    # An effect that writes a JIT config Secret's metadata and names the Secret a runner reads its token
+    # from: credential words in values, no payload, no credential key. The scrub is skipped (the body is
+    # kept as given, not rebuilt).
+    body = {
+        "type": "CreateJitConfigSecret",
+        "target": {"kind": "Secret", "namespace": "arc", "name": "runner-1"},
+        "metadata": {"annotations": {"githubConfigSecret": "creds"}, "kind": "Secret"},
+        "env": [{"name": "ACTIONS_RUNNER_JITCONFIG", "valueFrom": {"secretKeyRef": {"key": "jitToken"}}}],
+        "note": "password: not a key",
+    }
+    record = Record(type=RecordType.EFFECT, body=body)
+    kept, text = redacting.for_journal(record)
+    assert kept is body and text == redacting.encode(body)
+
+
+def test_a_body_with_a_secret_payload_is_scrubbed() -> None:
+    for body in (
+        {"create": {"kind": "Secret", "metadata": {"name": "s"}, "data": {"a": "eA=="}}},
+        {"create": {"kind": "Secret", "metadata": {"name": "s"}, "stringData": {"a": "x"}}},
+        {"call": {"encodedJitConfig": JIT}},
+        {"call": {"note": "caf\u00e9", "token": TOKEN}},
+    ):
+        kept, text = redacting.for_journal(Record(type=RecordType.EFFECT, body=body))
+        assert kept == redacting.scrub(body) and kept != body and text == redacting.encode(kept)
+        assert not redacting.may_hold_secret(text) or "\\" in text
+
+
+def test_every_credential_key_ends_as_a_credential_does() -> None:
+    # may_hold_secret looks for the endings only: every whole key named must end with one.
+    assert all(key.endswith(redacting._CREDENTIAL_SUFFIXES) for key in redacting._CREDENTIAL_KEYS)
+
+
+KEYS = st.sampled_from(
+    ["name", "kind", "data", "stringData", "token", "to-ken", "accessToken", "jit_config", "Password", "note"]
+)
+VALUES = st.recursive(
+    st.none() | st.integers() | st.sampled_from(["Secret", "jitToken", "x", "tok", "en", "é"]) | st.text(),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(KEYS | st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=16,
+)
+
+
+@given(st.dictionaries(KEYS, VALUES, max_size=5))
+def test_a_body_whose_text_shows_no_secret_has_nothing_to_scrub(body: dict[str, object]) -> None:
+    text = redacting.encode(body)
+    if not redacting.may_hold_secret(text):
+        assert redacting.scrub(body) == body

@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from store import verifying
+from store import rows, verifying
 from store.errors import JournalCorrupt, JournalError
 from store.journal import Journal
 from tests.unit.store.factories import OpenJournal, decision, seen
@@ -122,3 +122,31 @@ async def test_a_missing_journal_is_named(tmp_path: pathlib.Path) -> None:
     with pytest.raises(JournalError, match="no journal at"):
         await verifying.verify(tmp_path / "absent.sqlite")
     assert not (tmp_path / "absent.sqlite").exists()
+
+
+async def test_a_column_that_is_no_longer_text_is_damage(
+    open_journal: OpenJournal, path: pathlib.Path
+) -> None:
+    # The same bytes as a BLOB: the checksum is over text, so the row does not verify.
+    await filled(open_journal)
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE records SET body = CAST(body AS BLOB) WHERE seq = 4")
+        db.execute("UPDATE records SET name = CAST(name AS BLOB) WHERE seq = 6")
+    with pytest.raises(JournalCorrupt, match=r"checksum mismatch .* \(and 1 more problems\)") as raised:
+        await verifying.verify(path)
+    assert raised.value.seq == 4
+
+
+async def test_a_record_type_no_reader_knows_is_unreadable(
+    open_journal: OpenJournal, path: pathlib.Path
+) -> None:
+    await filled(open_journal)
+    with sqlite3.connect(path) as db:
+        row = db.execute(f"SELECT {rows.COLUMNS} FROM records WHERE seq = 5").fetchone()
+        crc = rows.checksum(row[0], row[1], "bogus", *row[3:9])
+        db.execute("UPDATE records SET type = 'bogus', checksum = ? WHERE seq = 5", (crc,))
+    with pytest.raises(
+        JournalCorrupt, match="unreadable record: 'bogus' is not a valid RecordType"
+    ) as raised:
+        await verifying.verify(path)
+    assert raised.value.seq == 5
