@@ -27,7 +27,7 @@ from types import TracebackType
 import httpx
 from aiolimiter import AsyncLimiter
 
-from actions import auth, errors, urls, wire
+from actions import auth, errors, tls, urls, wire
 from actions.clocks import SYSTEM_CLOCK, Clock
 from actions.credentials import Credentials
 from actions.messages import MessageSession, RunnerScaleSetMessage
@@ -81,7 +81,7 @@ class ActionsClient:
             transport=transport,
             timeout=settings.timeout,
             follow_redirects=True,
-            verify=_tls_context(root_ca) if root_ca else True,
+            verify=_tls_context(root_ca),  # shared by every client of the same root CA
         )
         self._sender = Sender(
             http=self._http,
@@ -295,12 +295,10 @@ def _single(reply: Reply, *, what: str) -> wire.Json | None:
 
 
 def _tls_context(root_ca: str) -> ssl.SSLContext:
-    """The system trust store plus ``root_ca`` (PEM), as §2.0 appends githubServerTLS."""
-    context = ssl.create_default_context()
+    """The shared context of ``root_ca`` (``tls.context``): the default trust store without one."""
     try:
-        context.load_verify_locations(cadata=root_ca)
+        return tls.context(root_ca)
     except ssl.SSLError as exc:
         raise errors.InvalidConfiguration(
             f"the server root CA is not a valid PEM certificate: {exc}"
         ) from exc
-    return context

@@ -34,6 +34,7 @@ from typing import Any, Final
 
 import httpx
 
+from actions import tls
 from actions.client import ActionsClient, ClientSettings
 from actions.useragent import SystemInfo
 from controller import errors, scopes
@@ -145,7 +146,7 @@ class ActionsClients:
             system_info=self._system_info,
             settings=self._settings,
             transport=_transport(material.proxy, verify) if material.proxy else None,
-            root_ca="" if material.proxy else material.root_ca,
+            root_ca=material.root_ca,
         )
 
 
@@ -193,21 +194,18 @@ async def _read(scope: ActionsScope, reader: ObjectReader) -> _Material:
 # -- the proxy ---------------------------------------------------------------------------------------------
 
 
-def _ssl_context(root_ca: str) -> ssl.SSLContext | bool:
-    if not root_ca:
-        return True
-    context = ssl.create_default_context()
+def _ssl_context(root_ca: str) -> ssl.SSLContext:
+    """The context every client of ``root_ca`` shares (``actions.tls``): one trust store, not one per set."""
     try:
-        context.load_verify_locations(cadata=root_ca)
+        return tls.context(root_ca)
     except ssl.SSLError:
         raise ScopeUnavailable(
             errors.ROOT_CA_UNAVAILABLE,
             "githubServerTLS names a ConfigMap value that is not a PEM certificate",
         ) from None
-    return context
 
 
-def _transport(proxy: ProxyUrls, verify: ssl.SSLContext | bool) -> httpx.AsyncBaseTransport:
+def _transport(proxy: ProxyUrls, verify: ssl.SSLContext) -> httpx.AsyncBaseTransport:
     return ProxyRouting(
         direct=httpx.AsyncHTTPTransport(verify=verify, trust_env=False),
         http=httpx.AsyncHTTPTransport(verify=verify, proxy=proxy.http) if proxy.http else None,

@@ -23,6 +23,7 @@ from typing import Protocol
 from controller import mapping, snapshotting
 from controller.snapshotting import DECIDED, Results, View
 from statemachines.effects import ObjectRef
+from statemachines.kinds import ER
 from store import clocks
 from store.projection import Projection
 from store.records import Record, RecordType
@@ -134,7 +135,7 @@ class Fold:
         if record.type is RecordType.OBSERVED and record.kind in DECIDED:
             self.projection.apply(record)
             if self.projection.get(record.kind, record.namespace, record.name) is None:
-                self.results.forget(ObjectRef(record.kind, record.namespace, record.name))
+                self._gone(record)
         else:
             self.projection.apply(record)
             if record.type is RecordType.EFFECT_RESULT:
@@ -148,12 +149,19 @@ class Fold:
         self.projection.apply(record)
         new = self.projection.get(record.kind, record.namespace, record.name)
         if new is None and record.kind in DECIDED:
-            self.results.forget(ObjectRef(record.kind, record.namespace, record.name))
+            self._gone(record)
         if old is None and new is None:  # a DELETED of an object never seen: its last state is the body
             gone = record.body.get("object")
             old = gone if isinstance(gone, Mapping) else None
         change = mapping.Change(record.kind, record.namespace, record.name, old=old, new=new)
         return mapping.keys_for(change, self.projection, use_predicates=self.use_predicates)
+
+    def _gone(self, record: Record) -> None:
+        """The object of ``record`` (a decided kind) is gone: drop its results, a runner's in its set too."""
+        self.results.forget(ObjectRef(record.kind, record.namespace, record.name))
+        last = record.body.get("object")
+        if record.kind == ER and isinstance(last, Mapping):
+            self.results.forget_runner(last)
 
     def remember(self, record: Record) -> None:
         """Keep an effect result, if its subject is still the object it was recorded for."""

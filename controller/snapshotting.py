@@ -29,7 +29,16 @@ from typing import Any
 from controller import lookups
 from statemachines import autoscalinglisteners as al
 from statemachines import autoscalingrunnersets as ars
-from statemachines import desired, ephemeralrunners, ephemeralrunnersets, listenerobjects, naming
+from statemachines import (
+    desired,
+    effects,
+    ephemeralrunners,
+    ephemeralrunnersets,
+    listenerobjects,
+    naming,
+    outcomes,
+    runners,
+)
 from statemachines.effects import ObjectRef
 from statemachines.kinds import AL, ARS, ER, ERS
 from statemachines.snapshots import Settings, Snapshot
@@ -60,7 +69,9 @@ class Results:
 
     A result is kept under the record's kind, namespace and name (the subject of the decision whose effect
     it answers) with the record's uid (the subject's uid then). ``forget`` drops a subject's results once
-    it is gone; ``for_subject`` only hands out those of the uid asked for.
+    it is gone; ``forget_runner`` drops what a set holds about one of its runners once that runner is gone
+    (a long-lived set would otherwise keep a result per runner it ever made); ``for_subject`` only hands
+    out those of the uid asked for.
     """
 
     def __init__(self) -> None:
@@ -78,6 +89,29 @@ class Results:
 
     def forget(self, subject: ObjectRef) -> None:
         self._by_subject.pop(subject, None)
+
+    def forget_runner(self, runner: JsonObject) -> None:
+        """Drop the results its EphemeralRunnerSet holds about ``runner`` (the last observed object of a
+        runner now gone): its create's, unless the API server refused it, and its registration's release.
+
+        The set's decisions read a create's result only for a refusal (``refusals``: its next runners
+        may be created under the same name) and a release's only for a runner it owns now (the key names
+        the registration), so no decision reads what is dropped.
+        """
+        runner_meta = meta(runner)
+        namespace, name = str(runner_meta.get("namespace") or ""), str(runner_meta.get("name") or "")
+        for owner in runner_meta.get("ownerReferences") or ():
+            if not isinstance(owner, Mapping) or owner.get("kind") != ERS:
+                continue
+            held = self._by_subject.get(ObjectRef(ERS, namespace, str(owner.get("name") or "")))
+            if not held:
+                continue
+            target = ObjectRef(ER, namespace, name)
+            create = effects.CreateObject(target, {}).key
+            created = held.get(create)
+            if created is not None and created[1].get("error") != outcomes.Failure.INVALID:
+                del held[create]
+            held.pop(effects.release_key(target, runners.runner_id(runner)), None)
 
     def for_subject(self, subject: ObjectRef, subject_uid: str) -> dict[str, JsonObject]:
         found = self._by_subject.get(subject, {})

@@ -1,15 +1,19 @@
 """The executor's answers about a scope's config Secret: the two errors a user must fix have their own
 classes (ConfigSecretMissing, ConfigSecretIncomplete), an unreadable proxy Secret keeps the general one,
-and a Secret that goes missing or bad drops the cached Actions client with its credentials."""
+a Secret that goes missing or bad drops the cached Actions client with its credentials, and the clients
+of many Secrets share one trust store."""
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 from kubernetes_asyncio import client
 
+from actions.client import ActionsClient
 from controller.actionsclients import ActionsClients
 from controller.executing import Executor
+from controller.kubewriting import Kube
 from sim.world import World
 from statemachines import effects
 from statemachines.effects import ActionsOp, ActionsScope, ObjectRef
@@ -68,3 +72,29 @@ async def test_a_config_secret_gone_bad_drops_the_cached_client(
     assert (await executor.execute(lookup(config_url)))["ok"] is True
     assert clients.cached == 1
     assert len(world.github.calls_to("POST", "runner-registration")) == 2  # a client built anew
+
+
+def verifying_context(actions_client: ActionsClient) -> ssl.SSLContext:
+    """The context the client's connections verify the service with (httpx's pool holds it)."""
+    context: ssl.SSLContext = actions_client._http._transport._pool._ssl_context  # type: ignore[attr-defined]
+    return context
+
+
+async def test_the_clients_of_many_config_secrets_share_one_trust_store(
+    executor: Executor, api: client.ApiClient, config_url: str, clients: ActionsClients
+) -> None:
+    # A scale set per Secret (as Helm releases install them), each with a client of its own: they must not
+    # each load a trust store (about 0.8 MB of native memory apiece, so a fleet's memory grew per set).
+    names = [f"set-{i}-github" for i in range(3)]
+    for name in names:
+        await create_secret(api, name, {"github_token": PAT})
+        assert (await executor.execute(lookup(config_url, name)))["ok"] is True
+    assert clients.cached == len(names)
+
+    reader = Kube(api, qps=1000, burst=100, timeout=30)
+    contexts = []
+    for name in names:
+        scope = ActionsScope(config_url=config_url, namespace=NS, secret_name=name)
+        async with clients.lease(scope, reader) as leased:
+            contexts.append(verifying_context(leased))
+    assert len({id(context) for context in contexts}) == 1
