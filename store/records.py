@@ -57,17 +57,9 @@ class Record:
         through the frozen dataclass's ``__init__`` (about twice as slow), which is safe because every
         field is an already-built value.
         """
-        journaled = object.__new__(Record)
-        _TYPE(journaled, self.type)
-        _KIND(journaled, self.kind)
-        _NAMESPACE(journaled, self.namespace)
-        _NAME(journaled, self.name)
-        _UID(journaled, self.uid)
-        _RESOURCE_VERSION(journaled, self.resource_version)
-        _BODY(journaled, body)
-        _SEQ(journaled, seq)
-        _AT(journaled, at)
-        return journaled
+        return Record.read_back(
+            self.type, self.kind, self.namespace, self.name, self.uid, self.resource_version, body, seq, at
+        )
 
     @classmethod
     def read_back(
@@ -82,8 +74,8 @@ class Record:
         seq: Seq | None,
         at: str,
     ) -> Record:
-        """A record from values already checked and converted (a row read back, an export line): its
-        slots set directly, as ``as_journaled`` does, for every record a reader decodes."""
+        """A record from values already checked and converted (a row read back, an export line, a record
+        journaled): its slots set directly, not through the frozen dataclass's ``__init__``."""
         record = object.__new__(cls)
         _TYPE(record, type)
         _KIND(record, kind)
