@@ -35,8 +35,8 @@ import typer
 from controller import replaying
 from controller.replaying import Mismatch, ReplayError, Step
 from statemachines.snapshots import Settings as MachineSettings
-from store import exporting, journal, reading, rows, schema
-from store.errors import JournalError, JournalImportError
+from store import exporting, journal, jsontext, reading, rows, schema, upcasting
+from store.errors import JournalError
 from store.records import Record, RecordType
 
 # The record types whose body text replay compares (the source's text, read once).
@@ -51,20 +51,26 @@ def load_jsonl(path: Path) -> list[Record]:
         return list(exporting.parse_lines(lines))
 
 
-def _decisions_of(lines: Iterable[bytes]) -> Iterator[Record]:
-    """The decision records among export lines, for the first pass: only a line that mentions a decision
-    is parsed, and what cannot be read is left to the second pass to report (it stops there too)."""
+def _decisions_of(lines: Iterable[bytes]) -> Iterator[tuple[int, object]]:
+    """The first pass over export lines: each decision's seq and the seq its body says it read. Only a
+    line that mentions a decision is parsed, and only its seqs are read (no record is built); what cannot
+    be read is left to the second pass to report (it stops there too)."""
     with contextlib.suppress(OSError, EOFError, zlib.error, gzip.BadGzipFile):
         for line in lines:
-            if b'"decision"' in line:
-                with contextlib.suppress(JournalImportError):
-                    yield from exporting.parse_lines([line])
+            if b'"decision"' not in line:
+                continue
+            try:
+                data = upcasting.upcast(jsontext.loads(line))
+                if data["type"] == RecordType.DECISION.value and isinstance(data["seq"], int):
+                    yield data["seq"], data["body"].get("seq")
+            except (ValueError, KeyError, TypeError, AttributeError):
+                continue
 
 
 def replay_jsonl(path: Path, replay: Callable[[int], replaying.Replay], settled: Settled) -> None:
     """Stream the export at ``path`` through the replay ``replay(reach)`` makes."""
     with exporting.open_lines(path) as lines:
-        reach = replaying.reach(_decisions_of(lines))
+        reach = replaying.reach_of(_decisions_of(lines))
     replayer = replay(reach)
     with exporting.open_lines(path) as lines:
         for record, text in exporting.parse_lines_with_bodies(lines, bodies=COMPARED):

@@ -127,12 +127,20 @@ def reach(records: Iterable[Record]) -> int:
     """How far ahead of the seq it read a decision record lies, at most (0 without decisions): how many
     records a replay must have read before it folds one. Decisions that do not say what they read are
     left to the replay to refuse."""
+    return reach_of(
+        (record.seq, record.body.get("seq"))
+        for record in records
+        if record.type is RecordType.DECISION and record.seq is not None
+    )
+
+
+def reach_of(decisions: Iterable[tuple[int, object]]) -> int:
+    """``reach`` from each decision's seq and what its body says it read (anything: only an int before
+    the decision's seq counts), for a first pass that reads no more of a record than that."""
     found = 0
-    for record in records:
-        if record.type is RecordType.DECISION:
-            read = record.body.get("seq")
-            if isinstance(read, int) and record.seq is not None and 0 <= read < record.seq:
-                found = max(found, record.seq - read)
+    for seq, read in decisions:
+        if isinstance(read, int) and 0 <= read < seq:
+            found = max(found, seq - read)
     return found
 
 

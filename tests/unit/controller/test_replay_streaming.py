@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from controller import replaying
+from controller import replay_command, replaying
 from controller.cli import app
 from controller.replay_command import load_jsonl
 from store import exporting
@@ -81,3 +81,12 @@ def test_arcsm_replay_prints_no_timeline_of_an_export_it_cannot_read_to_its_end(
     assert result.stdout == ""
     assert result.stderr.startswith(f"arcsm replay: line {len(lines) + 1}: not JSON")
     assert len(result.stderr.splitlines()) == 1
+
+
+@pytest.mark.parametrize("path", JOURNALS, ids=lambda p: p.name)
+def test_the_first_pass_over_an_export_finds_the_reach_its_records_have(path: Path) -> None:
+    # The first pass reads only seqs from the lines that mention a decision; it must come to the same
+    # reach as the records themselves (a smaller one makes the replay refuse a decision it folded past).
+    with exporting.open_lines(path) as lines:
+        found = replaying.reach_of(replay_command._decisions_of(lines))
+    assert found == replaying.reach(load_jsonl(path)) > 0
