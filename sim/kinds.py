@@ -287,7 +287,10 @@ def from_crd(crd: Mapping[str, Any]) -> list[Kind]:
                 strategic_merge=False,
                 schema=(version.get("schema") or {}).get("openAPIV3Schema", {"type": "object"}),
                 short_names=tuple(names.get("shortNames", ())),
-                extra={"listKind": names.get("listKind", names["kind"] + "List")},
+                extra={
+                    "listKind": names.get("listKind", names["kind"] + "List"),
+                    "printerColumns": tuple(version.get("additionalPrinterColumns") or ()),
+                },
             )
         )
     return kinds

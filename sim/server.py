@@ -29,12 +29,14 @@ from sim import (
     protobuf,
     routing,
     scales,
+    tables,
     tokenrequests,
     tokens,
     watching,
 )
 from sim.apiserver import MERGE, ApiServer, Result
 from sim.faults import Fault, LoggedRequest
+from sim.kinds import Kind
 
 log = logging.getLogger("arcsm.sim")
 
@@ -247,7 +249,7 @@ class Server:
                     if "sendInitialEvents" in q
                     else None,
                 )
-                return _json_response(listing.list_objects(self.api, kind, namespace, opts))
+                return self._read(request, kind, listing.list_objects(self.api, kind, namespace, opts))
             if method == "POST":
                 if kind.namespaced and namespace is None:
                     raise errors.method_not_allowed()
@@ -265,7 +267,7 @@ class Server:
         if target.subresource:
             return await self._subresource(request, target, ns, field_validation, dry_run)
         if method == "GET":
-            return _json_response(self.api.get(kind, ns, target.name))
+            return self._read(request, kind, self.api.get(kind, ns, target.name))
         if method == "PUT":
             self._require_json(request)
             body = await _body(request)
@@ -386,6 +388,15 @@ class Server:
                 media, ["application/json", "application/yaml", "application/vnd.kubernetes.protobuf"]
             )
 
+    def _read(self, request: web.Request, kind: Kind, body: Any) -> web.Response:
+        """A read answered as the object, or as a Table when the client asks for one first."""
+        version = tables.negotiate(request.headers.get("Accept", ""))
+        if version is None:
+            return _json_response(body)
+        include = request.query.get("includeObject", "")
+        now = self.api.clock()
+        return _json_response(tables.table(kind, body, version=version, include_object=include, now=now))
+
     def _result(self, result: Result) -> web.Response:
         return _json_response(result.body, result.code, result.warnings)
 
@@ -436,6 +447,8 @@ class Server:
         )
         # Bad options are plain HTTP errors; once the headers are out, problems are ERROR events.
         watching.check(target.kind, opts)
+        as_table = tables.negotiate(request.headers.get("Accept", ""))
+        include = q.get("includeObject", "")
         lines = watching.stream(
             self.api, target.kind, target.namespace, opts, bookmark_interval=self.bookmark_interval
         )
@@ -447,6 +460,10 @@ class Server:
             self._watch_transports.add(transport)
         try:
             async for chunk in lines:
+                if as_table is not None:
+                    chunk = tables.watch_line(
+                        target.kind, chunk, version=as_table, include_object=include, now=self.api.clock()
+                    )
                 await resp.write(chunk)
             await resp.write_eof()
         except ConnectionResetError:
