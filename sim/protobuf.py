@@ -1,29 +1,25 @@
-"""Just enough of Kubernetes' protobuf encoding to read the one body kubectl sends that way and the
-emulator must understand: the ``TokenRequest`` of ``kubectl create token``.
+"""Kubernetes' protobuf encoding (``application/vnd.kubernetes.protobuf``) for the kinds of
+``sim.protoschemas``: one generic decoder and encoder over that table.
 
-kubectl's typed clients send ``application/vnd.kubernetes.protobuf``: the magic ``k8s\\x00``, then a
-``runtime.Unknown`` message {typeMeta {apiVersion, kind}, raw, contentEncoding, contentType} whose ``raw``
-is the object's own message. ``decode`` turns a TokenRequest body into the JSON shape the rest of the
-emulator reads (``metadata.name``/``namespace``, ``spec.audiences``, ``spec.expirationSeconds``,
-``spec.boundObjectRef``); any other kind is refused with ``ValueError`` and the server answers 415, as
-it does for every protobuf body (the emulator speaks JSON).
+A body is the magic ``k8s\\x00``, then a ``runtime.Unknown`` message {typeMeta {apiVersion, kind}, raw,
+contentEncoding, contentType} whose ``raw`` is the object's own message. ``decode`` turns such a body into
+the JSON shape the rest of the emulator reads; ``encode`` does the reverse for an answer. Unknown field
+numbers are skipped, as Go's decoder does; a malformed body or a kind outside the table is a
+``ValueError`` (the server answers 400 or 415).
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
+
+from sim.protoschemas import KINDS, MESSAGES, Field
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
-
-# Field numbers (k8s.io/api/authentication/v1/generated.proto, apimachinery's generated.proto).
-_UNKNOWN_TYPE_META, _UNKNOWN_RAW = 1, 2
-_TYPE_META_API_VERSION, _TYPE_META_KIND = 1, 2
-_OBJECT_META_NAME, _OBJECT_META_NAMESPACE = 1, 3
-_TOKEN_REQUEST_METADATA, _TOKEN_REQUEST_SPEC = 1, 2
-_SPEC_AUDIENCES, _SPEC_BOUND_OBJECT_REF, _SPEC_EXPIRATION_SECONDS = 1, 3, 4
-_REF_FIELDS = {1: "kind", 2: "apiVersion", 3: "name", 4: "uid"}
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -58,75 +54,204 @@ def fields(data: bytes) -> Iterator[tuple[int, int | bytes]]:
             pos += length
         elif wire in (1, 5):
             size = 8 if wire == 1 else 4
+            if pos + size > len(data):
+                raise ValueError("truncated field")
             yield number, data[pos : pos + size]
             pos += size
         else:
             raise ValueError(f"unsupported wire type {wire}")
 
 
-def _text(value: int | bytes) -> str:
-    if not isinstance(value, bytes):
-        raise ValueError("expected a string field")
-    return value.decode("utf-8")
+# -- decoding -----------------------------------------------------------------------------------------
 
 
-def _message(value: int | bytes) -> bytes:
+def _bytes(value: int | bytes) -> bytes:
     if not isinstance(value, bytes):
-        raise ValueError("expected a message field")
+        raise ValueError("expected a length-delimited field")
     return value
 
 
+def _int(value: int | bytes) -> int:
+    if not isinstance(value, int):
+        raise ValueError("expected a varint field")
+    return value - (1 << 64) if value >= 1 << 63 else value
+
+
+def _time_text(data: bytes) -> str | None:
+    seconds = 0
+    for number, value in fields(data):
+        if number == 1:
+            seconds = _int(value)
+    if not data:
+        return None  # a zero Time is sent empty: null in JSON
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _scalar(f: Field, value: int | bytes) -> Any:
+    shape = f.shape
+    if shape == "str":
+        return _bytes(value).decode("utf-8")
+    if shape == "bytes":
+        return base64.b64encode(_bytes(value)).decode()
+    if shape == "int":
+        return _int(value)
+    if shape == "bool":
+        return bool(_int(value))
+    if shape == "time":
+        return _time_text(_bytes(value))
+    if shape == "raw":
+        return json.loads(_bytes(value)) if value else {}
+    if shape == "msg":
+        return decode_message(f.message, _bytes(value))
+    raise ValueError(f"no decoding for shape {shape}")
+
+
+def _empty(value: Any) -> bool:
+    return value is None or value == "" or value == 0 or value is False or value == {} or value == []
+
+
+def decode_message(message: str, data: bytes) -> dict[str, Any]:
+    """The JSON object of one message of the table; unknown field numbers are skipped."""
+    schema = MESSAGES[message]
+    out: dict[str, Any] = {}
+    for number, value in fields(data):
+        f = schema.get(number)
+        if f is None:
+            continue
+        if f.shape == "map":
+            key = val = b""
+            for n, v in fields(_bytes(value)):
+                if n == 1:
+                    key = _bytes(v)
+                elif n == 2:
+                    val = _bytes(v)
+            entry = val.decode("utf-8") if f.message == "str" else base64.b64encode(val).decode()
+            out.setdefault(f.name, {})[key.decode("utf-8")] = entry
+            continue
+        decoded = _scalar(f, value)
+        if f.repeated:
+            out.setdefault(f.name, []).append(decoded)
+        elif f.keep or not _empty(decoded):
+            out[f.name] = decoded
+        else:
+            out.pop(f.name, None)
+    if message == "FieldsV1":
+        fields_v1: dict[str, Any] = out.get("Raw", {})  # FieldsV1 is its JSON in JSON
+        return fields_v1
+    return out
+
+
 def unwrap(body: bytes) -> tuple[str, str, bytes]:
-    """(apiVersion, kind, raw object message) of a protobuf request body."""
+    """(apiVersion, kind, raw object message) of a protobuf body."""
     if not body.startswith(MAGIC):
         raise ValueError("not a Kubernetes protobuf body (no k8s\\x00 prefix)")
     api_version = kind = ""
     raw = b""
     for number, value in fields(body[len(MAGIC) :]):
-        if number == _UNKNOWN_TYPE_META:
-            for n, v in fields(_message(value)):
-                if n == _TYPE_META_API_VERSION:
-                    api_version = _text(v)
-                elif n == _TYPE_META_KIND:
-                    kind = _text(v)
-        elif number == _UNKNOWN_RAW:
-            raw = _message(value)
+        if number == 1:
+            meta = decode_message("TypeMeta", _bytes(value))
+            api_version, kind = meta.get("apiVersion", ""), meta.get("kind", "")
+        elif number == 2:
+            raw = _bytes(value)
     return api_version, kind, raw
 
 
-def _token_request(raw: bytes) -> dict[str, Any]:
-    metadata: dict[str, Any] = {}
-    spec: dict[str, Any] = {}
-    for number, value in fields(raw):
-        if number == _TOKEN_REQUEST_METADATA:
-            for n, v in fields(_message(value)):
-                if n == _OBJECT_META_NAME and _text(v):
-                    metadata["name"] = _text(v)
-                elif n == _OBJECT_META_NAMESPACE and _text(v):
-                    metadata["namespace"] = _text(v)
-        elif number == _TOKEN_REQUEST_SPEC:
-            for n, v in fields(_message(value)):
-                if n == _SPEC_AUDIENCES:
-                    spec.setdefault("audiences", []).append(_text(v))
-                elif n == _SPEC_EXPIRATION_SECONDS:
-                    if not isinstance(v, int):
-                        raise ValueError("expirationSeconds is not a varint")
-                    spec["expirationSeconds"] = v - (1 << 64) if v >= 1 << 63 else v
-                elif n == _SPEC_BOUND_OBJECT_REF:
-                    spec["boundObjectRef"] = {
-                        _REF_FIELDS[rn]: _text(rv) for rn, rv in fields(_message(v)) if rn in _REF_FIELDS
-                    }
-    return {
-        "apiVersion": "authentication.k8s.io/v1",
-        "kind": "TokenRequest",
-        "metadata": metadata,
-        "spec": spec,
-    }
+def readable(api_version: str, kind: str) -> bool:
+    return (api_version, kind) in KINDS
 
 
 def decode(body: bytes) -> dict[str, Any]:
-    """The JSON shape of a protobuf ``TokenRequest`` body; ``ValueError`` for anything else."""
+    """The JSON shape of a protobuf body; ``ValueError`` for a kind outside the table."""
     api_version, kind, raw = unwrap(body)
-    if (api_version, kind) != ("authentication.k8s.io/v1", "TokenRequest"):
+    message = KINDS.get((api_version, kind))
+    if message is None:
         raise ValueError(f"the emulator reads no protobuf {api_version} {kind}")
-    return _token_request(raw)
+    return {"apiVersion": api_version, "kind": kind, **decode_message(message, raw)}
+
+
+# -- encoding -----------------------------------------------------------------------------------------
+
+
+def _put_varint(value: int) -> bytes:
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _key(number: int, wire: int) -> bytes:
+    return _put_varint(number << 3 | wire)
+
+
+def _delimited(number: int, data: bytes) -> bytes:
+    return _key(number, 2) + _put_varint(len(data)) + data
+
+
+def _time_bytes(text: str) -> bytes:
+    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    seconds = int(moment.timestamp())
+    return (_key(1, 0) + _put_varint(seconds)) if seconds else b""
+
+
+def _encode_value(f: Field, value: Any) -> bytes:
+    shape = f.shape
+    if shape == "str":
+        return str(value).encode()
+    if shape == "bytes":
+        return base64.b64decode(value)
+    if shape == "time":
+        return _time_bytes(value)
+    if shape == "raw":
+        return json.dumps(value, separators=(",", ":")).encode()
+    if shape == "msg":
+        if f.message == "FieldsV1":
+            value = {"Raw": value}
+        return encode_message(f.message, value)
+    raise ValueError(f"no length-delimited encoding for shape {shape}")
+
+
+def _encode_field(number: int, f: Field, value: Any) -> bytes:
+    if f.shape in ("int", "bool"):
+        return _key(number, 0) + _put_varint(int(value))
+    return _delimited(number, _encode_value(f, value))
+
+
+def encode_message(message: str, obj: dict[str, Any]) -> bytes:
+    """One message of the table from its JSON object; JSON fields outside the table are left out."""
+    out = bytearray()
+    for number, f in sorted(MESSAGES[message].items()):
+        if f.name not in obj or obj[f.name] is None:
+            continue
+        value = obj[f.name]
+        if f.shape == "map":
+            for key in sorted(value):
+                entry = value[key].encode() if f.message == "str" else base64.b64decode(value[key])
+                out += _delimited(number, _delimited(1, key.encode()) + _delimited(2, entry))
+        elif f.repeated:
+            for item in value:
+                out += _encode_field(number, f, item)
+        else:
+            out += _encode_field(number, f, value)
+    return bytes(out)
+
+
+def encodable(obj: Any) -> bool:
+    """Whether an answer is an object (or a list of objects) of a kind in the table."""
+    if not isinstance(obj, dict):
+        return False
+    return (obj.get("apiVersion", ""), obj.get("kind", "")) in KINDS
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    """The protobuf body of an object of the table, in its ``runtime.Unknown`` envelope."""
+    api_version, kind = obj["apiVersion"], obj["kind"]
+    type_meta = _delimited(1, api_version.encode()) + _delimited(2, kind.encode())
+    raw = encode_message(KINDS[(api_version, kind)], obj)
+    return MAGIC + _delimited(1, type_meta) + _delimited(2, raw) + _delimited(3, b"") + _delimited(4, b"")

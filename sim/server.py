@@ -68,6 +68,21 @@ def _error_response(err: errors.ApiError) -> web.Response:
     return _json_response(err.status(), err.code, headers=err.headers or None)
 
 
+def _negotiated(request: web.Request, resp: web.StreamResponse) -> web.StreamResponse:
+    """The answer in protobuf when the client lists it first in ``Accept`` and its kind has a message."""
+    accept = request.headers.get("Accept", "").split(",")[0].split(";")[0].strip().lower()
+    if accept != protobuf.MEDIA_TYPE or not isinstance(resp, web.Response) or resp.body is None:
+        return resp
+    if resp.content_type != "application/json":
+        return resp
+    obj = json.loads(resp.body)  # type: ignore[arg-type]
+    if not protobuf.encodable(obj):
+        return resp
+    resp.body = protobuf.encode(obj)
+    resp.content_type = protobuf.MEDIA_TYPE
+    return resp
+
+
 def _media_type(request: web.Request) -> str:
     return (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
 
@@ -153,7 +168,7 @@ class Server:
                         err = fault.error()
                         if err is not None:
                             raise err
-            resp = await handler(request)
+            resp = _negotiated(request, await handler(request))
             status = resp.status
             return resp
         except errors.ApiError as err:
@@ -165,7 +180,7 @@ class Server:
             ):
                 # Paths outside the built-in API web services end at the NotFound handler (S01).
                 err.details = None
-            return _error_response(err)
+            return _negotiated(request, _error_response(err))
         except web.HTTPException:
             raise
         except Exception as exc:  # a bug in the emulator must still answer a Status, and say so
@@ -253,8 +268,7 @@ class Server:
             if method == "POST":
                 if kind.namespaced and namespace is None:
                     raise errors.method_not_allowed()
-                self._require_json(request)
-                body = await _body(request)
+                body = await self._object_body(request)
                 return self._result(
                     self.api.create(kind, ns, body, field_validation=field_validation, dry_run=dry_run)
                 )
@@ -269,8 +283,7 @@ class Server:
         if method == "GET":
             return self._read(request, kind, self.api.get(kind, ns, target.name))
         if method == "PUT":
-            self._require_json(request)
-            body = await _body(request)
+            body = await self._object_body(request)
             return self._result(
                 self.api.update(
                     kind, ns, target.name, body, field_validation=field_validation, dry_run=dry_run
@@ -373,10 +386,14 @@ class Server:
 
     async def _token_body(self, request: web.Request) -> Any:
         """A TokenRequest in JSON, or in protobuf as kubectl's typed client sends it."""
+        return await self._object_body(request)
+
+    async def _object_body(self, request: web.Request) -> Any:
+        """A request body in JSON, or in protobuf for the kinds ``sim.protoschemas`` declares."""
         if _media_type(request) == protobuf.MEDIA_TYPE:
             try:
                 return protobuf.decode(await request.read())
-            except ValueError:
+            except (ValueError, UnicodeDecodeError):
                 raise errors.unsupported_media_type(protobuf.MEDIA_TYPE, ["application/json"]) from None
         self._require_json(request)
         return await _body(request)

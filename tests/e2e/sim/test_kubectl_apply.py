@@ -129,7 +129,7 @@ async def test_an_upgrade_is_a_client_side_apply_patch(cluster: Path) -> None:
 
 
 async def test_watch_namespaces_get_namespaced_roles(cluster: Path) -> None:
-    # kubectl create sends protobuf, which the emulator does not speak; apply sends JSON.
+    # apply sends JSON (kubectl create sends protobuf: test_kubectl_protobuf.py).
     await ok(cluster, "apply", "-f", "-", stdin="apiVersion: v1\nkind: Namespace\nmetadata: {name: team-a}\n")
     release = manifests.Release(values={"flags": {"watchSingleNamespace": "team-a"}})
     out = applied(await ok(cluster, "apply", "-f", "-", stdin=manifests.dump(manifests.render(release))))

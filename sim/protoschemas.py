@@ -1,0 +1,177 @@
+"""The protobuf messages the emulator reads and writes, declared as data: for each message, its fields by
+number with their JSON name and shape.
+
+Field numbers are those of k8s.io/api's ``generated.proto`` (core/v1, authentication/v1) and
+apimachinery's ``pkg/apis/meta/v1/generated.proto``. A shape is one of
+
+    ``str``, ``bytes`` (base64 in JSON), ``int``, ``bool``, ``time`` (a ``meta.v1.Time``: RFC 3339 in JSON),
+    ``raw`` (bytes holding JSON, as ``FieldsV1``), ``msg`` (a nested message, named), ``map`` (string keys;
+    values ``str`` or ``bytes``).
+
+``repeated`` fields are JSON lists. ``keep`` marks Go pointer fields: present on the wire only when set, so
+their zero value (``false``, ``0``) is kept in JSON; every other empty value is omitted, as Go's
+``omitempty`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Field:
+    name: str
+    shape: str
+    message: str = ""  # the nested message (shape "msg") or the map's value shape (shape "map")
+    repeated: bool = False
+    keep: bool = False
+
+
+def _f(name: str, shape: str, message: str = "", *, repeated: bool = False, keep: bool = False) -> Field:
+    return Field(name, shape, message, repeated, keep)
+
+
+MESSAGES: dict[str, dict[int, Field]] = {
+    # k8s.io/apimachinery/pkg/runtime
+    "TypeMeta": {1: _f("apiVersion", "str"), 2: _f("kind", "str")},
+    "Unknown": {
+        1: _f("typeMeta", "msg", "TypeMeta"),
+        2: _f("raw", "bytes"),
+        3: _f("contentEncoding", "str"),
+        4: _f("contentType", "str"),
+    },
+    # meta/v1
+    "ObjectMeta": {
+        1: _f("name", "str"),
+        2: _f("generateName", "str"),
+        3: _f("namespace", "str"),
+        4: _f("selfLink", "str"),
+        5: _f("uid", "str"),
+        6: _f("resourceVersion", "str"),
+        7: _f("generation", "int"),
+        8: _f("creationTimestamp", "time"),
+        9: _f("deletionTimestamp", "time"),
+        10: _f("deletionGracePeriodSeconds", "int", keep=True),
+        11: _f("labels", "map", "str"),
+        12: _f("annotations", "map", "str"),
+        13: _f("ownerReferences", "msg", "OwnerReference", repeated=True),
+        14: _f("finalizers", "str", repeated=True),
+        17: _f("managedFields", "msg", "ManagedFieldsEntry", repeated=True),
+    },
+    "OwnerReference": {
+        1: _f("kind", "str"),
+        3: _f("name", "str"),
+        4: _f("uid", "str"),
+        5: _f("apiVersion", "str"),
+        6: _f("controller", "bool", keep=True),
+        7: _f("blockOwnerDeletion", "bool", keep=True),
+    },
+    "ManagedFieldsEntry": {
+        1: _f("manager", "str"),
+        2: _f("operation", "str"),
+        3: _f("apiVersion", "str"),
+        4: _f("time", "time"),
+        6: _f("fieldsType", "str"),
+        7: _f("fieldsV1", "msg", "FieldsV1"),
+        8: _f("subresource", "str"),
+    },
+    "FieldsV1": {1: _f("Raw", "raw")},
+    "ListMeta": {
+        1: _f("selfLink", "str"),
+        2: _f("resourceVersion", "str"),
+        3: _f("continue", "str"),
+        4: _f("remainingItemCount", "int", keep=True),
+    },
+    "Status": {
+        1: _f("metadata", "msg", "ListMeta"),
+        2: _f("status", "str"),
+        3: _f("message", "str"),
+        4: _f("reason", "str"),
+        5: _f("details", "msg", "StatusDetails"),
+        6: _f("code", "int"),
+    },
+    "StatusDetails": {
+        1: _f("name", "str"),
+        2: _f("group", "str"),
+        3: _f("kind", "str"),
+        4: _f("causes", "msg", "StatusCause", repeated=True),
+        5: _f("retryAfterSeconds", "int"),
+        6: _f("uid", "str"),
+    },
+    "StatusCause": {1: _f("reason", "str"), 2: _f("message", "str"), 3: _f("field", "str")},
+    # core/v1
+    "Namespace": {
+        1: _f("metadata", "msg", "ObjectMeta"),
+        2: _f("spec", "msg", "NamespaceSpec"),
+        3: _f("status", "msg", "NamespaceStatus"),
+    },
+    "NamespaceSpec": {1: _f("finalizers", "str", repeated=True)},
+    "NamespaceStatus": {
+        1: _f("phase", "str"),
+        2: _f("conditions", "msg", "NamespaceCondition", repeated=True),
+    },
+    "NamespaceCondition": {
+        1: _f("type", "str"),
+        2: _f("status", "str"),
+        4: _f("lastTransitionTime", "time"),
+        5: _f("reason", "str"),
+        6: _f("message", "str"),
+    },
+    "Secret": {
+        1: _f("metadata", "msg", "ObjectMeta"),
+        2: _f("data", "map", "bytes"),
+        3: _f("type", "str"),
+        4: _f("stringData", "map", "str"),
+        5: _f("immutable", "bool", keep=True),
+    },
+    "ConfigMap": {
+        1: _f("metadata", "msg", "ObjectMeta"),
+        2: _f("data", "map", "str"),
+        3: _f("binaryData", "map", "bytes"),
+        4: _f("immutable", "bool", keep=True),
+    },
+    "ServiceAccount": {
+        1: _f("metadata", "msg", "ObjectMeta"),
+        2: _f("secrets", "msg", "ObjectReference", repeated=True),
+        3: _f("imagePullSecrets", "msg", "LocalObjectReference", repeated=True),
+        4: _f("automountServiceAccountToken", "bool", keep=True),
+    },
+    "ObjectReference": {
+        1: _f("kind", "str"),
+        2: _f("namespace", "str"),
+        3: _f("name", "str"),
+        4: _f("uid", "str"),
+        5: _f("apiVersion", "str"),
+        6: _f("resourceVersion", "str"),
+        7: _f("fieldPath", "str"),
+    },
+    "LocalObjectReference": {1: _f("name", "str")},
+    # authentication/v1
+    "TokenRequest": {
+        1: _f("metadata", "msg", "ObjectMeta"),
+        2: _f("spec", "msg", "TokenRequestSpec"),
+        3: _f("status", "msg", "TokenRequestStatus"),
+    },
+    "TokenRequestSpec": {
+        1: _f("audiences", "str", repeated=True),
+        3: _f("boundObjectRef", "msg", "BoundObjectReference"),
+        4: _f("expirationSeconds", "int", keep=True),
+    },
+    "BoundObjectReference": {
+        1: _f("kind", "str"),
+        2: _f("apiVersion", "str"),
+        3: _f("name", "str"),
+        4: _f("uid", "str"),
+    },
+    "TokenRequestStatus": {1: _f("token", "str"), 2: _f("expirationTimestamp", "time")},
+}
+
+# (apiVersion, kind) of the top-level objects → their message.
+KINDS: dict[tuple[str, str], str] = {
+    ("v1", "Namespace"): "Namespace",
+    ("v1", "Secret"): "Secret",
+    ("v1", "ConfigMap"): "ConfigMap",
+    ("v1", "ServiceAccount"): "ServiceAccount",
+    ("v1", "Status"): "Status",
+    ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
+}
