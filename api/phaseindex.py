@@ -11,7 +11,9 @@ the items it returns, not a scan of the journal.
   moves the index there itself (``reached``).
 * Live: the index is ``live`` once it first reached the journal's end; until then requests do not wait
   for it (``phases.ready_index``: a small journal is scanned, a large one answers 503).
-* Bounded: ``keep`` items are held (the newest; 50,000 by default, some tens of MB). The oldest are dropped
+* Bounded: ``keep`` items are held (the newest; 50,000 by default). An item is held as a ``Held`` tuple
+  with its repeated strings interned (about a third of a ``PhaseItem`` model's memory); the models are
+  built only for the items a request returns. The oldest are dropped
   in batches, once a quarter more than ``keep`` is held, so up to 1.25 × ``keep`` items are held at times.
   Dropping moves the ``horizon``: a page that starts before it is answered by a scan of the journal
   (``phases.page``) instead, as are all requests when the index cannot follow (it is restarting after an
@@ -32,7 +34,9 @@ import asyncio
 import bisect
 import collections
 import logging
+import sys
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from api import phasehistory
 from api.models import PhaseItem, PhasePage
@@ -50,6 +54,56 @@ OBSERVED_KINDS = phasehistory.KINDS | {"Pod"}
 Key = tuple[str, str, str]
 
 
+class Held(NamedTuple):
+    """One ``PhaseItem`` as the index holds it: its fields in order, the revisions as pairs."""
+
+    seq: int
+    at: str
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    from_: str | None
+    to: str
+    trigger: str
+    reason: str
+    revisions: tuple[tuple[str, int], ...]
+    source: str
+
+    @classmethod
+    def of(cls, item: PhaseItem) -> Held:
+        return cls(
+            item.seq,
+            item.at,
+            sys.intern(item.kind),
+            sys.intern(item.namespace),
+            sys.intern(item.name),
+            sys.intern(item.uid),
+            None if item.from_ is None else sys.intern(item.from_),
+            sys.intern(item.to),
+            sys.intern(item.trigger),
+            sys.intern(item.reason),
+            tuple((sys.intern(name), value) for name, value in item.revisions.items()),
+            sys.intern(item.source),
+        )
+
+    def as_item(self) -> PhaseItem:
+        return PhaseItem(
+            seq=self.seq,
+            at=self.at,
+            kind=self.kind,
+            namespace=self.namespace,
+            name=self.name,
+            uid=self.uid,
+            from_=self.from_,
+            to=self.to,
+            trigger=self.trigger,
+            reason=self.reason,
+            revisions=dict(self.revisions),
+            source=self.source,
+        )
+
+
 class PhaseIndex:
     def __init__(self, items_of_decision: phasehistory.ItemsOf, *, keep: int = KEEP) -> None:
         self.keep = keep
@@ -60,8 +114,8 @@ class PhaseIndex:
         self.restarts = 0
         self._history = phasehistory.History(items_of_decision)
         self._trimmed: set[Key] | None = set()  # None: too many to track, every object may have lost items
-        self._items: list[PhaseItem] = []
-        self._by_object: dict[Key, collections.deque[PhaseItem]] = {}
+        self._items: list[Held] = []
+        self._by_object: dict[Key, collections.deque[Held]] = {}
         self._observed: dict[Key, int] = {}
         self._folded = asyncio.Condition()
 
@@ -70,7 +124,7 @@ class PhaseIndex:
     def feed(self, record: Record) -> None:
         """Fold one record (records come in seq order)."""
         found = self._history.feed(record)
-        for item in found:
+        for item in map(Held.of, found):
             self._items.append(item)
             self._by_object.setdefault((item.kind, item.namespace, item.name), collections.deque()).append(
                 item
@@ -177,46 +231,48 @@ class PhaseIndex:
         if after < self.horizon:
             return None
         if kind is not None and namespace is not None and name is not None:
-            candidates: Iterable[PhaseItem] = _after(
-                list(self._by_object.get((kind, namespace, name), ())), after
-            )
+            candidates: Iterable[Held] = _after(list(self._by_object.get((kind, namespace, name), ())), after)
         else:
             candidates = _after(self._items, after)
-        items: list[PhaseItem] = []
-        group: list[PhaseItem] = []  # the items of one record: a page never splits them
+        items: list[Held] = []
+        group: list[Held] = []  # the items of one record: a page never splits them
         for item in candidates:
             if not _matches(item, kind, namespace, name):
                 continue
             if group and item.seq != group[0].seq:
                 if items and len(items) + len(group) > limit:
-                    return PhasePage(items=items, next=items[-1].seq)
+                    return _page(items, next=items[-1].seq)
                 items.extend(group)
                 group = []
                 if len(items) >= limit:
-                    return PhasePage(items=items, next=items[-1].seq)
+                    return _page(items, next=items[-1].seq)
             group.append(item)
         if group and items and len(items) + len(group) > limit:
-            return PhasePage(items=items, next=items[-1].seq)
+            return _page(items, next=items[-1].seq)
         items.extend(group)
         # As the scan: a full page names a next one, which may be empty; a page short of the limit is last.
-        return PhasePage(items=items, next=items[-1].seq if items and len(items) >= limit else None)
+        return _page(items, next=items[-1].seq if items and len(items) >= limit else None)
 
     def last(self, *, kind: str, namespace: str, name: str, count: int) -> list[PhaseItem]:
         """The newest ``count`` items of one object held, oldest first."""
         held = self._by_object.get((kind, namespace, name), ())
-        return list(held)[-count:] if count > 0 else []
+        return [item.as_item() for item in list(held)[-count:]] if count > 0 else []
 
     def observed_seq(self, keys: Iterable[Key]) -> int:
         """The seq of the last observed record about any of ``keys`` (0 for none)."""
         return max((self._observed.get(key, 0) for key in keys), default=0)
 
 
-def _after(items: list[PhaseItem], after: int) -> Iterable[PhaseItem]:
+def _page(items: list[Held], *, next: int | None) -> PhasePage:
+    return PhasePage(items=[item.as_item() for item in items], next=next)
+
+
+def _after(items: list[Held], after: int) -> Iterable[Held]:
     start = bisect.bisect_right(items, after, key=lambda item: item.seq)
     return (items[i] for i in range(start, len(items)))
 
 
-def _matches(item: PhaseItem, kind: str | None, namespace: str | None, name: str | None) -> bool:
+def _matches(item: Held, kind: str | None, namespace: str | None, name: str | None) -> bool:
     return (
         (kind is None or item.kind == kind)
         and (namespace is None or item.namespace == namespace)

@@ -6,6 +6,7 @@ horizon. The reader is an in-memory list of records filtered as the journal filt
 
 from __future__ import annotations
 
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -307,3 +308,23 @@ def test_the_index_knows_the_last_observed_record_of_each_object_while_it_exists
     assert index.observed_seq([("Pod", "default", "arc-set"), (ARS, "default", "arc")]) == 8
     assert index.observed_seq([("EphemeralRunnerSet", "default", "arc-set")]) == 0
     assert index.observed_seq([]) == 0
+
+
+def test_the_index_holds_its_items_in_a_fraction_of_their_models_memory() -> None:
+    """The index is bounded by a count of items (50,000 by default), so what it takes is what one item
+    costs there: a lean tuple, with the response models built only for the items a request returns."""
+    count = 4_000
+    records = [decided(seq, ("Pending", "Running")) for seq in range(1, count + 1)]
+    tracemalloc.start()
+    try:
+        start = tracemalloc.get_traced_memory()[0]
+        index = indexed(records, keep=2 * count)
+        held = tracemalloc.get_traced_memory()[0] - start
+        start = tracemalloc.get_traced_memory()[0]
+        models = [item for record in records for item in phases.items_of(record)]
+        as_models = tracemalloc.get_traced_memory()[0] - start
+    finally:
+        tracemalloc.stop()
+    page = index.page(after=0, limit=2 * count)
+    assert page is not None and page.items == models
+    assert held < as_models / 2, (held / count, as_models / count)
