@@ -42,6 +42,11 @@ class ArcsmCommands(LazyGroup):
             "history",
             "Print an object's phase history from a journal, oldest first (works while a controller runs).",
         ),
+        "graph": Lazy(
+            "controller.graph_command",
+            "graph",
+            "Print each machine's lifecycle, drawn from its transition table (states, triggers, guards).",
+        ),
         "manifests": Lazy(
             "controller.manifests_command",
             "manifests_command",
