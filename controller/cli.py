@@ -35,7 +35,8 @@ class ArcsmCommands(LazyGroup):
             "replay",
             "Replay a recorded journal: fold its records and decide each recorded decision again from the "
             "journal prefix it read, with the machine settings the journal recorded; print the phase "
-            "timeline and effects, or with --check report the first decision that comes out differently.",
+            "timeline and effects, or with --check report the first decision that comes out differently "
+            "(with --diff, the first for each object, and what differs).",
         ),
         "history": Lazy(
             "controller.history_command",
