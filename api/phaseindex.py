@@ -5,6 +5,8 @@ record into one ``phasehistory.History``; the items it yields are kept in seq or
 page, an object's last transitions and the scale set view are answered from memory, so a request costs
 the items it returns, not a scan of the journal.
 
+* Whole: re-affirmations (``phasehistory.reaffirms``) are held like every item; a page or an object's last
+  items leave them out when asked (``reaffirmed=False``), so one index serves both answers.
 * Fresh: a request first waits until the index has folded every record committed when it arrived
   (``caught_up``), so an answer never lags the journal it is read beside. Records retention pruned are
   skipped by the tail without a word, so a request that finds none left up to the journal's last seq

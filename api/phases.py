@@ -6,6 +6,10 @@ record's seq and time, ``source`` "decided". Where this replica did not decide (
 phase changes of the objects it observed fill the gap, ``source`` "observed", without repeating a decided
 transition when its write comes back (``phasehistory``).
 
+An object's history ends with its deletion (``to`` None, trigger ``deleted``; ``phasehistory``). Items that
+re-affirm a phase (from = to) are folded like the others, and left out of a page or of an object's last
+items when ``reaffirmed`` is False (the routes' default; ``phasehistory.reaffirms``).
+
 A record may carry several transitions (a pass may write Pending and go on), so a page ends at a record
 boundary: ``next`` is the seq of the page's last item (the value to pass as ``after``; the scan and the
 index agree on it), and a page holds at most ``limit`` items unless a single record alone holds more.
