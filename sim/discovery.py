@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from sim import selfreviews
 from sim.kinds import Kind, Registry
 
 # The fields of version.Info; kubernetes_asyncio's VersionInfo requires them all.
@@ -40,13 +41,23 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
     return {"name": name, "versions": entries, "preferredVersion": entries[0]}
 
 
+def served_groups(registry: Registry) -> dict[str, list[str]]:
+    """Group → versions: the registry's and those of the self reviews (``sim.selfreviews``)."""
+    groups = {g: list(vs) for g, vs in registry.groups().items()}
+    for group, version in selfreviews.RESOURCES:
+        versions = groups.setdefault(group, [])
+        if version not in versions:
+            versions.append(version)
+    return groups
+
+
 def api_group_list(registry: Registry) -> dict[str, Any]:
-    groups = [_group(g, vs) for g, vs in sorted(registry.groups().items()) if g]
+    groups = [_group(g, vs) for g, vs in sorted(served_groups(registry).items()) if g]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
 def api_group(registry: Registry, group: str) -> dict[str, Any] | None:
-    versions = registry.groups().get(group)
+    versions = served_groups(registry).get(group)
     if not versions or not group:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group(group, versions)}
@@ -120,6 +131,7 @@ def api_resource_list(registry: Registry, group: str, version: str) -> dict[str,
     for kind in sorted(registry.all(), key=lambda k: k.plural):
         if kind.group == group and kind.version == version:
             resources.extend(_resource(kind))
+    resources.extend(selfreviews.RESOURCES.get((group, version), []))
     group_version = f"{group}/{version}" if group else version
     return {
         "kind": "APIResourceList",

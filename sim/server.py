@@ -29,6 +29,7 @@ from sim import (
     protobuf,
     routing,
     scales,
+    selfreviews,
     tables,
     tokenrequests,
     tokens,
@@ -41,6 +42,8 @@ from sim.kinds import Kind
 log = logging.getLogger("arcsm.sim")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Who sent the request, once authenticated (None: the emulator serves it unchecked).
+USER: web.RequestKey[authenticating.User | None] = web.RequestKey("user")
 
 
 def parse_bool(value: str | None) -> bool:
@@ -135,6 +138,8 @@ class Server:
             self.app.router.add_get(check, self._healthy)
         self.app.router.add_get(discovery.OPENAPI_PREFIX, self._openapi_index)
         self.app.router.add_get(discovery.OPENAPI_PREFIX + "/{tail:.+}", self._openapi_group_version)
+        for path in selfreviews.PATHS:
+            self.app.router.add_post(path, self._self_review)
         self.app.router.add_route("*", "/_sim/{hook}", self._hook)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 
@@ -158,6 +163,7 @@ class Server:
                 user = authenticating.authenticate(
                     self.api.store, request.headers.get("Authorization", ""), now=self.api.clock()
                 )
+                request[USER] = user
                 if user is not None:
                     user_name = user.name
                     authorizing.check(self.api.store, user, request.method, request.path, request.query)
@@ -233,6 +239,13 @@ class Server:
                 raise errors.no_such_resource()
             return _json_response(group)
         return _json_response(discovery.api_resource_list(registry, target.group, target.version))
+
+    async def _self_review(self, request: web.Request) -> web.Response:
+        """``kubectl auth can-i`` and ``whoami``: a review answered for whoever sends it."""
+        token = authenticating.bearer(request.headers.get("Authorization", ""))
+        body = await self._object_body(request)
+        answered = selfreviews.answer(request.path, self.api.store, request.get(USER), token, body)
+        return _json_response(answered, 201)
 
     # -- resources -----------------------------------------------------------------------------------
 
