@@ -33,6 +33,7 @@ from sim import (
     tables,
     tokenrequests,
     tokens,
+    unknownfields,
     watching,
 )
 from sim.apiserver import MERGE, ApiServer, Result
@@ -84,6 +85,27 @@ def _negotiated(request: web.Request, resp: web.StreamResponse) -> web.StreamRes
     resp.body = protobuf.encode(obj)
     resp.content_type = protobuf.MEDIA_TYPE
     return resp
+
+
+def _known_fields(
+    request: web.Request, kind: Kind, body: Any, *, patch: bool = False
+) -> tuple[Any, list[str]]:
+    """A built-in kind's body without the fields its type lacks, as kube-apiserver decodes it, when the
+    request names ``fieldValidation`` (kubectl's do): Strict refuses them (400), Warn returns their paths
+    for warnings, Ignore drops them silently. Other requests' bodies are left as they are."""
+    validation = request.query.get("fieldValidation")
+    if kind.is_custom or validation is None:
+        return body, []
+    if patch and _media_type(request) == "application/json-patch+json":
+        return body, []
+    body, unknown = unknownfields.unknown(kind.group, kind.version, kind.kind, body, patch=patch)
+    if unknown and validation == "Strict":
+        listed = ", ".join(f'unknown field "{u}"' for u in unknown)
+        if patch:
+            raise errors.bad_request(f"strict decoding error: {listed}")
+        what = f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}'
+        raise errors.bad_request(f"{what}: strict decoding error: {listed}")
+    return body, (unknown if validation == "Warn" else [])
 
 
 def _media_type(request: web.Request) -> str:
@@ -220,10 +242,10 @@ class Server:
 
     async def _openapi_group_version(self, request: web.Request) -> web.Response:
         gv = discovery.parse_openapi_path(request.path)
-        document = discovery.openapi_group_version(self.api.registry, *gv) if gv else None
-        if document is None:
+        kinds = discovery.openapi_kinds(self.api.registry, *gv) if gv else None
+        if kinds is None:
             raise errors.no_such_resource()
-        return _json_response(document)
+        return _json_response(await asyncio.to_thread(discovery.openapi_document, kinds))
 
     def _discovery(self, request: web.Request, target: routing.Discovery) -> web.Response:
         registry = self.api.registry
@@ -281,9 +303,10 @@ class Server:
             if method == "POST":
                 if kind.namespaced and namespace is None:
                     raise errors.method_not_allowed()
-                body = await self._object_body(request)
+                body, unknown = _known_fields(request, kind, await self._object_body(request))
                 return self._result(
-                    self.api.create(kind, ns, body, field_validation=field_validation, dry_run=dry_run)
+                    self.api.create(kind, ns, body, field_validation=field_validation, dry_run=dry_run),
+                    unknown,
                 )
             if method == "DELETE":
                 return await self._delete_collection(request, target)
@@ -296,14 +319,15 @@ class Server:
         if method == "GET":
             return self._read(request, kind, self.api.get(kind, ns, target.name))
         if method == "PUT":
-            body = await self._object_body(request)
+            body, unknown = _known_fields(request, kind, await self._object_body(request))
             return self._result(
                 self.api.update(
                     kind, ns, target.name, body, field_validation=field_validation, dry_run=dry_run
-                )
+                ),
+                unknown,
             )
         if method == "PATCH":
-            body = await _body(request)
+            body, unknown = _known_fields(request, kind, await _body(request), patch=True)
             return self._result(
                 self.api.patch(
                     kind,
@@ -313,7 +337,8 @@ class Server:
                     _media_type(request),
                     field_validation=field_validation,
                     dry_run=dry_run,
-                )
+                ),
+                unknown,
             )
         if method == "DELETE":
             return self._result(self.api.delete(kind, ns, target.name, await self._delete_options(request)))
@@ -427,8 +452,9 @@ class Server:
         now = self.api.clock()
         return _json_response(tables.table(kind, body, version=version, include_object=include, now=now))
 
-    def _result(self, result: Result) -> web.Response:
-        return _json_response(result.body, result.code, result.warnings)
+    def _result(self, result: Result, unknown: list[str] | None = None) -> web.Response:
+        warnings = [f'unknown field "{u}"' for u in unknown or ()] + result.warnings
+        return _json_response(result.body, result.code, warnings)
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         body = await _body(request, allow_empty=True)
