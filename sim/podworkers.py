@@ -420,6 +420,7 @@ class PodWorker:
             pod_ip=self.pod_ip,
             host_ip=self.kubelet.host_ip,
             host=host,
+            log=self.kubelet.log_path(self.namespace, self.name, self.uid, c.name, c.restart_count),
         )
         c.ctx = ctx
         c.staged = staged
