@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import aiohttp
 from kubernetes_asyncio import client
 
 from sim.world import World
@@ -132,3 +133,44 @@ async def test_kubectl_shows_a_pods_events_from_scheduler_and_kubelet(
 
     stopped = await eventually(killing, timeout=30, what="the Killing Event of pod web")
     assert stopped[1][1:] == ["Normal", "Killing", "pod/web", "Stopping container c"]
+
+
+@requires_kubectl
+async def test_kubectl_sorts_events_and_prints_the_events_k8s_io_view_as_the_core_one(
+    world: World, kube: client.ApiClient, kubeconfig: Path
+) -> None:
+    await started_pod(kube, "p", "busybox:1.36")
+    # --sort-by asks the Table with whole objects (includeObject=Object) and sorts on them.
+    by_time = rows(await ok(kubeconfig, "get", "events", "-n", NS, "--sort-by=.metadata.name"))
+    assert by_time[0] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "MESSAGE"]
+    assert sorted(r[2] for r in by_time[1:]) == sorted(STARTED)
+    assert {r[3] for r in by_time[1:]} == {"pod/p"}
+
+    new_api = rows(await ok(kubeconfig, "get", "events.v1.events.k8s.io", "-n", NS, "-o", "wide"))
+    assert new_api[0][:7] == ["LAST SEEN", "TYPE", "REASON", "OBJECT", "SUBOBJECT", "SOURCE", "MESSAGE"]
+    by_reason = {r[2]: r for r in new_api[1:]}
+    assert by_reason["Started"][3:7] == [
+        "pod/p",
+        "spec.containers{c}",
+        "kubelet, sim-node-1",
+        "Started container c",
+    ]
+    assert by_reason["Scheduled"][3:6] == [
+        "pod/p",
+        "default-scheduler, default-scheduler-sim-node-1",
+        f"Successfully assigned {NS}/p to sim-node-1",
+    ]
+
+    table = "application/json;as=Table;v=v1;g=meta.k8s.io"
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(
+            f"{world.url}/apis/events.k8s.io/v1/namespaces/{NS}/events",
+            headers={"Accept": table},
+            params={"includeObject": "Object"},
+        ) as resp,
+    ):
+        listed = await resp.json()
+    objects = [row["object"] for row in listed["rows"]]
+    assert {(o["kind"], o["apiVersion"]) for o in objects} == {("Event", "events.k8s.io/v1")}
+    assert {o["reason"] for o in objects} == set(STARTED)
