@@ -181,7 +181,7 @@ class Server:
                 try:
                     verb = _verb(request, routing.parse(self.api.registry, request.path))
                 except errors.ApiError:
-                    verb = request.method.lower()
+                    verb = "create" if request.path in selfreviews.PATHS else request.method.lower()
                 user = authenticating.authenticate(
                     self.api.store, request.headers.get("Authorization", ""), now=self.api.clock()
                 )

@@ -213,6 +213,8 @@ async def test_a_protobuf_access_review_is_answered_in_protobuf(world: World) ->
     assert answered["kind"] == "SelfSubjectAccessReview"
     assert answered["spec"] == review["spec"]
     assert answered["status"] == {"allowed": True}
+    (logged,) = [r for r in world.requests if r.path.endswith("/selfsubjectaccessreviews")]
+    assert (logged.verb, logged.status, logged.content_type) == ("create", 201, protobuf.MEDIA_TYPE)
 
     async with (
         aiohttp.ClientSession() as session,
