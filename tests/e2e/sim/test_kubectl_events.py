@@ -174,3 +174,31 @@ async def test_kubectl_sorts_events_and_prints_the_events_k8s_io_view_as_the_cor
     objects = [row["object"] for row in listed["rows"]]
     assert {(o["kind"], o["apiVersion"]) for o in objects} == {("Event", "events.k8s.io/v1")}
     assert {o["reason"] for o in objects} == set(STARTED)
+
+
+@requires_kubectl
+async def test_kubectl_describe_shows_a_crash_loops_back_off_and_repeated_events(
+    world: World, kube: client.ApiClient, kubeconfig: Path
+) -> None:
+    annotations = {"sim.arcsm.io/exit-code": "1", "sim.arcsm.io/run-seconds": "0"}
+    body = {
+        "metadata": {"name": "crash", "annotations": annotations},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}]},
+    }
+    pod = await client.CoreV1Api(kube).create_namespaced_pod(NS, body)
+
+    async def backing_off() -> dict[str, list[str]]:
+        described = await ok(kubeconfig, "describe", "pod", "crash", "-n", NS)
+        lines = {line[1]: line for line in rows(described[described.index("Events:") :])[3:]}
+        assert "BackOff" in lines, lines
+        return lines
+
+    lines = await eventually(backing_off, timeout=30, what="the BackOff Event of pod crash")
+    assert lines["BackOff"][0] == "Warning" and lines["BackOff"][3] == "kubelet"
+    assert (
+        lines["BackOff"][4] == f"Back-off restarting failed container c in pod crash_{NS}({pod.metadata.uid})"
+    )
+    # The container started (at least) twice: the kubelet's identical Events are one, counted.
+    for reason in ("Pulled", "Created", "Started"):
+        counted = re.fullmatch(r"\d+s \(x(\d+) over \d+s\)", lines[reason][2])
+        assert counted is not None and int(counted[1]) >= 2, lines[reason]
