@@ -5,8 +5,9 @@ Inputs: the ``world`` fixture (the simulated scheduler and kubelet), a kubeconfi
 ``kubectl``, and kubernetes_asyncio for both Event APIs. Outputs: ``Scheduled`` from default-scheduler
 (an events.k8s.io/v1 Event: ``eventTime``, ``reportingController``, no legacy timestamps), the kubelet's
 ``Pulling``/``Pulled``, ``Created``, ``Started`` and ``Killing`` (core/v1, with ``source``, first and
-last timestamps and ``count``), each in kubectl's columns and in describe's Events section. Nothing is
-mocked.
+last timestamps and ``count``), each in kubectl's columns and in describe's Events section; a crash
+loop's ``BackOff`` and its repeated, counted Events; ``--sort-by`` and the events.k8s.io view in
+kubectl's columns. Nothing is mocked.
 """
 
 from __future__ import annotations
