@@ -1,0 +1,291 @@
+"""How kube-apiserver decodes the JSON body of a built-in kind into its Go struct, over the shapes of
+``sim.builtinschemas``.
+
+``decode`` walks an object against its kind's struct the way Kubernetes' JSON decoder (sigs.k8s.io/json,
+case-sensitive, strict) does:
+
+- a field the struct does not declare is dropped and reported by its path (``spec.containers[0].imagee``:
+  list indices in brackets, map keys after a dot), once, in document order;
+- a value of the wrong JSON type is skipped and the first such error is kept, Go's
+  ``json: cannot unmarshal string into Go struct field Container.spec.containers.ports of type
+  []v1.ContainerPort`` (the struct holding the field, then the JSON names down to it, without indices);
+- a ``metav1.Time``, ``MicroTime``, ``Quantity`` or ``IntOrString`` that its own ``UnmarshalJSON`` refuses
+  stops the decoding with that method's error (``parsing time ...``, ``quantities must match ...``);
+- times are stored as Go writes them back: UTC, ``Z``, seconds (``Time``) or six fractional digits
+  (``MicroTime``); a quantity given as a JSON number is stored as a string. Nulls are kept (the verbs
+  treat them as absent).
+
+The verbs call ``decode_body`` (create, update, status update: a bad body is 400 ``... cannot be handled as
+a Pod: ...``) and ``decode_patched`` (the object a patch produced: 422 on the ``patch`` field, as the patch
+handler answers). Both honour ``fieldValidation``: ``Strict`` refuses unknown fields, ``Warn`` (the default)
+answers them as ``Warning`` headers, ``Ignore`` drops them silently.
+
+Known limits: duplicate fields are not detected (the body is parsed before it gets here); quantities are
+checked, not canonicalised; a strategic merge patch's type errors are worded as the JSON decoder words
+them, where kube's unstructured converter words them its own way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from sim import builtinschemas, errors, validation
+from sim.builtinschemas import AnyJSON, IntOrString, ListOf, MapOf, Node, Quantity, Scalar, Struct, Time
+from sim.kinds import Kind
+
+STRICT = "Strict"
+IGNORE = "Ignore"
+
+_RANGE = {32: (-(1 << 31), (1 << 31) - 1), 64: (-(1 << 63), (1 << 63) - 1)}
+_QUANTITY_FORMAT = (
+    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+)
+_QUANTITY_SUFFIXES = frozenset(
+    {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"}
+)
+
+
+class DecodeError(ValueError):
+    """A body the Go decoder refuses; ``str()`` is its error text."""
+
+
+@dataclass
+class _Walk:
+    unknown: list[str] = field(default_factory=list)
+    saved: str = ""  # the first type error: decoding goes on, the error is returned at the end
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _type_error(value: str, context: tuple[str, tuple[str, ...]], go_type: str) -> str:
+    struct, stack = context
+    if not struct and not stack:
+        return f"json: cannot unmarshal {value} into Go value of type {go_type}"
+    return f"json: cannot unmarshal {value} into Go struct field {struct}.{'.'.join(stack)} of type {go_type}"
+
+
+def _number_text(value: int | float) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _integer_error(value: Any, bits: int) -> str | None:
+    """The ``Value`` of Go's type error for an integer field, or None when the value fits."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return _json_kind(value)
+    low, high = _RANGE[bits]
+    if isinstance(value, float) or not low <= value <= high:
+        return "number " + _number_text(value)
+    return None
+
+
+def _quantity_error(text: str) -> str | None:
+    """``resource.ParseQuantity``'s error for a quantity's text, or None when it parses."""
+    text = text.strip()
+    if not text:
+        return _QUANTITY_FORMAT
+    pos = 1 if text[0] in "+-" else 0
+    while pos < len(text) and text[pos].isascii() and text[pos].isdigit():
+        pos += 1
+    if pos < len(text) and text[pos] == ".":
+        pos += 1
+        while pos < len(text) and text[pos].isascii() and text[pos].isdigit():
+            pos += 1
+    suffix_start = pos
+    while pos < len(text) and text[pos] in "eEinumkKMGTP":
+        pos += 1
+    if pos < len(text) and text[pos] in "+-":
+        pos += 1
+    while pos < len(text) and text[pos].isascii() and text[pos].isdigit():
+        pos += 1
+    if pos < len(text):
+        return _QUANTITY_FORMAT
+    suffix = text[suffix_start:]
+    exponent = len(suffix) > 1 and suffix[0] in "eE" and _is_int(suffix[1:])
+    if suffix not in _QUANTITY_SUFFIXES and not exponent:
+        return "unable to parse quantity's suffix"
+    return None
+
+
+def _is_int(text: str) -> bool:
+    body = text[1:] if text[:1] in "+-" else text
+    return body.isascii() and body.isdigit()
+
+
+def _time(node: Time, value: Any, context: tuple[str, tuple[str, ...]]) -> Any:
+    if not isinstance(value, str):
+        # metav1.Time unmarshals a JSON string first; the type error gets the field's context.
+        raise DecodeError(_type_error(_json_kind(value), context, "string"))
+    try:
+        if node.micro:
+            return validation.format_micro_time(validation.parse_micro_time(value))
+        return validation.format_time(validation.parse_time(value))
+    except validation.TimeParseError as exc:
+        raise DecodeError(str(exc)) from None
+
+
+def _leaf(node: Node, value: Any, walk: _Walk, context: tuple[str, tuple[str, ...]]) -> Any:
+    if isinstance(node, Scalar):
+        if node.json == "integer":
+            bad = _integer_error(value, node.bits)
+        elif node.json == "number":
+            bad = (
+                None if isinstance(value, int | float) and not isinstance(value, bool) else _json_kind(value)
+            )
+        elif node.json == "boolean":
+            bad = None if isinstance(value, bool) else _json_kind(value)
+        else:
+            bad = None if isinstance(value, str) else _json_kind(value)
+        if bad is not None and not walk.saved:
+            walk.saved = _type_error(bad, context, node.go_type)
+        return value
+    if isinstance(node, Time):
+        return _time(node, value, context)
+    if isinstance(node, Quantity):
+        if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)):
+            text = value if isinstance(value, str) else _number_text(value)
+        else:
+            text = json.dumps(value)
+        message = _quantity_error(text)
+        if message is not None:
+            raise DecodeError(message)
+        return text.strip()  # a Quantity is written back as a string
+    if isinstance(node, IntOrString):
+        if not isinstance(value, str):
+            bad = _integer_error(value, 32)
+            if bad is not None:
+                raise DecodeError(_type_error(bad, context, "int32"))
+        return value
+    return value  # AnyJSON
+
+
+def _value(node: Node, value: Any, path: str, walk: _Walk, context: tuple[str, tuple[str, ...]]) -> Any:
+    if value is None or isinstance(node, AnyJSON):
+        return value
+    if isinstance(node, Struct):
+        if not isinstance(value, dict):
+            if not walk.saved:
+                walk.saved = _type_error(_json_kind(value), context, node.go_type)
+            return value
+        return _struct(node, value, path, walk, context)
+    if isinstance(node, ListOf):
+        if not isinstance(value, list):
+            if not walk.saved:
+                walk.saved = _type_error(_json_kind(value), context, node.go_type)
+            return value
+        items = [_value(node.item, v, f"{path}[{i}]", walk, context) for i, v in enumerate(value)]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    if isinstance(node, MapOf):
+        if not isinstance(value, dict):
+            if not walk.saved:
+                walk.saved = _type_error(_json_kind(value), context, node.go_type)
+            return value
+        entries = {k: _value(node.value, v, f"{path}.{k}", walk, context) for k, v in value.items()}
+        return value if all(entries[k] is v for k, v in value.items()) else entries
+    return _leaf(node, value, walk, context)
+
+
+def _struct(
+    node: Struct, value: dict[str, Any], path: str, walk: _Walk, context: tuple[str, tuple[str, ...]]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    changed = False
+    for key, child in value.items():
+        child_path = f"{path}.{key}" if path else key
+        child_node = node.fields.get(key)
+        if child_node is None:
+            if child_path not in walk.unknown:
+                walk.unknown.append(child_path)
+            changed = True
+            continue
+        decoded = _value(child_node, child, child_path, walk, (node.name, (*context[1], key)))
+        changed = changed or decoded is not child
+        out[key] = decoded
+    return out if changed else value
+
+
+def decode(root: Struct, obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The object as stored and the unknown field paths; ``DecodeError`` when Go would not decode it."""
+    walk = _Walk()
+    out = _struct(root, obj, "", walk, ("", ()))
+    if walk.saved:
+        raise DecodeError(walk.saved)
+    return out, walk.unknown
+
+
+def _strict_text(unknown: list[str]) -> str:
+    return "strict decoding error: " + ", ".join(_unknown(u) for u in unknown)
+
+
+def _unknown(path: str) -> str:
+    return "unknown field " + json.dumps(path, ensure_ascii=False)
+
+
+def decode_body(
+    kind: Kind, body: dict[str, Any], *, field_validation: str
+) -> tuple[dict[str, Any], list[str]]:
+    """A create or update body of a built-in kind: (object, warnings), or 400 as the handlers answer."""
+    root = None if kind.is_custom else builtinschemas.schema(kind.api_version, kind.kind)
+    if root is None:
+        return body, []
+    prefix = f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}: '
+    try:
+        out, unknown = decode(root, body)
+    except DecodeError as exc:
+        raise errors.bad_request(prefix + str(exc)) from None
+    if unknown and field_validation == STRICT:
+        raise errors.bad_request(prefix + _strict_text(unknown))
+    return out, [] if field_validation == IGNORE else [_unknown(u) for u in unknown]
+
+
+def decode_patched(
+    kind: Kind, patched: dict[str, Any], *, field_validation: str, strategic_patch: Any = None
+) -> tuple[dict[str, Any], list[str]]:
+    """The object a patch produced: (object, warnings), or 422 on the ``patch`` field as the patch
+    handler answers (its value is the patched JSON, or a strategic merge patch as Go prints it)."""
+    root = None if kind.is_custom else builtinschemas.schema(kind.api_version, kind.kind)
+    if root is None:
+        return patched, []
+    try:
+        out, unknown = decode(root, patched)
+    except DecodeError as exc:
+        raise _patch_invalid(patched, strategic_patch, str(exc)) from None
+    if unknown and field_validation == STRICT:
+        raise _patch_invalid(patched, strategic_patch, _strict_text(unknown))
+    return out, [] if field_validation == IGNORE else [_unknown(u) for u in unknown]
+
+
+def _patch_invalid(patched: dict[str, Any], strategic_patch: Any, message: str) -> errors.ApiError:
+    if strategic_patch is not None:
+        value = go_print(strategic_patch)
+    else:
+        value = json.dumps(patched, separators=(",", ":"), sort_keys=True)
+    cause = errors.invalid_value("patch", value, message)
+    return errors.ApiError(422, "Invalid", f'"" is invalid: {cause}', {"causes": [cause.cause()]})
+
+
+def go_print(value: Any) -> str:
+    """A decoded JSON value as Go's ``fmt.Sprintf("%+v", ...)`` prints it (maps sorted by key)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{k}:{go_print(value[k])}" for k in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_print(v) for v in value) + "]"
+    if isinstance(value, float):
+        return f"{value:g}" if value != int(value) or abs(value) >= 1e21 else str(int(value))
+    return str(value)
+
+
+__all__ = ["IGNORE", "STRICT", "DecodeError", "decode", "decode_body", "decode_patched", "go_print"]
