@@ -144,6 +144,7 @@ class Server:
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         verb = ""
         status = 500
+        answered_warnings: tuple[str, ...] = ()
         content_type = _media_type(request)
         # The request log names the user: an emulator token's account once authenticated, any other
         # bearer token as it is (tests use account names as tokens); never an emulator token itself.
@@ -170,6 +171,7 @@ class Server:
                             raise err
             resp = _negotiated(request, await handler(request))
             status = resp.status
+            answered_warnings = tuple(resp.headers.getall("Warning", ()))
             return resp
         except errors.ApiError as err:
             status = err.code
@@ -198,6 +200,7 @@ class Server:
                         content_type,
                         status,
                         user=user_name,
+                        warnings=answered_warnings,
                     )
                 )
 

@@ -83,6 +83,9 @@ async def test_unknown_pod_field_is_dropped_with_a_warning_by_default(world: Wor
     ]
     assert "imagee" not in created["spec"]["containers"][0]
     assert "labelz" not in created["metadata"]
+    # The request log keeps the warnings answered (how a test shows a client's writes drew none).
+    logged = [r for r in world.requests if r.method == "POST" and r.path == PODS]
+    assert logged[-1].warnings == tuple(warnings)
     status, _, stored = await send(world, "GET", f"{PODS}/dec-warn", None)
     assert status == 200 and "imagee" not in stored["spec"]["containers"][0]
 
