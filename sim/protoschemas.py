@@ -6,7 +6,8 @@ apimachinery's ``pkg/apis/meta/v1/generated.proto``. A shape is one of
 
     ``str``, ``bytes`` (base64 in JSON), ``int``, ``bool``, ``time`` (a ``meta.v1.Time``: RFC 3339 in JSON),
     ``raw`` (bytes holding JSON, as ``FieldsV1``), ``msg`` (a nested message, named), ``map`` (string keys;
-    values ``str`` or ``bytes``).
+    values ``str``, ``bytes`` or ``quantity``), and for the messages of ``sim.podmessages`` (Pod, Event,
+    Lease) ``microtime``, ``quantity`` and ``intorstr``.
 
 ``repeated`` fields are JSON lists. ``keep`` marks Go pointer fields: present on the wire only when set, so
 their zero value (``false``, ``0``) is kept in JSON; every other empty value is omitted, as Go's
@@ -25,6 +26,7 @@ class Field:
     message: str = ""  # the nested message (shape "msg") or the map's value shape (shape "map")
     repeated: bool = False
     keep: bool = False
+    inline: bool = False  # an embedded Go struct: its fields are the parent's in JSON
 
 
 def _f(name: str, shape: str, message: str = "", *, repeated: bool = False, keep: bool = False) -> Field:
@@ -99,6 +101,15 @@ MESSAGES: dict[str, dict[int, Field]] = {
         6: _f("uid", "str"),
     },
     "StatusCause": {1: _f("reason", "str"), 2: _f("message", "str"), 3: _f("field", "str")},
+    "LabelSelector": {
+        1: _f("matchLabels", "map", "str"),
+        2: _f("matchExpressions", "msg", "LabelSelectorRequirement", repeated=True),
+    },
+    "LabelSelectorRequirement": {
+        1: _f("key", "str"),
+        2: _f("operator", "str"),
+        3: _f("values", "str", repeated=True),
+    },
     # core/v1
     "Namespace": {
         1: _f("metadata", "msg", "ObjectMeta"),
@@ -174,4 +185,8 @@ KINDS: dict[tuple[str, str], str] = {
     ("v1", "ServiceAccount"): "ServiceAccount",
     ("v1", "Status"): "Status",
     ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
+    # Their messages are in sim.podmessages.
+    ("v1", "Pod"): "Pod",
+    ("v1", "Event"): "Event",
+    ("coordination.k8s.io/v1", "Lease"): "Lease",
 }
