@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sim import builtinschemas, errors, validation
-from sim.builtinschemas import AnyJSON, IntOrString, ListOf, MapOf, Node, Quantity, Scalar, Struct, Time
+from sim.builtinschemas import IntOrString, ListOf, MapOf, Node, Quantity, Scalar, Struct, Time
 from sim.kinds import Kind
 
 STRICT = "Strict"
@@ -57,6 +57,39 @@ class _Walk:
     saved: str = ""  # the first type error: decoding goes on, the error is returned at the end
 
 
+class _Path:
+    """Where the walk is, as a linked list rendered only when an error or unknown field needs it.
+
+    ``struct`` is the Go struct holding the innermost field (the ``Struct`` of Go's type errors)."""
+
+    __slots__ = ("kind", "parent", "seg", "struct")
+
+    def __init__(self, parent: _Path | None, seg: str | int, kind: str, struct: str) -> None:
+        self.parent, self.seg, self.kind, self.struct = parent, seg, kind, struct
+
+    def segments(self) -> list[_Path]:
+        out: list[_Path] = []
+        node: _Path | None = self
+        while node is not None:
+            out.append(node)
+            node = node.parent
+        return out[::-1]
+
+    def strict(self) -> str:
+        """The strict decoder's path: ``spec.containers[0].imagee``, map keys after a dot."""
+        text = ""
+        for node in self.segments():
+            if node.kind == "i":
+                text += f"[{node.seg}]"
+            else:
+                text = f"{text}.{node.seg}" if text else str(node.seg)
+        return text
+
+    def context(self) -> tuple[str, str]:
+        """(struct, field stack) of Go's type errors: the struct fields' JSON names down to here."""
+        return self.struct, ".".join(str(n.seg) for n in self.segments() if n.kind == "f")
+
+
 def _json_kind(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
@@ -67,11 +100,11 @@ def _json_kind(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
-def _type_error(value: str, context: tuple[str, tuple[str, ...]], go_type: str) -> str:
-    struct, stack = context
-    if not struct and not stack:
+def _type_error(value: str, path: _Path | None, go_type: str) -> str:
+    if path is None:
         return f"json: cannot unmarshal {value} into Go value of type {go_type}"
-    return f"json: cannot unmarshal {value} into Go struct field {struct}.{'.'.join(stack)} of type {go_type}"
+    struct, stack = path.context()
+    return f"json: cannot unmarshal {value} into Go struct field {struct}.{stack} of type {go_type}"
 
 
 def _number_text(value: int | float) -> str:
@@ -121,10 +154,10 @@ def _is_int(text: str) -> bool:
     return body.isascii() and body.isdigit()
 
 
-def _time(node: Time, value: Any, context: tuple[str, tuple[str, ...]]) -> Any:
+def _time(node: Time, value: Any, path: _Path | None) -> Any:
     if not isinstance(value, str):
         # metav1.Time unmarshals a JSON string first; the type error gets the field's context.
-        raise DecodeError(_type_error(_json_kind(value), context, "string"))
+        raise DecodeError(_type_error(_json_kind(value), path, "string"))
     try:
         if node.micro:
             return validation.format_micro_time(validation.parse_micro_time(value))
@@ -133,81 +166,115 @@ def _time(node: Time, value: Any, context: tuple[str, tuple[str, ...]]) -> Any:
         raise DecodeError(str(exc)) from None
 
 
-def _leaf(node: Node, value: Any, walk: _Walk, context: tuple[str, tuple[str, ...]]) -> Any:
-    if isinstance(node, Scalar):
-        if node.json == "integer":
-            bad = _integer_error(value, node.bits)
-        elif node.json == "number":
-            bad = (
-                None if isinstance(value, int | float) and not isinstance(value, bool) else _json_kind(value)
-            )
-        elif node.json == "boolean":
-            bad = None if isinstance(value, bool) else _json_kind(value)
-        else:
-            bad = None if isinstance(value, str) else _json_kind(value)
-        if bad is not None and not walk.saved:
-            walk.saved = _type_error(bad, context, node.go_type)
+def _save(walk: _Walk, value: Any, path: _Path | None, go_type: str, bad: str = "") -> None:
+    if not walk.saved:
+        walk.saved = _type_error(bad or _json_kind(value), path, go_type)
+
+
+def _scalar(node: Scalar, value: Any, walk: _Walk, path: _Path | None) -> Any:
+    json_type = node.json
+    if json_type == "string":
+        if type(value) is not str:
+            _save(walk, value, path, node.go_type)
+    elif json_type == "integer":
+        bad = _integer_error(value, node.bits)
+        if bad is not None:
+            _save(walk, value, path, node.go_type, bad)
+    elif json_type == "boolean":
+        if type(value) is not bool:
+            _save(walk, value, path, node.go_type)
+    elif isinstance(value, bool) or not isinstance(value, int | float):
+        _save(walk, value, path, node.go_type)
+    return value
+
+
+def _quantity(value: Any) -> str:
+    if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)):
+        text = value if isinstance(value, str) else _number_text(value)
+    else:
+        text = json.dumps(value)
+    message = _quantity_error(text)
+    if message is not None:
+        raise DecodeError(message)
+    return text.strip()  # a Quantity is written back as a string
+
+
+def _int_or_string(value: Any, path: _Path | None) -> Any:
+    if not isinstance(value, str):
+        bad = _integer_error(value, 32)
+        if bad is not None:
+            raise DecodeError(_type_error(bad, path, "int32"))
+    return value
+
+
+def _list(node: ListOf, value: Any, walk: _Walk, path: _Path | None) -> Any:
+    if type(value) is not list:
+        _save(walk, value, path, node.go_type)
         return value
-    if isinstance(node, Time):
-        return _time(node, value, context)
-    if isinstance(node, Quantity):
-        if isinstance(value, str) or (isinstance(value, int | float) and not isinstance(value, bool)):
-            text = value if isinstance(value, str) else _number_text(value)
-        else:
-            text = json.dumps(value)
-        message = _quantity_error(text)
-        if message is not None:
-            raise DecodeError(message)
-        return text.strip()  # a Quantity is written back as a string
-    if isinstance(node, IntOrString):
-        if not isinstance(value, str):
-            bad = _integer_error(value, 32)
-            if bad is not None:
-                raise DecodeError(_type_error(bad, context, "int32"))
+    struct = path.struct if path is not None else ""
+    item = node.item
+    changed = False
+    items = []
+    for i, v in enumerate(value):
+        decoded = _value(item, v, walk, _Path(path, i, "i", struct))
+        changed = changed or decoded is not v
+        items.append(decoded)
+    return items if changed else value
+
+
+def _map(node: MapOf, value: Any, walk: _Walk, path: _Path | None) -> Any:
+    if type(value) is not dict:
+        _save(walk, value, path, node.go_type)
         return value
+    struct = path.struct if path is not None else ""
+    entry = node.value
+    changed = False
+    entries = {}
+    for k, v in value.items():
+        decoded = _value(entry, v, walk, _Path(path, k, "k", struct))
+        changed = changed or decoded is not v
+        entries[k] = decoded
+    return entries if changed else value
+
+
+def _value(node: Node, value: Any, walk: _Walk, path: _Path | None) -> Any:
+    if value is None:
+        return value
+    kind = type(node)
+    if kind is Scalar:
+        return _scalar(node, value, walk, path)  # type: ignore[arg-type]
+    if kind is Struct:
+        if type(value) is not dict:
+            _save(walk, value, path, node.go_type)
+            return value
+        return _struct(node, value, walk, path)  # type: ignore[arg-type]
+    if kind is ListOf:
+        return _list(node, value, walk, path)  # type: ignore[arg-type]
+    if kind is MapOf:
+        return _map(node, value, walk, path)  # type: ignore[arg-type]
+    if kind is Time:
+        return _time(node, value, path)  # type: ignore[arg-type]
+    if kind is Quantity:
+        return _quantity(value)
+    if kind is IntOrString:
+        return _int_or_string(value, path)
     return value  # AnyJSON
 
 
-def _value(node: Node, value: Any, path: str, walk: _Walk, context: tuple[str, tuple[str, ...]]) -> Any:
-    if value is None or isinstance(node, AnyJSON):
-        return value
-    if isinstance(node, Struct):
-        if not isinstance(value, dict):
-            if not walk.saved:
-                walk.saved = _type_error(_json_kind(value), context, node.go_type)
-            return value
-        return _struct(node, value, path, walk, context)
-    if isinstance(node, ListOf):
-        if not isinstance(value, list):
-            if not walk.saved:
-                walk.saved = _type_error(_json_kind(value), context, node.go_type)
-            return value
-        items = [_value(node.item, v, f"{path}[{i}]", walk, context) for i, v in enumerate(value)]
-        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
-    if isinstance(node, MapOf):
-        if not isinstance(value, dict):
-            if not walk.saved:
-                walk.saved = _type_error(_json_kind(value), context, node.go_type)
-            return value
-        entries = {k: _value(node.value, v, f"{path}.{k}", walk, context) for k, v in value.items()}
-        return value if all(entries[k] is v for k, v in value.items()) else entries
-    return _leaf(node, value, walk, context)
-
-
-def _struct(
-    node: Struct, value: dict[str, Any], path: str, walk: _Walk, context: tuple[str, tuple[str, ...]]
-) -> dict[str, Any]:
+def _struct(node: Struct, value: dict[str, Any], walk: _Walk, path: _Path | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
     changed = False
+    fields = node.fields
     for key, child in value.items():
-        child_path = f"{path}.{key}" if path else key
-        child_node = node.fields.get(key)
+        child_node = fields.get(key)
+        child_path = _Path(path, key, "f", node.name)
         if child_node is None:
-            if child_path not in walk.unknown:
-                walk.unknown.append(child_path)
+            unknown = child_path.strict()
+            if unknown not in walk.unknown:
+                walk.unknown.append(unknown)
             changed = True
             continue
-        decoded = _value(child_node, child, child_path, walk, (node.name, (*context[1], key)))
+        decoded = _value(child_node, child, walk, child_path)
         changed = changed or decoded is not child
         out[key] = decoded
     return out if changed else value
@@ -216,7 +283,7 @@ def _struct(
 def decode(root: Struct, obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The object as stored and the unknown field paths; ``DecodeError`` when Go would not decode it."""
     walk = _Walk()
-    out = _struct(root, obj, "", walk, ("", ()))
+    out = _struct(root, obj, walk, None)
     if walk.saved:
         raise DecodeError(walk.saved)
     return out, walk.unknown
