@@ -3,8 +3,10 @@
 Generic over the kinds of ``sim.kinds``: each verb applies the rules of apiserver-semantics.md §1
 (server-owned fields, optimistic concurrency, status subresource isolation, generation, no-op writes,
 finalizers and deletionTimestamp, graceful pod deletion, delete propagation and preconditions) and
-writes through ``sim.store``. The HTTP layer and the simulated controllers both call these verbs, so
-a controller's write follows exactly the rules a client's does.
+writes through ``sim.store``. A built-in kind's body (or the object a patch produced) is first decoded as
+kube-apiserver decodes it into its Go struct (``sim.decoding``: unknown fields, wrong types, times).
+The HTTP layer and the simulated controllers both call these verbs, so a controller's write follows
+exactly the rules a client's does.
 """
 
 from __future__ import annotations
