@@ -12,17 +12,17 @@ case-sensitive, strict) does:
 - a ``metav1.Time``, ``MicroTime``, ``Quantity`` or ``IntOrString`` that its own ``UnmarshalJSON`` refuses
   stops the decoding with that method's error (``parsing time ...``, ``quantities must match ...``);
 - times are stored as Go writes them back: UTC, ``Z``, seconds (``Time``) or six fractional digits
-  (``MicroTime``); a quantity given as a JSON number is stored as a string. Nulls are kept (the verbs
-  treat them as absent).
+  (``MicroTime``); quantities in their canonical form, as strings (``sim.quantities``). Nulls are kept
+  (the verbs treat them as absent).
 
 The verbs call ``decode_body`` (create, update, status update: a bad body is 400 ``... cannot be handled as
 a Pod: ...``) and ``decode_patched`` (the object a patch produced: 422 on the ``patch`` field, as the patch
 handler answers). Both honour ``fieldValidation``: ``Strict`` refuses unknown fields, ``Warn`` (the default)
 answers them as ``Warning`` headers, ``Ignore`` drops them silently.
 
-Known limits: duplicate fields are not detected (the body is parsed before it gets here); quantities are
-checked, not canonicalised; a strategic merge patch's type errors are worded as the JSON decoder words
-them, where kube's unstructured converter words them its own way.
+Known limits: duplicate fields are not detected (the body is parsed before it gets here); a strategic
+merge patch's type errors are worded as the JSON decoder words them, where kube's unstructured converter
+words them its own way.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from sim import builtinschemas, errors, validation
+from sim import builtinschemas, errors, quantities, validation
 from sim.builtinschemas import IntOrString, ListOf, MapOf, Node, Quantity, Scalar, Struct, Time
 from sim.kinds import Kind
 
@@ -39,12 +39,6 @@ STRICT = "Strict"
 IGNORE = "Ignore"
 
 _RANGE = {32: (-(1 << 31), (1 << 31) - 1), 64: (-(1 << 63), (1 << 63) - 1)}
-_QUANTITY_FORMAT = (
-    "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-)
-_QUANTITY_SUFFIXES = frozenset(
-    {"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"}
-)
 
 
 class DecodeError(ValueError):
@@ -121,39 +115,6 @@ def _integer_error(value: Any, bits: int) -> str | None:
     return None
 
 
-def _quantity_error(text: str) -> str | None:
-    """``resource.ParseQuantity``'s error for a quantity's text, or None when it parses."""
-    text = text.strip()
-    if not text:
-        return _QUANTITY_FORMAT
-    pos = 1 if text[0] in "+-" else 0
-    while pos < len(text) and text[pos].isascii() and text[pos].isdigit():
-        pos += 1
-    if pos < len(text) and text[pos] == ".":
-        pos += 1
-        while pos < len(text) and text[pos].isascii() and text[pos].isdigit():
-            pos += 1
-    suffix_start = pos
-    while pos < len(text) and text[pos] in "eEinumkKMGTP":
-        pos += 1
-    if pos < len(text) and text[pos] in "+-":
-        pos += 1
-    while pos < len(text) and text[pos].isascii() and text[pos].isdigit():
-        pos += 1
-    if pos < len(text):
-        return _QUANTITY_FORMAT
-    suffix = text[suffix_start:]
-    exponent = len(suffix) > 1 and suffix[0] in "eE" and _is_int(suffix[1:])
-    if suffix not in _QUANTITY_SUFFIXES and not exponent:
-        return "unable to parse quantity's suffix"
-    return None
-
-
-def _is_int(text: str) -> bool:
-    body = text[1:] if text[:1] in "+-" else text
-    return body.isascii() and body.isdigit()
-
-
 def _time(node: Time, value: Any, path: _Path | None) -> Any:
     if not isinstance(value, str):
         # metav1.Time unmarshals a JSON string first; the type error gets the field's context.
@@ -193,10 +154,10 @@ def _quantity(value: Any) -> str:
         text = value if isinstance(value, str) else _number_text(value)
     else:
         text = json.dumps(value)
-    message = _quantity_error(text)
-    if message is not None:
-        raise DecodeError(message)
-    return text.strip()  # a Quantity is written back as a string
+    try:
+        return quantities.parse(text)  # written back canonical, as a string
+    except quantities.QuantityError as exc:
+        raise DecodeError(str(exc)) from None
 
 
 def _int_or_string(value: Any, path: _Path | None) -> Any:

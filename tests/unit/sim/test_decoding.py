@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from sim import builtinschemas, decoding
+from sim import builtinschemas, decoding, quantities
 from sim.builtinschemas import ListOf, MapOf, Quantity, Scalar, Struct, Time
 
 POD = builtinschemas.schema("v1", "Pod")
@@ -127,3 +127,26 @@ def test_quantities(text: str, error: str | None) -> None:
 def test_go_print_matches_fmt_plus_v() -> None:
     value = {"b": [1, 2.5, "x"], "a": {"z": None, "y": True}, "c": 1e21}
     assert decoding.go_print(value) == "map[a:map[y:true z:<nil>] b:[1 2.5 x] c:1e+21]"
+
+
+@pytest.mark.parametrize(
+    ("text", "canonical"),
+    [
+        ("0.5", "500m"),
+        ("1000m", "1"),
+        ("1500", "1500"),
+        ("2000", "2k"),
+        ("2048Mi", "2Gi"),
+        ("1536Mi", "1536Mi"),
+        ("512", "512"),
+        ("0.5Gi", "512Mi"),
+        ("1.5Ki", "1536"),
+        ("100M", "100M"),
+        ("1e3", "1e3"),
+        ("0", "0"),
+        ("-1.5", "-1500m"),
+        ("0.1n", "1n"),
+    ],
+)
+def test_quantities_are_stored_canonical(text: str, canonical: str) -> None:
+    assert quantities.parse(text) == canonical
