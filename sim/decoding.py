@@ -5,7 +5,7 @@
 case-sensitive, strict) does:
 
 - a field the struct does not declare is dropped and reported by its path (``spec.containers[0].imagee``:
-  list indices in brackets, map keys after a dot), once, in document order;
+  list indices in brackets, map keys after a dot), once, in document order, at most 100 of them;
 - a value of the wrong JSON type is skipped and the first such error is kept, Go's
   ``json: cannot unmarshal string into Go struct field Container.spec.containers.ports of type
   []v1.ContainerPort`` (the struct holding the field, then the JSON names down to it, without indices);
@@ -38,6 +38,7 @@ from sim.kinds import Kind
 STRICT = "Strict"
 IGNORE = "Ignore"
 
+_MAX_STRICT_ERRORS = 100  # the strict decoder keeps no more
 _RANGE = {32: (-(1 << 31), (1 << 31) - 1), 64: (-(1 << 63), (1 << 63) - 1)}
 
 
@@ -231,7 +232,7 @@ def _struct(node: Struct, value: dict[str, Any], walk: _Walk, path: _Path | None
         child_path = _Path(path, key, "f", node.name)
         if child_node is None:
             unknown = child_path.strict()
-            if unknown not in walk.unknown:
+            if unknown not in walk.unknown and len(walk.unknown) < _MAX_STRICT_ERRORS:
                 walk.unknown.append(unknown)
             changed = True
             continue

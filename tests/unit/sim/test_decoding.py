@@ -150,3 +150,9 @@ def test_go_print_matches_fmt_plus_v() -> None:
 )
 def test_quantities_are_stored_canonical(text: str, canonical: str) -> None:
     assert quantities.parse(text) == canonical
+
+
+def test_at_most_a_hundred_unknown_fields_are_reported() -> None:
+    assert POD is not None
+    out, unknown = decoding.decode(POD, {f"x{i}": i for i in range(150)})
+    assert out == {} and unknown == [f"x{i}" for i in range(100)]
