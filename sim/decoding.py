@@ -5,7 +5,8 @@
 case-sensitive, strict) does:
 
 - a field the struct does not declare is dropped and reported by its path (``spec.containers[0].imagee``:
-  list indices in brackets, map keys after a dot), once, in document order, at most 100 of them;
+  list indices in brackets, map keys after a dot), once, in document order, at most 100 of them (with
+  the duplicate fields);
 - a value of the wrong JSON type is skipped and the first such error is kept, Go's
   ``json: cannot unmarshal string into Go struct field Container.spec.containers.ports of type
   []v1.ContainerPort`` (the struct holding the field, then the JSON names down to it, without indices);
@@ -20,9 +21,11 @@ a Pod: ...``) and ``decode_patched`` (the object a patch produced: 422 on the ``
 handler answers). Both honour ``fieldValidation``: ``Strict`` refuses unknown fields, ``Warn`` (the default)
 answers them as ``Warning`` headers, ``Ignore`` drops them silently.
 
-Known limits: duplicate fields are not detected (the body is parsed before it gets here); a strategic
-merge patch's type errors are worded as the JSON decoder words them, where kube's unstructured converter
-words them its own way.
+A key named twice in one JSON object is a ``duplicate field`` strict error, when the body was parsed with
+``object_pairs`` (the server parses request bodies so).
+
+Known limits: a strategic merge patch's type errors are worded as the JSON decoder words them, where
+kube's unstructured converter words them its own way.
 """
 
 from __future__ import annotations
@@ -48,7 +51,13 @@ class DecodeError(ValueError):
 
 @dataclass
 class _Walk:
-    unknown: list[str] = field(default_factory=list)
+    strict: list[str] = field(default_factory=list)  # unknown and duplicate fields, worded
+
+    def strict_error(self, kind: str, path: str) -> None:
+        message = f"{kind} field " + json.dumps(path, ensure_ascii=False)
+        if message not in self.strict and len(self.strict) < _MAX_STRICT_ERRORS:
+            self.strict.append(message)
+
     saved: str = ""  # the first type error: decoding goes on, the error is returned at the end
 
 
@@ -185,12 +194,12 @@ def _list(node: ListOf, value: Any, walk: _Walk, path: _Path | None) -> Any:
 
 
 def _map(node: MapOf, value: Any, walk: _Walk, path: _Path | None) -> Any:
-    if type(value) is not dict:
+    if not isinstance(value, dict):
         _save(walk, value, path, node.go_type)
         return value
     struct = path.struct if path is not None else ""
     entry = node.value
-    changed = False
+    changed = _duplicates(value, walk, path, struct)
     entries = {}
     for k, v in value.items():
         decoded = _value(entry, v, walk, _Path(path, k, "k", struct))
@@ -206,7 +215,7 @@ def _value(node: Node, value: Any, walk: _Walk, path: _Path | None) -> Any:
     if kind is Scalar:
         return _scalar(node, value, walk, path)  # type: ignore[arg-type]
     if kind is Struct:
-        if type(value) is not dict:
+        if not isinstance(value, dict):
             _save(walk, value, path, node.go_type)
             return value
         return _struct(node, value, walk, path)  # type: ignore[arg-type]
@@ -223,17 +232,23 @@ def _value(node: Node, value: Any, walk: _Walk, path: _Path | None) -> Any:
     return value  # AnyJSON
 
 
+def _duplicates(value: dict[str, Any], walk: _Walk, path: _Path | None, struct: str) -> bool:
+    """Report the keys a JSON object named twice (``object_pairs``); whether there were any."""
+    duplicates = getattr(value, "duplicates", ())
+    for key in duplicates:
+        walk.strict_error("duplicate", _Path(path, key, "f", struct).strict())
+    return bool(duplicates)
+
+
 def _struct(node: Struct, value: dict[str, Any], walk: _Walk, path: _Path | None) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    changed = False
+    changed = _duplicates(value, walk, path, node.name)
     fields = node.fields
     for key, child in value.items():
         child_node = fields.get(key)
         child_path = _Path(path, key, "f", node.name)
         if child_node is None:
-            unknown = child_path.strict()
-            if unknown not in walk.unknown and len(walk.unknown) < _MAX_STRICT_ERRORS:
-                walk.unknown.append(unknown)
+            walk.strict_error("unknown", child_path.strict())
             changed = True
             continue
         decoded = _value(child_node, child, walk, child_path)
@@ -242,21 +257,40 @@ def _struct(node: Struct, value: dict[str, Any], walk: _Walk, path: _Path | None
     return out if changed else value
 
 
+class DuplicateKeys(dict[str, Any]):
+    """A JSON object that named some keys more than once; the last value is kept, as Go keeps it."""
+
+    duplicates: tuple[str, ...] = ()
+
+
+def object_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A ``json.loads`` object hook that remembers repeated keys for the strict decoder."""
+    out = dict(pairs)
+    if len(out) == len(pairs):
+        return out
+    seen: set[str] = set()
+    repeated: list[str] = []
+    for key, _ in pairs:
+        if key in seen and key not in repeated:
+            repeated.append(key)
+        seen.add(key)
+    marked = DuplicateKeys(out)
+    marked.duplicates = tuple(repeated)
+    return marked
+
+
 def decode(root: Struct, obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The object as stored and the unknown field paths; ``DecodeError`` when Go would not decode it."""
+    """The object as stored and the strict decoder's errors (``unknown field "spec.x"``, ``duplicate field
+    "metadata.name"``); ``DecodeError`` when Go would not decode it."""
     walk = _Walk()
     out = _struct(root, obj, walk, None)
     if walk.saved:
         raise DecodeError(walk.saved)
-    return out, walk.unknown
+    return out, walk.strict
 
 
-def _strict_text(unknown: list[str]) -> str:
-    return "strict decoding error: " + ", ".join(_unknown(u) for u in unknown)
-
-
-def _unknown(path: str) -> str:
-    return "unknown field " + json.dumps(path, ensure_ascii=False)
+def _strict_text(strict: list[str]) -> str:
+    return "strict decoding error: " + ", ".join(strict)
 
 
 def decode_body(
@@ -273,7 +307,7 @@ def decode_body(
         raise errors.bad_request(prefix + str(exc)) from None
     if unknown and field_validation == STRICT:
         raise errors.bad_request(prefix + _strict_text(unknown))
-    return out, [] if field_validation == IGNORE else [_unknown(u) for u in unknown]
+    return out, [] if field_validation == IGNORE else unknown
 
 
 def decode_patched(
@@ -290,7 +324,7 @@ def decode_patched(
         raise _patch_invalid(patched, strategic_patch, str(exc)) from None
     if unknown and field_validation == STRICT:
         raise _patch_invalid(patched, strategic_patch, _strict_text(unknown))
-    return out, [] if field_validation == IGNORE else [_unknown(u) for u in unknown]
+    return out, [] if field_validation == IGNORE else unknown
 
 
 def _patch_invalid(patched: dict[str, Any], strategic_patch: Any, message: str) -> errors.ApiError:
@@ -317,4 +351,14 @@ def go_print(value: Any) -> str:
     return str(value)
 
 
-__all__ = ["IGNORE", "STRICT", "DecodeError", "decode", "decode_body", "decode_patched", "go_print"]
+__all__ = [
+    "IGNORE",
+    "STRICT",
+    "DecodeError",
+    "DuplicateKeys",
+    "decode",
+    "decode_body",
+    "decode_patched",
+    "go_print",
+    "object_pairs",
+]

@@ -22,6 +22,7 @@ from aiohttp import web
 from sim import (
     authenticating,
     authorizing,
+    decoding,
     discovery,
     errors,
     listing,
@@ -94,7 +95,7 @@ async def _body(request: web.Request, *, allow_empty: bool = False) -> Any:
             return None
         raise errors.bad_request("the body of the request was empty")
     try:
-        return json.loads(raw)
+        return json.loads(raw, object_pairs_hook=decoding.object_pairs)  # duplicate keys are remembered
     except (ValueError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"the body of the request could not be decoded as JSON: {exc}") from exc
 

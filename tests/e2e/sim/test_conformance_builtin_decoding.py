@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import aiohttp
 import pytest
 from kubernetes_asyncio import client
 
@@ -399,3 +400,35 @@ async def test_garbage_in_any_built_in_kind_is_never_a_server_error(world: World
                 assert status < 500, (kind.plural, key, value, answer)
                 if status == 201:
                     await send(world, "DELETE", f"{path}/garbage", None)
+
+
+async def test_a_key_named_twice_is_a_duplicate_field(world: World) -> None:
+    text = (
+        '{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "dec-dup", "name": "dec-dup"},'
+        ' "spec": {"schedulerName": "other-scheduler",'
+        ' "containers": [{"name": "main", "image": "busybox:1.36", "image": "busybox:1.37"}]}}'
+    )
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            world.url + PODS + "?fieldValidation=Strict",
+            data=text,
+            headers={"Content-Type": "application/json"},
+        ) as resp,
+    ):
+        assert resp.status == 400
+        assert await resp.json() == bad_request(
+            CANNOT + 'strict decoding error: duplicate field "metadata.name", '
+            'duplicate field "spec.containers[0].image"'
+        )
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(world.url + PODS, data=text, headers={"Content-Type": "application/json"}) as resp,
+    ):
+        assert resp.status == 201
+        assert resp.headers.getall("Warning") == [
+            warning('duplicate field "metadata.name"'),
+            warning('duplicate field "spec.containers[0].image"'),
+        ]
+        created = await resp.json()
+    assert created["spec"]["containers"][0]["image"] == "busybox:1.37"  # the last one, as Go keeps it

@@ -3,6 +3,7 @@ sim.builtinschemas): Go's paths, type names and error texts, table-driven. No se
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -87,7 +88,11 @@ def test_the_first_type_error_wins_and_unknown_fields_are_in_document_order() ->
             "spec": {"volumes": [{"name": "v", "bogus": {}}]},
         },
     )
-    assert unknown == ["b", "metadata.z", "spec.volumes[0].bogus"]
+    assert unknown == [
+        'unknown field "b"',
+        'unknown field "metadata.z"',
+        'unknown field "spec.volumes[0].bogus"',
+    ]
     assert out == {"metadata": {"labels": {"k": "v"}}, "spec": {"volumes": [{"name": "v"}]}}
 
 
@@ -155,4 +160,14 @@ def test_quantities_are_stored_canonical(text: str, canonical: str) -> None:
 def test_at_most_a_hundred_unknown_fields_are_reported() -> None:
     assert POD is not None
     out, unknown = decoding.decode(POD, {f"x{i}": i for i in range(150)})
-    assert out == {} and unknown == [f"x{i}" for i in range(100)]
+    assert out == {} and unknown == [f'unknown field "x{i}"' for i in range(100)]
+
+
+def test_keys_named_twice_are_duplicate_fields() -> None:
+    assert POD is not None
+    text = '{"metadata": {"name": "a", "name": "b", "labels": {"k": "1", "k": "2"}}, "spec": {}}'
+    obj = json.loads(text, object_pairs_hook=decoding.object_pairs)
+    out, strict = decoding.decode(POD, obj)
+    assert strict == ['duplicate field "metadata.name"', 'duplicate field "metadata.labels.k"']
+    assert out == {"metadata": {"name": "b", "labels": {"k": "2"}}, "spec": {}}
+    assert type(out["metadata"]) is dict and type(out["metadata"]["labels"]) is dict
