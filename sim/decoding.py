@@ -18,8 +18,8 @@ case-sensitive, strict) does:
 
 The verbs call ``decode_body`` (create, update, status update: a bad body is 400 ``... cannot be handled as
 a Pod: ...``) and ``decode_patched`` (the object a patch produced: 422 on the ``patch`` field, as the patch
-handler answers). Both honour ``fieldValidation``: ``Strict`` refuses unknown fields, ``Warn`` (the default)
-answers them as ``Warning`` headers, ``Ignore`` drops them silently.
+handler answers). Both honour ``fieldValidation``: ``Strict`` refuses unknown (and duplicate) fields,
+``Warn`` (the default) answers them as ``Warning`` headers, ``Ignore`` drops them silently.
 
 A key named twice in one JSON object is a ``duplicate field`` strict error, when the body was parsed with
 ``object_pairs`` (the server parses request bodies so).
@@ -52,13 +52,12 @@ class DecodeError(ValueError):
 @dataclass
 class _Walk:
     strict: list[str] = field(default_factory=list)  # unknown and duplicate fields, worded
+    saved: str = ""  # the first type error: decoding goes on, the error is returned at the end
 
     def strict_error(self, kind: str, path: str) -> None:
         message = f"{kind} field " + json.dumps(path, ensure_ascii=False)
         if message not in self.strict and len(self.strict) < _MAX_STRICT_ERRORS:
             self.strict.append(message)
-
-    saved: str = ""  # the first type error: decoding goes on, the error is returned at the end
 
 
 class _Path:
