@@ -124,6 +124,8 @@ def _builtin_create(kind: Kind, obj: Obj, *, service_account: SaLookup, rand: ra
         _raise_invalid(kind, name, builtins.validate_rolebinding(obj))
     elif kind.group == "rbac.authorization.k8s.io" and plural == "roles":
         _raise_invalid(kind, name, builtins.validate_role(obj))
+    elif kind.group == "apiextensions.k8s.io":
+        _raise_invalid(kind, name, builtins.validate_crd(obj))
     elif kind.group == "" and plural == "namespaces":
         obj = builtins.default_namespace(obj)
     elif kind.group == "" and plural == "services":
@@ -173,6 +175,8 @@ def _builtin_update(kind: Kind, old: Obj, new: Obj) -> Obj:
         # Both are stored (core) shapes here; the events.k8s.io/v1 rules take the v1 view.
         old_v1, new_v1 = builtins.core_to_events_v1(old), builtins.core_to_events_v1(new)
         _raise_invalid(kind, name, builtins.validate_events_v1_update(old_v1, new_v1))
+    elif kind.group == "apiextensions.k8s.io":
+        _raise_invalid(kind, name, builtins.validate_crd(new))
     elif kind.group == "" and plural == "services":
         new = services.keep_allocated(old, services.default_service(new, create=False))
         _raise_invalid(kind, name, services.validate_update(old, new))

@@ -405,3 +405,30 @@ def default_namespace(ns: Mapping[str, Any]) -> Obj:
     out["spec"] = spec
     out["status"] = {"phase": "Active"}
     return out
+
+
+# -- CustomResourceDefinitions -------------------------------------------------------------------------
+
+
+def validate_crd(crd: Mapping[str, Any]) -> list[FieldError]:
+    """The required parts of a CRD's spec that serving it needs (a subset of
+    ``ValidateCustomResourceDefinitionSpec``: group, names, scope, named versions)."""
+    spec = crd.get("spec") or {}
+    names = spec.get("names") or {}
+    errs = [
+        errors.required(path)
+        for path, value in (
+            ("spec.group", spec.get("group")),
+            ("spec.names.plural", names.get("plural")),
+            ("spec.names.kind", names.get("kind")),
+            ("spec.scope", spec.get("scope")),
+        )
+        if not value
+    ]
+    versions = spec.get("versions") or []
+    if not versions:
+        errs.append(
+            errors.required("spec.versions", "must have exactly one version marked as storage version")
+        )
+    errs += [errors.required(f"spec.versions[{i}].name") for i, v in enumerate(versions) if not v.get("name")]
+    return errs

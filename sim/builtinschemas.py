@@ -1,234 +1,222 @@
-"""OpenAPI v3 schemas of the built-in kinds, derived from kubernetes_asyncio's models.
+"""The shapes of the built-in kinds, derived once from kubernetes_asyncio's generated models.
 
-kubernetes_asyncio generates a class per API type (``V1Pod``, ``V1PodSpec``, ``CoreV1Event``, …) that
-keeps the type's fields as data: ``openapi_types`` (attribute → type: ``str``, ``int``, ``bool``,
-``float``, ``datetime``, ``object``, ``list[T]``, ``dict(str, T)`` or another model), ``attribute_map``
-(attribute → JSON name) and, in each property's docstring, the field's description from the API's own
-OpenAPI document. A required field is one whose setter refuses ``None``. This module turns that into the
-schemas kube-apiserver publishes under ``components.schemas``:
+kube-apiserver decodes a built-in object into its Go struct, so the struct is the object's schema: a field
+it does not declare is unknown, a value of the wrong JSON type does not decode. kubernetes_asyncio's models
+carry the same structure (``openapi_types`` gives each attribute's type, ``attribute_map`` its JSON name),
+so the schema of every built-in kind is read from them rather than written per kind.
 
-    ``model_for(group, version, kind)``  the model class of a served kind (None when the client has none)
-    ``schema_name(model)``              its component name (``io.k8s.api.core.v1.PodSpec``)
-    ``components(group, version, kind)``  the kind's schema (with ``x-kubernetes-group-version-kind``) and
-                                        every schema it references, by name
+The models flatten a few Go types the decoder treats specially; those are recovered by the JSON field name
+(facts of k8s.io/api, not of any one kind):
 
-A reference is written as upstream writes it in v3 (``allOf: [{$ref}]`` beside the description); a
-``datetime`` is a string of format ``date-time``. Everything is derived once per model and cached; the
-results are shared, so callers must not change them.
+- ``int`` is ``int32`` unless the field is one of the API's ``int64`` fields (``_INT64``);
+- ``datetime`` is ``metav1.Time`` (RFC 3339) except the ``metav1.MicroTime`` fields (``_MICRO_TIME``:
+  exactly six fractional digits);
+- ``str`` (or a map of ``str``) is a ``resource.Quantity`` (or a ``ResourceList``) for ``_QUANTITY``;
+- ``object`` is an ``intstr.IntOrString`` for ``_INT_OR_STRING``, otherwise any JSON
+  (``RawExtension``, ``FieldsV1``, the JSON-schema unions of CRDs);
+- the ``[]byte`` maps of Secrets and ConfigMaps (``_BYTES``).
 
-Known limits: the client drops what its generator does not keep, so there are no kind descriptions and
-no descriptions of fields that are references (but a kind's ``metadata``, whose sentence is the same for
-every kind upstream), no integer formats (``int32``/``int64``), no enums or defaults, and an
-int-or-string or free-form field (``object`` in the client) is a schema with no type; the patch
-extensions (``x-kubernetes-patch-strategy``, ``…-merge-key``, list types) are not known to the client and
-are absent; a type the client names without its package (``V1PodSpec``) is put in the package of the API
-group that reaches it (meta types in apimachinery's), so a few names differ from upstream's
-(``io.k8s.api.apps.v1.PodTemplateSpec``).
+``schema(api_version, kind)`` answers the root ``Struct`` of a kind (``None`` when kubernetes_asyncio has
+no model for it); ``Struct.fields`` maps JSON names to ``Node`` s. Recursive models (``JSONSchemaProps``)
+give a cyclic graph: walk it lazily, as the decoder does. The Go type names (``v1.PodSpec``,
+``[]v1.ContainerPort``, ``map[string]string``) are those the decoder's errors print; named string types
+(``v1.Protocol``) print as ``string`` here.
 """
 
 from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Mapping
-from types import ModuleType
-from typing import Any
+from dataclasses import dataclass, field
 
-Schema = dict[str, Any]
+from kubernetes_asyncio.client import models
 
-META_PACKAGE = "io.k8s.apimachinery.pkg.apis.meta"
-# What every kind's ``metadata`` says upstream.
-METADATA_DESCRIPTION = (
-    "Standard object's metadata. More info: "
-    "https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
-)
-_META_TYPES = frozenset(
+# The JSON names of the API's int64 fields (every other integer is an int32).
+_INT64 = frozenset(
     {
-        "ObjectMeta",
-        "ListMeta",
-        "OwnerReference",
-        "ManagedFieldsEntry",
-        "LabelSelector",
-        "LabelSelectorRequirement",
-        "Condition",
-        "Status",
-        "StatusDetails",
-        "StatusCause",
-        "DeleteOptions",
-        "Preconditions",
+        "activeDeadlineSeconds",
+        "deletionGracePeriodSeconds",
+        "expirationSeconds",
+        "fsGroup",
+        "generation",
+        "gid",
+        "maxItems",
+        "maxLength",
+        "maxProperties",
+        "minItems",
+        "minLength",
+        "minProperties",
+        "observedGeneration",
+        "revision",
+        "runAsGroup",
+        "runAsUser",
+        "seconds",
+        "supplementalGroups",
+        "terminationGracePeriodSeconds",
+        "uid",
     }
 )
-_NAME = re.compile(
-    r"^(?P<package>(?:[A-Z][a-z0-9]*)*?)(?P<version>V\d+(?:(?:alpha|beta)\d+)?)(?P<type>[A-Z]\w*)$"
+_MICRO_TIME = frozenset({"eventTime", "lastObservedTime", "acquireTime", "renewTime"})
+_QUANTITY = frozenset(
+    {"limits", "requests", "overhead", "capacity", "allocatable", "allocatedResources", "sizeLimit", "hard"}
 )
-_CONTAINER = re.compile(r"^(list)\[(.+)\]$|^dict\((str), (.+)\)$")
-_SCALARS: Mapping[str, Schema] = {
-    "str": {"type": "string"},
-    "int": {"type": "integer"},
-    "float": {"type": "number", "format": "double"},
-    "bool": {"type": "boolean"},
-    "datetime": {"type": "string", "format": "date-time"},
-    "date": {"type": "string", "format": "date"},
-    "object": {},
-}
+_INT_OR_STRING = frozenset({"port", "targetPort", "maxSurge", "maxUnavailable", "minAvailable"})
+# (model, attribute) of the map[string][]byte fields.
+_BYTES = frozenset({("V1Secret", "data"), ("V1ConfigMap", "binary_data")})
+
+# "V1Pod", "CoreV1Event", "EventsV1EventSeries", "V1beta1X": the API-version prefix of a model's name.
+_PREFIX = re.compile(r"^[A-Za-z]*?V\d+(?:alpha\d+|beta\d+)?(?=[A-Z])")
+# The group prefix kubernetes_asyncio puts on models whose name exists in several groups.
+_GROUP_PREFIX = {"": "Core", "events.k8s.io": "Events", "discovery.k8s.io": "Discovery"}
 
 
-@functools.cache
-def _models() -> ModuleType:
-    """kubernetes_asyncio's models, imported on first use (they take a while; most worlds never ask)."""
-    from kubernetes_asyncio.client import models
+@dataclass(frozen=True)
+class Scalar:
+    """A JSON scalar: ``json`` is ``string``, ``integer``, ``number`` or ``boolean``."""
 
-    return models
-
-
-@functools.cache
-def _checking() -> Any:
-    """A client configuration whose setters check for ``None``."""
-    from kubernetes_asyncio.client import Configuration
-
-    config = Configuration()
-    config.client_side_validation = True
-    return config
+    json: str
+    go_type: str
+    bits: int = 0  # integers: 32 or 64
 
 
-def _group_package(group: str) -> str:
-    """The Go package of a group's types: ``io.k8s.api.apps``, ``io.k8s.api.core`` for the core group."""
-    if group == "apiextensions.k8s.io":
-        return "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions"
-    return "io.k8s.api." + (group.split(".")[0] if group else "core")
+@dataclass(frozen=True)
+class Time:
+    micro: bool
+
+    @property
+    def go_type(self) -> str:
+        return "v1.MicroTime" if self.micro else "v1.Time"
 
 
-def model_for(group: str, version: str, kind: str) -> type | None:
-    """The kubernetes_asyncio model of ``kind`` in ``group``/``version``: ``V1Pod``, or the prefixed name the
-    client uses when two groups share a kind (``CoreV1Event``, ``EventsV1Event``)."""
-    prefix = "Core" if not group else group.split(".")[0].capitalize()
-    for name in (f"{version.capitalize()}{kind}", f"{prefix}{version.capitalize()}{kind}"):
-        model = getattr(_models(), name, None)
-        if isinstance(model, type) and hasattr(model, "openapi_types"):
-            return model
+@dataclass(frozen=True)
+class Quantity:
+    go_type: str = "resource.Quantity"
+
+
+@dataclass(frozen=True)
+class IntOrString:
+    go_type: str = "intstr.IntOrString"
+
+
+@dataclass(frozen=True)
+class AnyJSON:
+    go_type: str = "interface {}"
+
+
+@dataclass(frozen=True)
+class ListOf:
+    item: Node
+
+    @property
+    def go_type(self) -> str:
+        return "[]" + self.item.go_type
+
+
+@dataclass(frozen=True)
+class MapOf:
+    value: Node
+    named: str = ""  # a named map type (v1.ResourceList)
+
+    @property
+    def go_type(self) -> str:
+        return self.named or "map[string]" + self.value.go_type
+
+
+@dataclass(eq=False)
+class Struct:
+    """A Go struct: ``name`` is the Go type name (``PodSpec``), ``fields`` JSON name → node."""
+
+    name: str
+    fields: dict[str, Node] = field(default_factory=dict)
+
+    @property
+    def go_type(self) -> str:
+        return "v1." + self.name
+
+
+Node = Scalar | Time | Quantity | IntOrString | AnyJSON | ListOf | MapOf | Struct
+
+_STRING = Scalar("string", "string")
+_BOOL = Scalar("boolean", "bool")
+_FLOAT = Scalar("number", "float64")
+_INT32 = Scalar("integer", "int32", 32)
+_INT64_NODE = Scalar("integer", "int64", 64)
+_BYTE_STRING = Scalar("string", "[]uint8")
+
+
+def go_name(model: str) -> str:
+    """The Go struct name of a kubernetes_asyncio model: ``CoreV1Event`` → ``Event``."""
+    return _PREFIX.sub("", model)
+
+
+def _leaf(type_name: str, json_name: str) -> Node:
+    if type_name == "str":
+        return Quantity() if json_name in _QUANTITY else _STRING
+    if type_name == "int":
+        return _INT64_NODE if json_name in _INT64 else _INT32
+    if type_name == "bool":
+        return _BOOL
+    if type_name == "float":
+        return _FLOAT
+    if type_name == "datetime":
+        return Time(json_name in _MICRO_TIME)
+    if type_name == "object":
+        return IntOrString() if json_name in _INT_OR_STRING else AnyJSON()
+    return _struct(type_name)
+
+
+def _node(type_name: str, json_name: str, model: str, attribute: str) -> Node:
+    if type_name.startswith("list[") and type_name.endswith("]"):
+        return ListOf(_node(type_name[5:-1], json_name, model, attribute))
+    if type_name.startswith("dict(str, ") and type_name.endswith(")"):
+        if (model, attribute) in _BYTES:
+            return MapOf(_BYTE_STRING)
+        value = _node(type_name[10:-1], json_name, model, attribute)
+        return MapOf(value, "v1.ResourceList" if isinstance(value, Quantity) else "")
+    return _leaf(type_name, json_name)
+
+
+_STRUCTS: dict[str, Struct] = {}
+
+
+def _struct(model: str) -> Struct:
+    if model in _STRUCTS:
+        return _STRUCTS[model]
+    cls = getattr(models, model)
+    struct = _STRUCTS[model] = Struct(go_name(model))
+    # Registered before its fields are filled, so a model that refers to itself finds this node.
+    for attribute, type_name in cls.openapi_types.items():
+        json_name = cls.attribute_map[attribute]
+        struct.fields[json_name] = _node(type_name, json_name, model, attribute)
+    return struct
+
+
+def _model_name(group: str, version: str, kind: str) -> str | None:
+    v = version[:1].upper() + version[1:]
+    for candidate in (_GROUP_PREFIX.get(group, "") + v + kind, v + kind):
+        if hasattr(models, candidate):
+            return candidate
     return None
 
 
-def _parts(model: type) -> tuple[str, str, str]:
-    """(package prefix as the client spells it, version, Go type name) of a model class."""
-    found = _NAME.match(model.__name__)
-    if found is None:
-        return "", "", model.__name__
-    return found["package"], found["version"].lower(), found["type"]
-
-
-def schema_name(model: type, group: str = "") -> str:
-    """The component name of ``model``; ``group`` places a type the client names without its package."""
-    prefix, version, type_name = _parts(model)
-    if prefix.startswith("IoK8sApimachinery") or (not prefix and type_name in _META_TYPES):
-        package = META_PACKAGE
-    elif prefix:
-        package = _group_package("" if prefix == "Core" else prefix.lower())
-    else:
-        package = _group_package(group)
-    return f"{package}.{version}.{type_name}" if version else f"{package}.{type_name}"
-
-
-def _description(prop: Any) -> str:
-    """The field's description: the docstring's second paragraph, without the generator's noqa marks."""
-    doc = getattr(getattr(prop, "fget", None), "__doc__", None) or ""
-    paragraphs = [p.strip() for p in doc.split("\n\n")]
-    if len(paragraphs) < 3 or paragraphs[1].startswith(":return:"):
-        return ""
-    return paragraphs[1].replace("# noqa: E501", "").strip()
-
-
-def _required(model: type, attribute: str) -> bool:
-    """Whether the model's setter refuses ``None`` for ``attribute`` (the generator's ``required``)."""
-    prop = getattr(model, attribute, None)
-    setter = getattr(prop, "fset", None)
-    if setter is None:
-        return False
-    probe: Any = object.__new__(model)
-    probe.local_vars_configuration = _checking()
-    try:
-        setter(probe, None)
-    except ValueError:
-        return True
-    return False
-
-
-class _Builder:
-    """Walks a root model and the models it references, writing each one's schema once."""
-
-    def __init__(self, group: str) -> None:
-        self.group = group
-        self.schemas: dict[str, Schema] = {}
-
-    def field(self, type_text: str) -> Schema:
-        if type_text in _SCALARS:
-            return dict(_SCALARS[type_text])
-        container = _CONTAINER.match(type_text)
-        if container is not None:
-            if container[1]:
-                return {"type": "array", "items": self.field(container[2])}
-            return {"type": "object", "additionalProperties": self.field(container[4])}
-        model = getattr(_models(), type_text, None)
-        if not isinstance(model, type):
-            return {}
-        return {"$ref": "#/components/schemas/" + self.model(model)}
-
-    def model(self, model: type) -> str:
-        name = schema_name(model, self.group)
-        if name in self.schemas:
-            return name
-        schema: Schema = {"type": "object"}
-        self.schemas[name] = schema  # before the fields: a type may reference itself (JSONSchemaProps)
-        properties: dict[str, Schema] = {}
-        required: list[str] = []
-        types: Mapping[str, str] = model.openapi_types  # type: ignore[attr-defined]
-        names: Mapping[str, str] = model.attribute_map  # type: ignore[attr-defined]
-        for attribute, type_text in types.items():
-            json_name = names[attribute]
-            prop = self.field(type_text)
-            description = _description(getattr(model, attribute, None))
-            if "$ref" in prop:
-                prop = {"allOf": [prop], "default": {}}
-            if description:
-                prop["description"] = description
-            properties[json_name] = prop
-            if _required(model, attribute):
-                required.append(json_name)
-        schema["properties"] = dict(sorted(properties.items()))
-        if required:
-            schema["required"] = sorted(required)
-        return name
-
-
 @functools.cache
-def _components(group: str, version: str, kind: str) -> tuple[str, dict[str, Schema]]:
-    model = model_for(group, version, kind)
-    if model is None:
-        return "", {}
-    builder = _Builder(group)
-    root = builder.model(model)
-    metadata = builder.schemas[root]["properties"].get("metadata")
-    if metadata is not None and "description" not in metadata:
-        metadata["description"] = METADATA_DESCRIPTION  # the client drops the descriptions of references
-    builder.schemas[root]["x-kubernetes-group-version-kind"] = [
-        {"group": group, "kind": kind, "version": version}
-    ]
-    return root, builder.schemas
+def schema(api_version: str, kind: str) -> Struct | None:
+    """The root struct of a built-in kind (``"v1", "Pod"``; ``"apps/v1", "Deployment"``), built once."""
+    group, _, version = api_version.rpartition("/")
+    model = _model_name(group, version, kind)
+    return None if model is None else _struct(model)
 
 
-def components(group: str, version: str, kind: str) -> dict[str, Schema]:
-    """The schema of ``kind`` and of every type it references, by component name; empty when the client
-    has no model of it. Shared and cached: read, never change."""
-    return _components(group, version, kind)[1]
-
-
-def root_name(group: str, version: str, kind: str) -> str:
-    """The component name of ``kind``'s own schema ("" when the client has no model of it)."""
-    return _components(group, version, kind)[0]
-
-
-@functools.cache
-def object_meta() -> tuple[str, dict[str, Schema]]:
-    """The name of ``ObjectMeta``'s schema and the schemas it needs (for custom resources' documents)."""
-    builder = _Builder("")
-    return builder.model(_models().V1ObjectMeta), builder.schemas
+__all__ = [
+    "AnyJSON",
+    "IntOrString",
+    "ListOf",
+    "MapOf",
+    "Node",
+    "Quantity",
+    "Scalar",
+    "Struct",
+    "Time",
+    "go_name",
+    "schema",
+]

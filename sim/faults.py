@@ -91,6 +91,8 @@ class LoggedRequest:
     # Who asked: the account of an emulator-issued token, else the bearer token itself, which the
     # tests use as a user name (such tokens are not checked); "" for none or a refused token.
     user: str = ""
+    # The Warning headers of the answer (unknown fields, deprecations), as sent.
+    warnings: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -101,4 +103,5 @@ class LoggedRequest:
             "contentType": self.content_type,
             "status": self.status,
             "user": self.user,
+            "warnings": list(self.warnings),
         }

@@ -3,7 +3,7 @@
 ``schemas(kinds)`` gives, for the kinds of one group-version, the schema of each kind by its component
 name with ``x-kubernetes-group-version-kind``, plus every schema those reference:
 
-- a built-in kind: its schema derived from kubernetes_asyncio's models (``sim.builtinschemas``);
+- a built-in kind: its schema derived from kubernetes_asyncio's models (``sim.openapimodels``);
 - a custom resource: its CRD's structural schema as kube-apiserver publishes it, named
   ``<reversed group>.<version>.<Kind>`` (``com.github.actions.v1alpha1.AutoscalingRunnerSet``), with
   ``metadata`` a reference to ``ObjectMeta``.
@@ -18,12 +18,12 @@ import copy
 from collections.abc import Iterable
 from typing import Any
 
-from sim import builtinschemas
+from sim import openapimodels
 from sim.kinds import Kind
 
 Schema = dict[str, Any]
 
-METADATA_DESCRIPTION = builtinschemas.METADATA_DESCRIPTION
+METADATA_DESCRIPTION = openapimodels.METADATA_DESCRIPTION
 
 
 def custom_name(kind: Kind) -> str:
@@ -51,9 +51,9 @@ def schemas(kinds: Iterable[Kind]) -> dict[str, Schema]:
     out: dict[str, Schema] = {}
     for kind in kinds:
         if kind.is_custom:
-            meta_name, meta = builtinschemas.object_meta()
+            meta_name, meta = openapimodels.object_meta()
             out.update(meta)
             out[custom_name(kind)] = _custom(kind, meta_name)
         else:
-            out.update(builtinschemas.components(kind.group, kind.version, kind.kind))
+            out.update(openapimodels.components(kind.group, kind.version, kind.kind))
     return dict(sorted(out.items()))

@@ -1,5 +1,5 @@
 """Kubernetes' protobuf encoding (``application/vnd.kubernetes.protobuf``) for the kinds of
-``sim.protoschemas``: one generic decoder and encoder over that table.
+``sim.protoschemas`` and ``sim.podmessages``: one generic decoder and encoder over those tables.
 
 A body is the magic ``k8s\\x00``, then a ``runtime.Unknown`` message {typeMeta {apiVersion, kind}, raw,
 contentEncoding, contentType} whose ``raw`` is the object's own message. ``decode`` turns such a body into
@@ -16,7 +16,10 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from sim.protoschemas import KINDS, MESSAGES, Field
+from sim import podmessages, protoschemas
+from sim.protoschemas import KINDS, Field
+
+MESSAGES: dict[str, dict[int, Field]] = {**protoschemas.MESSAGES, **podmessages.MESSAGES}
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
@@ -77,14 +80,49 @@ def _int(value: int | bytes) -> int:
     return value - (1 << 64) if value >= 1 << 63 else value
 
 
-def _time_text(data: bytes) -> str | None:
-    seconds = 0
+def _time_text(data: bytes, *, micro: bool = False) -> str | None:
+    seconds = nanos = 0
     for number, value in fields(data):
         if number == 1:
             seconds = _int(value)
+        elif number == 2:
+            nanos = _int(value)
     if not data:
         return None  # a zero Time is sent empty: null in JSON
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    text = datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    return f"{text}.{nanos // 1000:06d}Z" if micro else text + "Z"
+
+
+def _int_or_string(data: bytes) -> int | str:
+    kind = int_val = 0
+    str_val = ""
+    for number, value in fields(data):
+        if number == 1:
+            kind = _int(value)
+        elif number == 2:
+            int_val = _int(value)
+        elif number == 3:
+            str_val = _bytes(value).decode("utf-8")
+    return str_val if kind == 1 else int_val
+
+
+def _quantity(data: bytes) -> str:
+    text = ""
+    for number, value in fields(data):
+        if number == 1:
+            text = _bytes(value).decode("utf-8")
+    return text
+
+
+def _packed(value: int | bytes) -> list[int]:
+    """A repeated integer sent packed (one length-delimited run of varints) or as one varint."""
+    if isinstance(value, int):
+        return [_int(value)]
+    out, pos = [], 0
+    while pos < len(value):
+        item, pos = _varint(value, pos)
+        out.append(_int(item))
+    return out
 
 
 def _scalar(f: Field, value: int | bytes) -> Any:
@@ -97,8 +135,12 @@ def _scalar(f: Field, value: int | bytes) -> Any:
         return _int(value)
     if shape == "bool":
         return bool(_int(value))
-    if shape == "time":
-        return _time_text(_bytes(value))
+    if shape in ("time", "microtime"):
+        return _time_text(_bytes(value), micro=shape == "microtime")
+    if shape == "quantity":
+        return _quantity(_bytes(value))
+    if shape == "intorstr":
+        return _int_or_string(_bytes(value))
     if shape == "raw":
         return json.loads(_bytes(value)) if value else {}
     if shape == "msg":
@@ -111,6 +153,8 @@ def _map_value(shape: str, data: bytes) -> Any:
         return data.decode("utf-8")
     if shape == "strs":  # ExtraValue {repeated string items = 1}
         return [_bytes(v).decode("utf-8") for n, v in fields(data) if n == 1]
+    if shape == "quantity":
+        return _quantity(data)
     return base64.b64encode(data).decode()
 
 
@@ -119,6 +163,8 @@ def _map_entry(shape: str, value: Any) -> bytes:
         return str(value).encode()
     if shape == "strs":
         return b"".join(_delimited(1, str(item).encode()) for item in value)
+    if shape == "quantity":
+        return _delimited(1, str(value).encode())
     return base64.b64decode(value)
 
 
@@ -141,8 +187,13 @@ def decode_message(message: str, data: bytes) -> dict[str, Any]:
                     key = _bytes(v)
                 elif n == 2:
                     val = _bytes(v)
-            entry = _map_value(f.message, val)
-            out.setdefault(f.name, {})[key.decode("utf-8")] = entry
+            out.setdefault(f.name, {})[key.decode("utf-8")] = _map_value(f.message, val)
+            continue
+        if f.inline:
+            out.update(decode_message(f.message, _bytes(value)))
+            continue
+        if f.repeated and f.shape == "int":
+            out.setdefault(f.name, []).extend(_packed(value))
             continue
         decoded = _scalar(f, value)
         if f.repeated:
@@ -213,7 +264,15 @@ def _delimited(number: int, data: bytes) -> bytes:
 def _time_bytes(text: str) -> bytes:
     moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     seconds = int(moment.timestamp())
-    return (_key(1, 0) + _put_varint(seconds)) if seconds else b""
+    nanos = moment.microsecond * 1000
+    out = (_key(1, 0) + _put_varint(seconds)) if seconds else b""
+    return out + (_key(2, 0) + _put_varint(nanos) if nanos else b"")
+
+
+def _int_or_string_bytes(value: int | str) -> bytes:
+    if isinstance(value, str):
+        return _key(1, 0) + _put_varint(1) + _delimited(3, value.encode())
+    return _key(1, 0) + _put_varint(0) + _key(2, 0) + _put_varint(int(value))
 
 
 def _encode_value(f: Field, value: Any) -> bytes:
@@ -222,8 +281,12 @@ def _encode_value(f: Field, value: Any) -> bytes:
         return str(value).encode()
     if shape == "bytes":
         return base64.b64decode(value)
-    if shape == "time":
+    if shape in ("time", "microtime"):
         return _time_bytes(value)
+    if shape == "quantity":
+        return _delimited(1, str(value).encode())
+    if shape == "intorstr":
+        return _int_or_string_bytes(value)
     if shape == "raw":
         return json.dumps(value, separators=(",", ":")).encode()
     if shape == "msg":
@@ -243,9 +306,16 @@ def encode_message(message: str, obj: dict[str, Any]) -> bytes:
     """One message of the table from its JSON object; JSON fields outside the table are left out."""
     out = bytearray()
     for number, f in sorted(MESSAGES[message].items()):
-        if f.name not in obj or obj[f.name] is None:
+        if f.inline:
+            out += _delimited(number, encode_message(f.message, obj))
+            continue
+        if f.name not in obj:
             continue
         value = obj[f.name]
+        if value is None:
+            if f.keep and f.shape in ("time", "microtime"):
+                out += _delimited(number, b"")  # a zero Time Go always writes (null in JSON)
+            continue
         if f.shape == "map":
             for key in sorted(value):
                 entry = _map_entry(f.message, value[key])

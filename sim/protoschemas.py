@@ -6,7 +6,9 @@ authorization/v1) and apimachinery's ``pkg/apis/meta/v1/generated.proto``. A sha
 
     ``str``, ``bytes`` (base64 in JSON), ``int``, ``bool``, ``time`` (a ``meta.v1.Time``: RFC 3339 in JSON),
     ``raw`` (bytes holding JSON, as ``FieldsV1``), ``msg`` (a nested message, named), ``map`` (string keys;
-    values ``str``, ``bytes`` or ``strs``: an ``ExtraValue`` message, a list of strings in JSON).
+    values ``str``, ``bytes``, ``quantity`` or ``strs``: an ``ExtraValue`` message, a list of strings in
+    JSON), and for the messages of ``sim.podmessages`` (Pod, Event, Lease) ``microtime``, ``quantity`` and
+    ``intorstr``.
 
 ``repeated`` fields are JSON lists. ``keep`` marks Go pointer fields: present on the wire only when set, so
 their zero value (``false``, ``0``) is kept in JSON; every other empty value is omitted, as Go's
@@ -25,6 +27,7 @@ class Field:
     message: str = ""  # the nested message (shape "msg") or the map's value shape (shape "map")
     repeated: bool = False
     keep: bool = False
+    inline: bool = False  # an embedded Go struct: its fields are the parent's in JSON
 
 
 def _f(name: str, shape: str, message: str = "", *, repeated: bool = False, keep: bool = False) -> Field:
@@ -99,6 +102,15 @@ MESSAGES: dict[str, dict[int, Field]] = {
         6: _f("uid", "str"),
     },
     "StatusCause": {1: _f("reason", "str"), 2: _f("message", "str"), 3: _f("field", "str")},
+    "LabelSelector": {
+        1: _f("matchLabels", "map", "str"),
+        2: _f("matchExpressions", "msg", "LabelSelectorRequirement", repeated=True),
+    },
+    "LabelSelectorRequirement": {
+        1: _f("key", "str"),
+        2: _f("operator", "str"),
+        3: _f("values", "str", repeated=True),
+    },
     # core/v1
     "Namespace": {
         1: _f("metadata", "msg", "ObjectMeta"),
@@ -183,15 +195,6 @@ MESSAGES: dict[str, dict[int, Field]] = {
         3: _f("aggregationRule", "msg", "AggregationRule"),
     },
     "AggregationRule": {1: _f("clusterRoleSelectors", "msg", "LabelSelector", repeated=True)},
-    "LabelSelector": {
-        1: _f("matchLabels", "map", "str"),
-        2: _f("matchExpressions", "msg", "LabelSelectorRequirement", repeated=True),
-    },
-    "LabelSelectorRequirement": {
-        1: _f("key", "str"),
-        2: _f("operator", "str"),
-        3: _f("values", "str", repeated=True),
-    },
     "PolicyRule": {
         1: _f("verbs", "str", repeated=True),
         2: _f("apiGroups", "str", repeated=True),
@@ -274,4 +277,8 @@ KINDS: dict[tuple[str, str], str] = {
     ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
     ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
     ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "SelfSubjectRulesReview",
+    # Their messages are in sim.podmessages.
+    ("v1", "Pod"): "Pod",
+    ("v1", "Event"): "Event",
+    ("coordination.k8s.io/v1", "Lease"): "Lease",
 }

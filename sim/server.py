@@ -22,6 +22,7 @@ from aiohttp import web
 from sim import (
     authenticating,
     authorizing,
+    decoding,
     discovery,
     errors,
     listing,
@@ -33,7 +34,6 @@ from sim import (
     tables,
     tokenrequests,
     tokens,
-    unknownfields,
     watching,
 )
 from sim.apiserver import MERGE, ApiServer, Result
@@ -87,27 +87,6 @@ def _negotiated(request: web.Request, resp: web.StreamResponse) -> web.StreamRes
     return resp
 
 
-def _known_fields(
-    request: web.Request, kind: Kind, body: Any, *, patch: bool = False
-) -> tuple[Any, list[str]]:
-    """A built-in kind's body without the fields its type lacks, as kube-apiserver decodes it, when the
-    request names ``fieldValidation`` (kubectl's do): Strict refuses them (400), Warn returns their paths
-    for warnings, Ignore drops them silently. Other requests' bodies are left as they are."""
-    validation = request.query.get("fieldValidation")
-    if kind.is_custom or validation is None:
-        return body, []
-    if patch and _media_type(request) == "application/json-patch+json":
-        return body, []
-    body, unknown = unknownfields.unknown(kind.group, kind.version, kind.kind, body, patch=patch)
-    if unknown and validation == "Strict":
-        listed = ", ".join(f'unknown field "{u}"' for u in unknown)
-        if patch:
-            raise errors.bad_request(f"strict decoding error: {listed}")
-        what = f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}'
-        raise errors.bad_request(f"{what}: strict decoding error: {listed}")
-    return body, (unknown if validation == "Warn" else [])
-
-
 def _media_type(request: web.Request) -> str:
     return (request.headers.get("Content-Type") or "").split(";")[0].strip().lower()
 
@@ -119,7 +98,7 @@ async def _body(request: web.Request, *, allow_empty: bool = False) -> Any:
             return None
         raise errors.bad_request("the body of the request was empty")
     try:
-        return json.loads(raw)
+        return json.loads(raw, object_pairs_hook=decoding.object_pairs)  # duplicate keys are remembered
     except (ValueError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"the body of the request could not be decoded as JSON: {exc}") from exc
 
@@ -171,6 +150,7 @@ class Server:
     async def _middleware(self, request: web.Request, handler: Handler) -> web.StreamResponse:
         verb = ""
         status = 500
+        answered_warnings: tuple[str, ...] = ()
         content_type = _media_type(request)
         # The request log names the user: an emulator token's account once authenticated, any other
         # bearer token as it is (tests use account names as tokens); never an emulator token itself.
@@ -198,6 +178,7 @@ class Server:
                             raise err
             resp = _negotiated(request, await handler(request))
             status = resp.status
+            answered_warnings = tuple(resp.headers.getall("Warning", ()))
             return resp
         except errors.ApiError as err:
             status = err.code
@@ -226,6 +207,7 @@ class Server:
                         content_type,
                         status,
                         user=user_name,
+                        warnings=answered_warnings,
                     )
                 )
 
@@ -303,10 +285,9 @@ class Server:
             if method == "POST":
                 if kind.namespaced and namespace is None:
                     raise errors.method_not_allowed()
-                body, unknown = _known_fields(request, kind, await self._object_body(request))
+                body = await self._object_body(request)
                 return self._result(
-                    self.api.create(kind, ns, body, field_validation=field_validation, dry_run=dry_run),
-                    unknown,
+                    self.api.create(kind, ns, body, field_validation=field_validation, dry_run=dry_run)
                 )
             if method == "DELETE":
                 return await self._delete_collection(request, target)
@@ -319,15 +300,14 @@ class Server:
         if method == "GET":
             return self._read(request, kind, self.api.get(kind, ns, target.name))
         if method == "PUT":
-            body, unknown = _known_fields(request, kind, await self._object_body(request))
+            body = await self._object_body(request)
             return self._result(
                 self.api.update(
                     kind, ns, target.name, body, field_validation=field_validation, dry_run=dry_run
-                ),
-                unknown,
+                )
             )
         if method == "PATCH":
-            body, unknown = _known_fields(request, kind, await _body(request), patch=True)
+            body = await _body(request)
             return self._result(
                 self.api.patch(
                     kind,
@@ -337,8 +317,7 @@ class Server:
                     _media_type(request),
                     field_validation=field_validation,
                     dry_run=dry_run,
-                ),
-                unknown,
+                )
             )
         if method == "DELETE":
             return self._result(self.api.delete(kind, ns, target.name, await self._delete_options(request)))
@@ -452,9 +431,8 @@ class Server:
         now = self.api.clock()
         return _json_response(tables.table(kind, body, version=version, include_object=include, now=now))
 
-    def _result(self, result: Result, unknown: list[str] | None = None) -> web.Response:
-        warnings = [f'unknown field "{u}"' for u in unknown or ()] + result.warnings
-        return _json_response(result.body, result.code, warnings)
+    def _result(self, result: Result) -> web.Response:
+        return _json_response(result.body, result.code, result.warnings)
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         body = await _body(request, allow_empty=True)
