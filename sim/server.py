@@ -17,6 +17,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import yaml
 from aiohttp import web
 
 from sim import (
@@ -25,6 +26,7 @@ from sim import (
     discovery,
     errors,
     listing,
+    managedfields,
     podlogs,
     protobuf,
     routing,
@@ -34,7 +36,7 @@ from sim import (
     tokens,
     watching,
 )
-from sim.apiserver import MERGE, ApiServer, Result
+from sim.apiserver import APPLY, MERGE, ApiServer, Result
 from sim.faults import Fault, LoggedRequest
 from sim.kinds import Kind
 
@@ -97,6 +99,26 @@ async def _body(request: web.Request, *, allow_empty: bool = False) -> Any:
         return json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"the body of the request could not be decoded as JSON: {exc}") from exc
+
+
+async def _patch_body(request: web.Request) -> Any:
+    """A patch: JSON, or YAML (of which JSON is a part) for server-side apply."""
+    if _media_type(request) != APPLY:
+        return await _body(request)
+    raw = await request.read()
+    try:
+        return yaml.safe_load(raw)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise errors.bad_request(f"error decoding YAML: {str(exc).splitlines()[0]}") from None
+
+
+def _field_manager(request: web.Request) -> str:
+    """``fieldManager``, else the user agent's product, as kube-apiserver names a write's manager (an
+    apply must name its manager: it is left empty for ``sim.applying`` to refuse)."""
+    given = request.query.get("fieldManager")
+    if given or _media_type(request) == APPLY:
+        return given or ""
+    return managedfields.manager_from_user_agent(request.headers.get("User-Agent", ""))
 
 
 def _verb(request: web.Request, target: routing.Target | routing.Discovery) -> str:
@@ -270,7 +292,14 @@ class Server:
                     raise errors.method_not_allowed()
                 body = await self._object_body(request)
                 return self._result(
-                    self.api.create(kind, ns, body, field_validation=field_validation, dry_run=dry_run)
+                    self.api.create(
+                        kind,
+                        ns,
+                        body,
+                        field_validation=field_validation,
+                        dry_run=dry_run,
+                        manager=_field_manager(request),
+                    )
                 )
             if method == "DELETE":
                 return await self._delete_collection(request, target)
@@ -286,11 +315,17 @@ class Server:
             body = await self._object_body(request)
             return self._result(
                 self.api.update(
-                    kind, ns, target.name, body, field_validation=field_validation, dry_run=dry_run
+                    kind,
+                    ns,
+                    target.name,
+                    body,
+                    field_validation=field_validation,
+                    dry_run=dry_run,
+                    manager=_field_manager(request),
                 )
             )
         if method == "PATCH":
-            body = await _body(request)
+            body = await _patch_body(request)
             return self._result(
                 self.api.patch(
                     kind,
@@ -300,6 +335,8 @@ class Server:
                     _media_type(request),
                     field_validation=field_validation,
                     dry_run=dry_run,
+                    manager=_field_manager(request),
+                    force=parse_bool(request.query.get("force")) if "force" in request.query else False,
                 )
             )
         if method == "DELETE":
@@ -324,6 +361,7 @@ class Server:
                         subresource="status",
                         field_validation=field_validation,
                         dry_run=dry_run,
+                        manager=_field_manager(request),
                     )
                 )
             if method == "PATCH":
@@ -332,11 +370,13 @@ class Server:
                         kind,
                         ns,
                         target.name,
-                        await _body(request),
+                        await _patch_body(request),
                         _media_type(request),
                         subresource="status",
                         field_validation=field_validation,
                         dry_run=dry_run,
+                        manager=_field_manager(request),
+                        force=parse_bool(request.query.get("force")) if "force" in request.query else False,
                     )
                 )
             if kind.is_custom:
