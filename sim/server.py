@@ -458,7 +458,11 @@ class Server:
         return _json_response(result.body, result.code, result.warnings)
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
-        body = await _body(request, allow_empty=True)
+        if _media_type(request) == protobuf.MEDIA_TYPE and (await request.read()).strip():
+            # client-go (Helm, kubectl) sends DeleteOptions in protobuf.
+            body: Any = await self._object_body(request)
+        else:
+            body = await _body(request, allow_empty=True)
         if isinstance(body, dict):
             return body
         q = request.query
