@@ -7,9 +7,10 @@ Custom resources take theirs from the CRD's ``openAPIV3Schema`` (``x-kubernetes-
 for CRDs upstream). Built-in kinds take theirs from the ``patchMergeKey`` tables of strategic merge
 (``sim.strategic.LIST_MERGE_KEYS``: a merge key makes an associative list, a merged list of scalars a
 set), with the few lists whose apply keys are wider than their merge key (container ports and Service
-ports are keyed by port and protocol, protocol defaulting to TCP) and the structs tagged atomic (label
-selectors of the workloads). Every field the tables do not name is *deduced*, as structured-merge-diff
-does for an unknown type: maps are granular, lists atomic.
+ports are keyed by port and protocol, protocol defaulting to TCP), ``status.conditions`` keyed by type on
+every kind, and the structs tagged atomic (label selectors of the workloads, role references). Every
+field the tables do not name is *deduced*, as structured-merge-diff does for an unknown type: maps are
+granular (their fields taken as a struct's), lists atomic.
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ _WIDER_KEYS: dict[str, tuple[tuple[str, ...], dict[str, Any]]] = {
 }
 _SERVICE_PORTS = (("port", "protocol"), {"protocol": "TCP"})
 
+# Lists keyed for apply on every built-in kind served, whether or not strategic merge lists them (every
+# served kind's ``status.conditions`` is ``+listType=map`` keyed by ``type``).
+_EVERY_KIND: dict[str, str] = {"status.conditions": "type"}
+
 # Structs tagged ``+structType=atomic`` (owned and replaced whole), by kind.
 _ATOMIC_STRUCTS: dict[str, tuple[str, ...]] = {
     "Deployment": ("spec.selector",),
@@ -99,7 +104,7 @@ def _walk(root: Shape, dotted: str) -> Shape:
 
 def _builtin(kind_name: str) -> Shape:
     root = Shape(kind=MAP)
-    tables = {**strategic.LIST_MERGE_KEYS["*"], **strategic.LIST_MERGE_KEYS.get(kind_name, {})}
+    tables = {**_EVERY_KIND, **strategic.LIST_MERGE_KEYS["*"], **strategic.LIST_MERGE_KEYS.get(kind_name, {})}
     for dotted, merge_key in tables.items():
         node = _walk(root, dotted)
         node.kind = LIST
