@@ -94,7 +94,7 @@ def decode(raw: Any) -> list[Entry]:
     for item in raw:
         if not isinstance(item, dict):
             raise ValueError("a managedFields entry must be an object")
-        if item.get("fieldsType", FIELDS_V1 if "fieldsV1" not in item else "") not in (FIELDS_V1, ""):
+        if item.get("fieldsType") not in (None, "", FIELDS_V1):
             raise ValueError(f"invalid fieldsType {item.get('fieldsType')!r}")
         operation = item.get("operation") or ""
         if operation not in (APPLY, UPDATE, ""):

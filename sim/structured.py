@@ -113,7 +113,8 @@ def merge(live: Any, config: Any, shape: Shape) -> Any:
         out = {}
         for name in [*live, *(k for k in config if k not in live)]:
             merged = merge(live.get(name, MISSING), config.get(name, MISSING), shape.child(name)[0])
-            if merged is not MISSING:
+            # A null applied clears the field (a typed object has no null member to keep).
+            if merged is not MISSING and not (merged is None and name in config):
                 out[name] = merged
         return out
     if _granular_list(shape, live) and _granular_list(shape, config):

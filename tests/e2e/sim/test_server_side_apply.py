@@ -355,3 +355,36 @@ async def test_apply_dry_run_stores_nothing(world: World, dry_run: bool) -> None
     assert code == 201 and answered["data"] == {"a": "1"}
     code, _ = await send(world, "GET", path, None, "application/json")
     assert code == (404 if dry_run else 200)
+
+
+async def test_strategic_and_json_patches_take_the_fields_they_change(world: World) -> None:
+    path = f"{DEPLOY_PATH}/images"
+    await send(
+        world, "PATCH", path, deployment("images", [{"name": "app", "image": "app:1"}]), fieldManager="alice"
+    )
+    container = {"name": "app", "image": "app:2"}
+    body = {"spec": {"template": {"spec": {"containers": [container]}}}}
+    code, patched = await send(
+        world, "PATCH", path, body, "application/strategic-merge-patch+json", fieldManager="kubectl-set"
+    )
+    assert code == 200
+    item = 'k:{"name":"app"}'
+    setter = fields(patched, "kubectl-set", "Update")["f:spec"]["f:template"]["f:spec"]["f:containers"]
+    assert setter == {item: {"f:image": {}}}
+    alice = fields(patched, "alice")["f:spec"]["f:template"]["f:spec"]["f:containers"][item]
+    assert alice == {".": {}, "f:name": {}}
+    ops = [{"op": "add", "path": "/metadata/labels", "value": {"tier": "web"}}]
+    code, labelled = await send(
+        world, "PATCH", path, ops, "application/json-patch+json", fieldManager="labeller"
+    )
+    assert code == 200
+    assert fields(labelled, "labeller", "Update") == {"f:metadata": {"f:labels": {".": {}, "f:tier": {}}}}
+    # alice applies the image again: the strategic patch's manager holds it now.
+    code, status = await send(
+        world, "PATCH", path, deployment("images", [{"name": "app", "image": "app:1"}]), fieldManager="alice"
+    )
+    assert code == 409
+    assert status["message"] == (
+        'Apply failed with 1 conflict: conflict with "kubectl-set" using apps/v1: '
+        '.spec.template.spec.containers[name="app"].image'
+    )

@@ -84,6 +84,11 @@ def test_atomic_lists_and_structs_are_replaced_whole() -> None:
     assert structured.merge(live, config, DEPLOYMENT) == config
 
 
+def test_a_null_applied_clears_the_field() -> None:
+    merged = structured.merge({"data": {"a": "1", "b": "1"}}, {"data": {"a": None}}, DEPLOYMENT)
+    assert merged == {"data": {"b": "1"}}
+
+
 def test_compare_reports_added_modified_and_removed_fields() -> None:
     old = {"data": {"a": "1", "b": "1"}}
     new = {"data": {"a": "2", "c": "1"}, "spec": {"x": 1}}
