@@ -79,6 +79,21 @@ def _config(kind: Kind, namespace: str, name: str, body: Any) -> dict[str, Any]:
     return {**body, "metadata": meta}
 
 
+def _writable(kind: Kind, config: dict[str, Any], subresource: str | None) -> dict[str, Any]:
+    """The part of a configuration the write can change (the strategy resets the rest): no ``status``
+    through the main resource of a kind with a status subresource; through ``status``, only the status
+    (and, for built-ins, labels and annotations, as their status writes allow)."""
+    if subresource == "status":
+        meta = config["metadata"]
+        kept: tuple[str, ...] = ("name", "namespace", "resourceVersion", "uid")
+        kept += () if kind.is_custom else ("labels", "annotations")
+        out = {k: v for k, v in config.items() if k in ("apiVersion", "kind", "status")}
+        return {**out, "metadata": {k: v for k, v in meta.items() if k in kept}}
+    if kind.status_subresource:
+        return {k: v for k, v in config.items() if k != "status"}
+    return config
+
+
 _pruners: dict[int, schemas.StructuralSchema] = {}
 
 
@@ -168,6 +183,7 @@ def apply(
 ) -> Result:
     check_patch_options(apply=True, manager=manager, force=force)
     config, warnings = _pruned(kind, _config(kind, namespace, name, body), field_validation)
+    config = _writable(kind, config, subresource)
     shape = fieldtypes.for_kind(kind)
     sub = subresource or ""
     applied = managedfields.ownable(kind, structured.field_set(config, shape), sub)

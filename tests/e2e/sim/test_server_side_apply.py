@@ -266,6 +266,19 @@ async def test_apply_on_the_status_subresource(kube: client.ApiClient) -> None:
     assert applied["spec"] == created["spec"]
     assert fields(applied, "controller", "Apply", "status") == {"f:status": {"f:currentRunners": {}}}
     assert rv(applied) > rv(created)
+    # The main resource's status is not its to write: applying it again changes nothing.
+    again = await custom.patch_namespaced_custom_object(
+        "actions.github.com",
+        "v1alpha1",
+        NS,
+        "autoscalingrunnersets",
+        "scaled",
+        body,
+        field_manager="alice",
+        _content_type=APPLY,
+    )
+    assert rv(again) == rv(applied)
+    assert again["status"] == {"currentRunners": 2}
 
 
 async def test_associative_lists_of_a_crd_schema_merge_by_their_keys(world: World) -> None:
