@@ -9,11 +9,12 @@ manager that applies and also updates has two entries.
 An update of any kind (create, PUT, merge / JSON / strategic patch, status writes) compares the object
 before and after: the writer's ``Update`` entry gains the added and modified fields and loses the removed
 ones; every other manager loses the fields the write changed or removed (an update always forces); empty
-entries vanish. The writer's entry gets a new time whenever its set changes. ``managedFields`` sent in the
-body replace the stored ones when they decode (a list holding one empty entry, ``[{}]``, thus clears them);
-an empty list or entries that do not decode keep the stored ones, as upstream, so a client unaware of the
-field cannot drop it. Fields no manager may own (type meta, the server-owned metadata, ``status`` of the main
-resource when there is a status subresource, ``spec`` on the status subresource) are never recorded.
+entries vanish. The writer's entry gets a new time whenever the write changes the object.
+``managedFields`` sent in the body replace the stored ones when they decode (a list holding one empty
+entry, ``[{}]``, thus clears them); an empty list or entries that do not decode keep the stored ones, as
+upstream, so a client unaware of the field cannot drop it. Fields no manager may own (type meta, the
+server-owned metadata, ``status`` of the main resource when there is a status subresource, ``spec`` on the
+status subresource) are never recorded.
 """
 
 from __future__ import annotations
@@ -199,7 +200,7 @@ def after_update(
             continue
         out.append(replace(entry, fields=entry.fields - changed - removed))
     fields = (own.fields - removed) | changed
-    out.append(
-        replace(own, fields=fields, time=now if fields != own.fields or own.time is None else own.time)
-    )
+    # The time of the writer's last change to the object (an update that changes nothing keeps it).
+    changes = bool(changed or removed) or fields != own.fields or own.time is None
+    out.append(replace(own, fields=fields, time=now if changes else own.time))
     return encode(out)
