@@ -203,4 +203,42 @@ def after_update(
     # The time of the writer's last change to the object (an update that changes nothing keeps it).
     changes = bool(changed or removed) or fields != own.fields or own.time is None
     out.append(replace(own, fields=fields, time=now if changes else own.time))
-    return encode(out)
+    return encode(_capped([e for e in out if e.fields]))
+
+
+MAX_UPDATE_MANAGERS = 10
+ANCIENT = "ancient-changes"
+
+
+def _capped(entries: list[Entry]) -> list[Entry]:
+    """``capUpdateManagers``: past ten ``Update`` entries, the oldest are merged, per API version, into
+    one ``ancient-changes`` entry carrying the time of the newest entry merged into it."""
+    updaters = sorted((e for e in entries if e.operation != APPLY), key=lambda e: (e.time or "", e.identity))
+    count = len(updaters)
+    if count <= MAX_UPDATE_MANAGERS:
+        return entries
+    kept = {id(e): e for e in entries}
+    first: dict[str, Entry] = {}
+    # An ancient-changes entry of a version is that version's bucket already.
+    bucket = {e.api_version: e for e in updaters if e.identity == (ANCIENT, UPDATE, "", e.api_version)}
+    for entry in bucket.values():
+        del kept[id(entry)]
+    for entry in updaters:
+        if count <= MAX_UPDATE_MANAGERS:
+            break
+        version = entry.api_version
+        if entry.manager == ANCIENT and bucket.get(version) is entry:
+            continue
+        if version not in first and version not in bucket:
+            first[version] = entry
+            continue
+        if version not in bucket:
+            oldest = first[version]
+            del kept[id(oldest)]
+            bucket[version] = Entry(ANCIENT, UPDATE, version, oldest.time, "", oldest.fields)
+        del kept[id(entry)]
+        bucket[version] = replace(
+            bucket[version], fields=bucket[version].fields | entry.fields, time=entry.time
+        )
+        count -= 1
+    return [*kept.values(), *bucket.values()]

@@ -401,3 +401,28 @@ async def test_strategic_and_json_patches_take_the_fields_they_change(world: Wor
         'Apply failed with 1 conflict: conflict with "kubectl-set" using apps/v1: '
         '.spec.template.spec.containers[name="app"].image'
     )
+
+
+async def test_past_ten_update_managers_the_oldest_become_ancient_changes(world: World) -> None:
+    path = f"{CM_PATH}/crowded"
+    await send(world, "POST", CM_PATH, configmap("crowded", {}), "application/json", fieldManager="maker")
+    for i in range(11):
+        code, obj = await send(
+            world,
+            "PATCH",
+            path,
+            {"data": {f"k{i:02}": "v"}},
+            "application/merge-patch+json",
+            fieldManager=f"m{i:02}",
+        )
+        assert code == 200
+    updaters = {m for m, op, _ in entries(obj) if op == "Update"}
+    assert len(updaters) == 10
+    assert "ancient-changes" in updaters
+    assert {f"m{i:02}" for i in range(3, 11)} <= updaters
+    ancient = fields(obj, "ancient-changes", "Update")
+    assert set(ancient["f:data"]) - {"."} <= {"f:k00", "f:k01", "f:k02"}
+    owned = set()
+    for entry in obj["metadata"]["managedFields"]:
+        owned |= set(entry["fieldsV1"].get("f:data", {})) - {"."}
+    assert owned == {f"f:k{i:02}" for i in range(11)}  # nothing was lost in the merge
