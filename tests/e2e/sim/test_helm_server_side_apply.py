@@ -3,10 +3,11 @@ emulated cluster.
 
 Inputs: an emulated cluster (``world``) and a kubeconfig for it; ``smallchart/`` beside this file (a
 Secret, a Role, a Deployment and an AutoscalingRunnerSet, with values for the image, the runner count and
-the token); Helm's SDK with Secret release storage. Helm 4 writes the chart's objects with server-side
-apply (``application/apply-patch+yaml``, ``force=false``) and keeps each revision in a protobuf Secret,
-deleted with protobuf DeleteOptions on uninstall. Outputs: the objects read back through
-kubernetes_asyncio after each step, their ``managedFields`` and the release Secrets. Nothing is mocked.
+the token); Helm's SDK with Secret release storage, waiting with its watcher for install and upgrade.
+Helm 4 writes the chart's objects with server-side apply (``application/apply-patch+yaml``,
+``force=false``) and keeps each revision in a protobuf Secret, deleted with protobuf DeleteOptions on
+uninstall. Outputs: the objects read back through kubernetes_asyncio after each step, their
+``managedFields`` and the release Secrets. Nothing is mocked.
 """
 
 from __future__ import annotations
@@ -81,8 +82,10 @@ def token(secret: dict[str, Any]) -> str:
 
 
 async def test_helm_install_upgrade_rollback_uninstall(kube: client.ApiClient, kubeconfig: Path) -> None:
-    await helm(kubeconfig, "install", str(CHART), RELEASE, {"minRunners": 1})
+    # Helm waits (its watcher: kstatus over watches) until the objects are ready, within the timeout.
+    await helm(kubeconfig, "install", str(CHART), RELEASE, {"minRunners": 1}, wait="watcher", timeout=60)
     installed = await objects(kube)
+    assert installed["deployment"]["status"]["readyReplicas"] == 1
     assert installed["ars"]["spec"]["minRunners"] == 1
     assert installed["deployment"]["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox:1"
     assert installed["role"]["rules"][0]["resourceNames"] == [f"{RELEASE}-token"]
@@ -95,10 +98,10 @@ async def test_helm_install_upgrade_rollback_uninstall(kube: client.ApiClient, k
     assert set(ars_entry["fieldsV1"]["f:spec"]) >= {"f:minRunners", "f:maxRunners", "f:template"}
     assert await revisions(kube) == {f"sh.helm.release.v1.{RELEASE}.v1": "deployed"}
 
-    await helm(
-        kubeconfig, "upgrade", str(CHART), RELEASE, {"minRunners": 2, "image": "busybox:2", "token": "second"}
-    )
+    values = {"minRunners": 2, "image": "busybox:2", "token": "second"}
+    await helm(kubeconfig, "upgrade", str(CHART), RELEASE, values, wait="watcher", timeout=60)
     upgraded = await objects(kube)
+    assert upgraded["deployment"]["status"]["updatedReplicas"] == 1
     assert upgraded["ars"]["spec"]["minRunners"] == 2
     assert upgraded["deployment"]["spec"]["template"]["spec"]["containers"][0]["image"] == "busybox:2"
     assert token(upgraded["secret"]) == "second"
