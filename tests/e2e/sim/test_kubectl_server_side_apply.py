@@ -99,3 +99,50 @@ async def test_an_update_by_kubectl_patch_conflicts_with_a_later_apply(kubeconfi
     taken = await get_json(kubeconfig, "autoscalingrunnerset", "runners", "--show-managed-fields")
     assert taken["spec"]["minRunners"] == 2
     assert ("kubectl-patch", "Update") not in managers(taken)  # it owned only minRunners
+
+
+async def test_the_move_from_client_side_apply_then_diff_and_dry_run(kubeconfig: Path) -> None:
+    await ok(kubeconfig, "apply", "-f", "-", stdin=yaml.safe_dump({**CONFIGMAP, "data": {"a": "1"}}))
+    csa = await get_json(kubeconfig, "configmap", "settings", "--show-managed-fields")
+    assert managers(csa)[("kubectl-client-side-apply", "Update")] == {
+        "f:data": {".": {}, "f:a": {}},
+        "f:metadata": {"f:annotations": {".": {}, "f:kubectl.kubernetes.io/last-applied-configuration": {}}},
+    }
+    # A server-side apply of the same manifest co-owns a with client-side apply, then kubectl moves
+    # client-side apply's fields to its own applier (a JSON patch of managedFields, and a second apply).
+    await ok(
+        kubeconfig,
+        "apply",
+        "--server-side",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump({**CONFIGMAP, "data": {"a": "1"}}),
+    )
+    same = await get_json(kubeconfig, "configmap", "settings", "--show-managed-fields")
+    assert ("kubectl-client-side-apply", "Update") not in managers(same)
+    # Now kubectl's own applier holds a: changing it conflicts with nobody.
+    await ok(
+        kubeconfig,
+        "apply",
+        "--server-side",
+        "-f",
+        "-",
+        stdin=yaml.safe_dump({**CONFIGMAP, "data": {"a": "2"}}),
+    )
+    ssa = await get_json(kubeconfig, "configmap", "settings", "--show-managed-fields")
+    assert ssa["data"] == {"a": "2"}
+    owners = managers(ssa)
+    assert ("kubectl-client-side-apply", "Update") not in owners
+    assert owners[("kubectl", "Apply")] == {"f:data": {"f:a": {}}}
+
+    changed = yaml.safe_dump({**CONFIGMAP, "data": {"a": "3"}})
+    # kubectl diff --server-side is a dry-run apply (locked to the live resourceVersion): the diff
+    # shows, nothing is written.
+    code, out, err = await kubectl(kubeconfig, "diff", "--server-side", "-f", "-", stdin=changed)
+    assert code == 1, err
+    assert '-  a: "2"' in out and '+  a: "3"' in out
+    out = await ok(kubeconfig, "apply", "--server-side", "--dry-run=server", "-f", "-", stdin=changed)
+    assert out.strip() == "configmap/settings serverside-applied (server dry run)"
+    after = await get_json(kubeconfig, "configmap", "settings")
+    assert after["data"] == {"a": "2"}
+    assert after["metadata"]["resourceVersion"] == ssa["metadata"]["resourceVersion"]
