@@ -426,3 +426,19 @@ async def test_past_ten_update_managers_the_oldest_become_ancient_changes(world:
     for entry in obj["metadata"]["managedFields"]:
         owned |= set(entry["fieldsV1"].get("f:data", {})) - {"."}
     assert owned == {f"f:k{i:02}" for i in range(11)}  # nothing was lost in the merge
+
+
+async def test_set_lists_merge_by_value(world: World) -> None:
+    path = f"{CM_PATH}/finalized"
+    await send(
+        world, "PATCH", path, configmap("finalized", {}, finalizers=["example.com/a"]), fieldManager="alice"
+    )
+    code, both = await send(
+        world, "PATCH", path, configmap("finalized", {}, finalizers=["example.com/b"]), fieldManager="bob"
+    )
+    assert code == 200
+    assert both["metadata"]["finalizers"] == ["example.com/a", "example.com/b"]
+    assert fields(both, "bob") == {"f:data": {}, "f:metadata": {"f:finalizers": {'v:"example.com/b"': {}}}}
+    code, released = await send(world, "PATCH", path, configmap("finalized", {}), fieldManager="alice")
+    assert code == 200
+    assert released["metadata"]["finalizers"] == ["example.com/b"]
