@@ -42,8 +42,37 @@ from sim.kinds import Kind
 
 log = logging.getLogger("arcsm.sim")
 
-# libyaml's safe loader when PyYAML was built with it.
-_YAML_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_YAML_BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, when PyYAML has it
+
+
+class _YamlLoader(_YAML_BASE):  # type: ignore[misc]
+    """YAML as kube-apiserver reads it (converted to JSON): timestamps stay strings."""
+
+
+_YamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _YAML_BASE.yaml_implicit_resolvers.items()
+}
+
+
+def _as_json(value: Any) -> Any:
+    """A YAML value in JSON's terms: map keys are strings (``true``, ``1``), as YAML-to-JSON makes them."""
+    if isinstance(value, dict):
+        return {_key_text(k): _as_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]
+    if isinstance(value, set | frozenset):  # !!set: a map of nulls
+        return {_key_text(k): None for k in value}
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    return value
+
+
+def _key_text(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return "null" if key is None else str(key)
+
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -114,7 +143,7 @@ async def _patch_body(request: web.Request) -> Any:
     except (ValueError, UnicodeDecodeError):
         pass
     try:
-        return yaml.load(raw, Loader=_YAML_LOADER)
+        return _as_json(yaml.load(raw, Loader=_YamlLoader))  # a safe loader, without timestamps
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"error decoding YAML: {str(exc).splitlines()[0]}") from None
 

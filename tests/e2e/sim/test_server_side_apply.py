@@ -442,3 +442,14 @@ async def test_set_lists_merge_by_value(world: World) -> None:
     code, released = await send(world, "PATCH", path, configmap("finalized", {}), fieldManager="alice")
     assert code == 200
     assert released["metadata"]["finalizers"] == ["example.com/b"]
+
+
+async def test_yaml_is_read_as_kube_apiserver_converts_it_to_json(world: World) -> None:
+    manifest = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: typed\n  annotations:\n"
+        "    when: 2024-01-02T03:04:05Z\n    1: one\ndata:\n  date: 2024-01-02\n"
+    )
+    code, created = await send(world, "PATCH", f"{CM_PATH}/typed", manifest, fieldManager="alice")
+    assert code == 201, created
+    assert created["metadata"]["annotations"] == {"when": "2024-01-02T03:04:05Z", "1": "one"}
+    assert created["data"] == {"date": "2024-01-02"}
