@@ -440,14 +440,14 @@ class ApiServer:
     ) -> Obj:
         """``new`` with the ``managedFields`` this write leaves (``sim.managedfields``)."""
         if managed is None:
-            managed = managedfields.after_update(
-                kind,
-                old,
-                new,
-                manager=manager,
-                subresource=subresource or "",
-                now=self.now_text(),
-            )
+            try:
+                managed = managedfields.after_update(
+                    kind, old, new, manager=manager, subresource=subresource or "", now=self.now_text()
+                )
+            except errors.ApiError:
+                # UpdateNoErrors: an object the field types cannot describe (a list item without its
+                # key) is stored with its managedFields cleared, never refused for it.
+                managed = []
         meta = {k: v for k, v in new["metadata"].items() if k != "managedFields"}
         if managed:
             meta["managedFields"] = managed

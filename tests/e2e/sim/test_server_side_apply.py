@@ -453,3 +453,23 @@ async def test_yaml_is_read_as_kube_apiserver_converts_it_to_json(world: World) 
     assert code == 201, created
     assert created["metadata"]["annotations"] == {"when": "2024-01-02T03:04:05Z", "1": "one"}
     assert created["data"] == {"date": "2024-01-02"}
+
+
+async def test_an_update_the_field_types_cannot_describe_still_writes(world: World) -> None:
+    """A status condition without its ``type`` key is no associative-list item: the update is stored
+    (what the write's own validation allows is unchanged) with its managedFields cleared, as upstream's
+    UpdateNoErrors does."""
+    pods = f"/api/v1/namespaces/{NS}/pods"
+    pod = {
+        "metadata": {"name": "keyless"},
+        "spec": {"schedulerName": "none", "containers": [{"name": "c", "image": "x"}]},
+    }
+    code, created = await send(world, "POST", pods, pod, "application/json")
+    assert code == 201 and created["metadata"]["managedFields"]
+    patch = {"status": {"conditions": [{"status": "True"}]}}
+    code, patched = await send(
+        world, "PATCH", f"{pods}/keyless/status", patch, "application/merge-patch+json"
+    )
+    assert code == 200
+    assert patched["status"]["conditions"] == [{"status": "True"}]
+    assert "managedFields" not in patched["metadata"]
