@@ -224,8 +224,15 @@ def apply(
     mine = Entry(manager, APPLY, kind.api_version, time, sub, applied)
     managed = managedfields.encode([*(replace(e, fields=e.fields - changed - removed) for e in others), mine])
     if existing is None:
+        # The storage layer clears a resourceVersion when an update creates (as PUT does).
+        meta = {k: v for k, v in merged["metadata"].items() if k != "resourceVersion"}
         result = api.create(
-            kind, namespace, merged, field_validation=field_validation, dry_run=dry_run, managed=managed
+            kind,
+            namespace,
+            {**merged, "metadata": meta},
+            field_validation=field_validation,
+            dry_run=dry_run,
+            managed=managed,
         )
     else:
         result = api.write_applied(

@@ -79,11 +79,13 @@ def fields(obj: dict[str, Any], manager: str, operation: str = "Apply", subresou
 
 async def test_apply_creates_the_object_with_an_apply_entry(world: World) -> None:
     manifest = (
-        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: created\n  labels: {app: a}\ndata:\n  k: v\n"
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: created\n  labels: {app: a}\n"
+        "  resourceVersion: '7'\ndata:\n  k: v\n"  # cleared when an apply creates, as a PUT's is
     )
     code, created = await send(world, "PATCH", f"{CM_PATH}/created", manifest, fieldManager="alice")
     assert code == 201
     assert created["data"] == {"k": "v"} and created["metadata"]["labels"] == {"app": "a"}
+    assert created["metadata"]["resourceVersion"] != "7"
     [entry] = created["metadata"]["managedFields"]
     assert entry == {
         "manager": "alice",
