@@ -5,6 +5,11 @@ Generic over the kinds of ``sim.kinds``: each verb applies the rules of apiserve
 finalizers and deletionTimestamp, graceful pod deletion, delete propagation and preconditions) and
 writes through ``sim.store``. The HTTP layer and the simulated controllers both call these verbs, so
 a controller's write follows exactly the rules a client's does.
+
+A patch of type ``application/apply-patch+yaml`` is server-side apply (``sim.applying``); every write
+records its manager's ``managedFields`` entry (``sim.managedfields``), named by the ``manager`` argument
+(the HTTP layer passes ``fieldManager`` or the user agent's product; in-process writers default to
+``kube-controller-manager``).
 """
 
 from __future__ import annotations
