@@ -26,6 +26,27 @@ if TYPE_CHECKING:
     from sim.apiserver import ApiServer, Result
 
 
+def field_manager_errors(manager: str) -> list[errors.FieldError]:
+    """``ValidateFieldManager``: at most 128 bytes, every character printable (Go's ``unicode.IsPrint``)."""
+    errs = []
+    if len(manager.encode()) > 128:
+        errs.append(errors.FieldError("FieldValueTooLong", "fieldManager", "may not be more than 128 bytes"))
+    position = 0
+    for ch in manager:
+        if not ch.isprintable():
+            detail = f"invalid character U+{ord(ch):04X} (at position {position})"
+            errs.append(errors.invalid_value("fieldManager", manager, detail))
+        position += len(ch.encode())
+    return errs
+
+
+def check_field_manager(options: str, manager: str) -> None:
+    """422 on ``CreateOptions`` / ``UpdateOptions`` for a ``fieldManager`` kube-apiserver refuses."""
+    errs = field_manager_errors(manager)
+    if errs:
+        raise errors.invalid(options, "meta.k8s.io", "", errs)
+
+
 def patch_options_errors(*, apply: bool, manager: str, force: bool) -> list[errors.FieldError]:
     """``ValidatePatchOptions``: an apply names its manager; only an apply may force."""
     errs = []
@@ -33,9 +54,7 @@ def patch_options_errors(*, apply: bool, manager: str, force: bool) -> list[erro
         errs.append(errors.forbidden("force", "may not be specified for non-apply patch"))
     if apply and not manager:
         errs.append(errors.required("fieldManager", "is required for apply patch"))
-    if len(manager) > 128:
-        errs.append(errors.FieldError("FieldValueTooLong", "fieldManager", "may not be more than 128 bytes"))
-    return errs
+    return errs + field_manager_errors(manager)
 
 
 def check_patch_options(*, apply: bool, manager: str, force: bool) -> None:

@@ -21,6 +21,7 @@ import yaml
 from aiohttp import web
 
 from sim import (
+    applying,
     authenticating,
     authorizing,
     discovery,
@@ -148,10 +149,13 @@ async def _patch_body(request: web.Request) -> Any:
         raise errors.bad_request(f"error decoding YAML: {str(exc).splitlines()[0]}") from None
 
 
-def _field_manager(request: web.Request) -> str:
+def _field_manager(request: web.Request, options: str = "") -> str:
     """``fieldManager``, else the user agent's product, as kube-apiserver names a write's manager (an
-    apply must name its manager: it is left empty for ``sim.applying`` to refuse)."""
+    apply must name its manager: it is left empty for ``sim.applying`` to refuse). ``options`` names the
+    create or update options a given ``fieldManager`` is validated as (patches validate their own)."""
     given = request.query.get("fieldManager")
+    if given and options:
+        applying.check_field_manager(options, given)
     if given or _media_type(request) == APPLY:
         return given or ""
     return managedfields.manager_from_user_agent(request.headers.get("User-Agent", ""))
@@ -334,7 +338,7 @@ class Server:
                         body,
                         field_validation=field_validation,
                         dry_run=dry_run,
-                        manager=_field_manager(request),
+                        manager=_field_manager(request, "CreateOptions"),
                     )
                 )
             if method == "DELETE":
@@ -357,7 +361,7 @@ class Server:
                     body,
                     field_validation=field_validation,
                     dry_run=dry_run,
-                    manager=_field_manager(request),
+                    manager=_field_manager(request, "UpdateOptions"),
                 )
             )
         if method == "PATCH":
@@ -397,7 +401,7 @@ class Server:
                         subresource="status",
                         field_validation=field_validation,
                         dry_run=dry_run,
-                        manager=_field_manager(request),
+                        manager=_field_manager(request, "UpdateOptions"),
                     )
                 )
             if method == "PATCH":

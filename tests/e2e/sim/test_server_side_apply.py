@@ -475,3 +475,21 @@ async def test_an_update_the_field_types_cannot_describe_still_writes(world: Wor
     assert code == 200
     assert patched["status"]["conditions"] == [{"status": "True"}]
     assert "managedFields" not in patched["metadata"]
+
+
+async def test_a_field_manager_kube_apiserver_refuses(world: World) -> None:
+    code, status = await send(
+        world, "POST", CM_PATH, configmap("named", {}), "application/json", fieldManager="a\tb"
+    )
+    assert code == 422
+    assert status["message"] == (
+        'CreateOptions.meta.k8s.io "" is invalid: fieldManager: Invalid value: "a\\tb": '
+        "invalid character U+0009 (at position 1)"
+    )
+    code, status = await send(
+        world, "PATCH", f"{CM_PATH}/named", configmap("named", {}), fieldManager="m" * 129
+    )
+    assert code == 422
+    assert status["message"] == (
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes'
+    )
