@@ -27,7 +27,10 @@ class PhaseItem(BaseModel):
     name: str
     uid: str
     from_: str | None = Field(serialization_alias="from", description="The phase before; null for the first.")
-    to: str
+    to: str | None = Field(
+        description="The phase after; null for the end of the object's history: its deletion (trigger "
+        "deleted)."
+    )
     trigger: str
     reason: str
     revisions: dict[str, int] = Field(

@@ -5,6 +5,8 @@ record into one ``phasehistory.History``; the items it yields are kept in seq or
 page, an object's last transitions and the scale set view are answered from memory, so a request costs
 the items it returns, not a scan of the journal.
 
+* Whole: re-affirmations (``phasehistory.reaffirms``) are held like every item; a page or an object's last
+  items leave them out when asked (``reaffirmed=False``), so one index serves both answers.
 * Fresh: a request first waits until the index has folded every record committed when it arrived
   (``caught_up``), so an answer never lags the journal it is read beside. Records retention pruned are
   skipped by the tail without a word, so a request that finds none left up to the journal's last seq
@@ -64,7 +66,7 @@ class Held(NamedTuple):
     name: str
     uid: str
     from_: str | None
-    to: str
+    to: str | None
     trigger: str
     reason: str
     revisions: tuple[tuple[str, int], ...]
@@ -80,7 +82,7 @@ class Held(NamedTuple):
             sys.intern(item.name),
             sys.intern(item.uid),
             None if item.from_ is None else sys.intern(item.from_),
-            sys.intern(item.to),
+            None if item.to is None else sys.intern(item.to),
             sys.intern(item.trigger),
             sys.intern(item.reason),
             tuple((sys.intern(name), value) for name, value in item.revisions.items()),
@@ -226,6 +228,7 @@ class PhaseIndex:
         kind: str | None = None,
         namespace: str | None = None,
         name: str | None = None,
+        reaffirmed: bool = True,
     ) -> PhasePage | None:
         """As ``phases.page`` answers, from memory; None when items after ``after`` may have been dropped."""
         if after < self.horizon:
@@ -237,7 +240,7 @@ class PhaseIndex:
         items: list[Held] = []
         group: list[Held] = []  # the items of one record: a page never splits them
         for item in candidates:
-            if not _matches(item, kind, namespace, name):
+            if not _matches(item, kind, namespace, name) or (not reaffirmed and phasehistory.reaffirms(item)):
                 continue
             if group and item.seq != group[0].seq:
                 if items and len(items) + len(group) > limit:
@@ -253,10 +256,20 @@ class PhaseIndex:
         # As the scan: a full page names a next one, which may be empty; a page short of the limit is last.
         return _page(items, next=items[-1].seq if items and len(items) >= limit else None)
 
-    def last(self, *, kind: str, namespace: str, name: str, count: int) -> list[PhaseItem]:
-        """The newest ``count`` items of one object held, oldest first."""
-        held = self._by_object.get((kind, namespace, name), ())
-        return [item.as_item() for item in list(held)[-count:]] if count > 0 else []
+    def last(
+        self, *, kind: str, namespace: str, name: str, count: int, reaffirmed: bool = True
+    ) -> list[PhaseItem]:
+        """The newest ``count`` items of one object held, oldest first (without re-affirmations unless
+        ``reaffirmed``)."""
+        if count <= 0:
+            return []
+        newest: list[PhaseItem] = []
+        for item in reversed(self._by_object.get((kind, namespace, name), ())):
+            if reaffirmed or not phasehistory.reaffirms(item):
+                newest.append(item.as_item())
+                if len(newest) == count:
+                    break
+        return newest[::-1]
 
     def observed_seq(self, keys: Iterable[Key]) -> int:
         """The seq of the last observed record about any of ``keys`` (0 for none)."""

@@ -6,6 +6,10 @@ record's seq and time, ``source`` "decided". Where this replica did not decide (
 phase changes of the objects it observed fill the gap, ``source`` "observed", without repeating a decided
 transition when its write comes back (``phasehistory``).
 
+An object's history ends with its deletion (``to`` None, trigger ``deleted``; ``phasehistory``). Items that
+re-affirm a phase (from = to) are folded like the others, and left out of a page or of an object's last
+items when ``reaffirmed`` is False (the routes' default; ``phasehistory.reaffirms``).
+
 A record may carry several transitions (a pass may write Pending and go on), so a page ends at a record
 boundary: ``next`` is the seq of the page's last item (the value to pass as ``after``; the scan and the
 index agree on it), and a page holds at most ``limit`` items unless a single record alone holds more.
@@ -120,9 +124,11 @@ async def page(
     namespace: str | None = None,
     name: str | None = None,
     raw_horizon: int = 0,
+    reaffirmed: bool = True,
 ) -> PhasePage:
     """Up to ``limit`` transitions recorded after seq ``after`` (oldest first) matching the filters;
-    ``raw_horizon``: the journal's (``phasehistory``)."""
+    ``raw_horizon``: the journal's (``phasehistory``); ``reaffirmed``: with the items that re-affirm a
+    phase (``phasehistory.reaffirms``)."""
     history = phasehistory.History(items_of, raw_horizon=raw_horizon)
     items: list[PhaseItem] = []
     cursor = 0
@@ -132,6 +138,8 @@ async def page(
         )
         for record in batch:
             found = history.feed(record)
+            if not reaffirmed:
+                found = [item for item in found if not phasehistory.reaffirms(item)]
             seq = record.seq or cursor
             if seq <= after:
                 cursor = seq
@@ -147,7 +155,14 @@ async def page(
 
 
 async def last(
-    reader: RecordReader, *, kind: str, namespace: str, name: str, count: int, raw_horizon: int = 0
+    reader: RecordReader,
+    *,
+    kind: str,
+    namespace: str,
+    name: str,
+    count: int,
+    raw_horizon: int = 0,
+    reaffirmed: bool = True,
 ) -> list[PhaseItem]:
     """The last ``count`` transitions of one object, oldest first (reads the object's records)."""
     history = phasehistory.History(items_of, raw_horizon=raw_horizon)
@@ -157,7 +172,8 @@ async def last(
         batch = await reader.read(
             after=cursor, limit=SCAN, kind=kind, namespace=namespace, name=name, types=HISTORY
         )
-        kept.extend(_flatten(history.feed(record) for record in batch))
+        found = _flatten(history.feed(record) for record in batch)
+        kept.extend(item for item in found if reaffirmed or not phasehistory.reaffirms(item))
         if len(batch) < SCAN:
             return list(kept)
         cursor = batch[-1].seq or cursor
@@ -202,13 +218,16 @@ async def served_page(
     kind: str | None = None,
     namespace: str | None = None,
     name: str | None = None,
+    reaffirmed: bool = True,
 ) -> PhasePage:
     """``page`` answered from the index when it holds everything after ``after``, else by a scan."""
     ready = await ready_index(index, journal)
     found = (
         None
         if ready is None
-        else ready.page(after=after, limit=limit, kind=kind, namespace=namespace, name=name)
+        else ready.page(
+            after=after, limit=limit, kind=kind, namespace=namespace, name=name, reaffirmed=reaffirmed
+        )
     )
     if found is not None:
         return found
@@ -220,16 +239,24 @@ async def served_page(
         namespace=namespace,
         name=name,
         raw_horizon=phasehistory.raw_horizon(journal),
+        reaffirmed=reaffirmed,
     )
 
 
 async def served_last(
-    index: PhaseIndex | None, journal: JournalView, *, kind: str, namespace: str, name: str, count: int
+    index: PhaseIndex | None,
+    journal: JournalView,
+    *,
+    kind: str,
+    namespace: str,
+    name: str,
+    count: int,
+    reaffirmed: bool = True,
 ) -> list[PhaseItem]:
     """``last`` answered from the index (the newest items it holds), else by a scan."""
     ready = await ready_index(index, journal)
     if ready is not None:
-        found = ready.last(kind=kind, namespace=namespace, name=name, count=count)
+        found = ready.last(kind=kind, namespace=namespace, name=name, count=count, reaffirmed=reaffirmed)
         # Fewer than ``count`` held is all there is unless the index dropped some of this object's items.
         if len(found) >= count or not ready.trimmed((kind, namespace, name)):
             return found
@@ -240,6 +267,7 @@ async def served_last(
         name=name,
         count=count,
         raw_horizon=phasehistory.raw_horizon(journal),
+        reaffirmed=reaffirmed,
     )
 
 

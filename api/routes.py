@@ -1,14 +1,17 @@
 """The /api/v1 routes: phase history, journal records and their stream, and a scale set now.
 
-History answers carry an ETag (``etags``); a bad parameter is a 422 and an object the journal holds
-nothing about a 404, each with a one-line ``detail`` (``errors``). The phase history routes and the scale
-set answer 503 with Retry-After while the phase history index first folds a large journal
-(``phases.Loading``). Every route only reads.
+The phase history routes leave out the items that re-affirm a phase (from = to) unless asked
+``?include=reaffirmed``; an object's history ends with its deletion (``phasehistory``). History answers
+carry an ETag (``etags``); a bad parameter is a 422 and an object the journal holds nothing about a 404,
+each with a one-line ``detail`` (``errors``). The phase history routes and the scale set answer 503
+with Retry-After while the phase history index first folds a large journal (``phases.Loading``). Every
+route only reads.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import logging
 from collections.abc import Iterator
 from typing import Annotated, Any
@@ -49,6 +52,26 @@ NameFilter = Annotated[str | None, Query(description="Only records about objects
 TypeFilter = Annotated[
     list[RecordType] | None, Query(alias="type", description="Only records of these types (repeat for more).")
 ]
+
+
+class Include(enum.StrEnum):
+    """What a phase history leaves out unless asked for."""
+
+    REAFFIRMED = "reaffirmed"
+
+
+Includes = Annotated[
+    list[Include] | None,
+    Query(
+        description="reaffirmed: also the items that re-affirm a phase (from = to), journaled but not "
+        "phase changes; left out by default."
+    ),
+]
+
+
+def _reaffirmed(include: list[Include] | None) -> bool:
+    return Include.REAFFIRMED in (include or ())
+
 
 HISTORY = {**errors.NOT_MODIFIED, **errors.PROBLEMS}
 STREAM_RETRY = 5  # seconds a client refused a stream is told to wait
@@ -95,6 +118,7 @@ async def object_phases(
     if_none_match: IfNoneMatch = None,
     after: After = 0,
     limit: Limit = 100,
+    include: Includes = None,
 ) -> Response:
     kind = plural.kind
     if not await phases.known(state.journal, kind=kind, namespace=namespace, name=name):
@@ -104,7 +128,14 @@ async def object_phases(
         )
     with _loaded():
         found = await phases.served_page(
-            state.phases, state.journal, after=after, limit=limit, kind=kind, namespace=namespace, name=name
+            state.phases,
+            state.journal,
+            after=after,
+            limit=limit,
+            kind=kind,
+            namespace=namespace,
+            name=name,
+            reaffirmed=_reaffirmed(include),
         )
     return etags.respond(found, if_none_match)
 
@@ -122,10 +153,17 @@ async def all_phases(
     if_none_match: IfNoneMatch = None,
     after: After = 0,
     limit: Limit = 100,
+    include: Includes = None,
 ) -> Response:
     with _loaded():
         found = await phases.served_page(
-            state.phases, state.journal, after=after, limit=limit, kind=kind, namespace=namespace
+            state.phases,
+            state.journal,
+            after=after,
+            limit=limit,
+            kind=kind,
+            namespace=namespace,
+            reaffirmed=_reaffirmed(include),
         )
     return etags.respond(found, if_none_match)
 
@@ -231,9 +269,20 @@ async def scale_set(
     with _loaded():
         found = await scalesets.view(state.journal, namespace, name, index=state.phases)
     if found is None:
-        raise HTTPException(
-            status_code=404,
-            detail=f"no AutoscalingRunnerSet {namespace}/{name} is observed now; list them with "
-            "GET /api/v1/phases?kind=AutoscalingRunnerSet",
-        )
+        raise HTTPException(status_code=404, detail=await _gone(state, namespace, name))
     return etags.respond(found, if_none_match)
+
+
+async def _gone(state: ApiState, namespace: str, name: str) -> str:
+    """Why the scale set view has nothing to show: deleted (its history's end), or never observed."""
+    kind = Kind.AUTOSCALING_RUNNER_SET
+    with _loaded():
+        ended = await phases.served_last(
+            state.phases, state.journal, kind=kind, namespace=namespace, name=name, count=1
+        )
+    if ended and ended[-1].to is None:
+        return (
+            f"{kind} {namespace}/{name} was deleted (seq {ended[-1].seq}); its history stays at "
+            f"GET /api/v1/namespaces/{namespace}/{Plural.AUTOSCALINGRUNNERSETS}/{name}/phases"
+        )
+    return f"no {kind} {namespace}/{name} is observed now; list them with GET /api/v1/phases?kind={kind}"

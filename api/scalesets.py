@@ -7,7 +7,10 @@
   Pending as the runner set's scaling does;
 * its AutoscalingListener (in the controller namespace, naming the scale set in its spec): the
   listener machine's last recorded state and the listener pod's phase;
-* its last phase transitions (from the app's phase index, ``phaseindex``).
+* its last phase transitions (from the app's phase index, ``phaseindex``), without re-affirmations.
+
+A scale set whose history ended (``phasehistory``: arcsm released its finalizer, or it was observed
+DELETED) is not shown: the view is None, as for a name never seen.
 
 ``seq`` is the seq of the last observed record about an object the view shows (the scale set, its runner
 set and runners, its listener and the listener's pod) or of the last transition it lists, so the view's
@@ -86,10 +89,6 @@ async def view(
     ars = objects.get(phases.Kind.AUTOSCALING_RUNNER_SET, namespace, name)
     if ars is None:
         return None
-    meta, status = _section(ars, "metadata"), _section(ars, "status")
-    sets = runner_sets(objects, ars)
-    ers = sets[0] if sets else None
-    conditions = status.get("conditions")
     transitions = await phases.served_last(
         ready,
         journal,
@@ -97,7 +96,14 @@ async def view(
         namespace=namespace,
         name=name,
         count=RECENT,
+        reaffirmed=False,
     )
+    if transitions and transitions[-1].to is None:
+        return None  # its history ended (finalizer released): gone, though its DELETED is not observed yet
+    meta, status = _section(ars, "metadata"), _section(ars, "status")
+    sets = runner_sets(objects, ars)
+    ers = sets[0] if sets else None
+    conditions = status.get("conditions")
     listener, listener_seq = await _listener(journal, ready, objects, namespace, name)
     if ready is not None:
         shown = [(phases.Kind.AUTOSCALING_RUNNER_SET.value, namespace, name), *_shown(objects, sets)]

@@ -35,12 +35,18 @@ class ArcsmCommands(LazyGroup):
             "replay",
             "Replay a recorded journal: fold its records and decide each recorded decision again from the "
             "journal prefix it read, with the machine settings the journal recorded; print the phase "
-            "timeline and effects, or with --check report the first decision that comes out differently.",
+            "timeline and effects, or with --check report the first decision that comes out differently "
+            "(with --diff, the first for each object, and what differs).",
         ),
         "history": Lazy(
             "controller.history_command",
             "history",
             "Print an object's phase history from a journal, oldest first (works while a controller runs).",
+        ),
+        "graph": Lazy(
+            "controller.graph_command",
+            "graph",
+            "Print each machine's lifecycle, drawn from its transition table (states, triggers, guards).",
         ),
         "manifests": Lazy(
             "controller.manifests_command",

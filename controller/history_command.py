@@ -1,14 +1,15 @@
 """``arcsm history NAMESPACE/NAME``: an object's phase history, read offline from a journal.
 
-It prints what ``GET /api/v1/namespaces/{namespace}/{plural}/{name}/phases`` answers, one transition a
-line (seq, time, from → to, trigger: reason, the revisions the guard read, and ``[observed]`` for a phase
-change this replica only observed while another one decided), or with ``--json`` the items as that
-endpoint serves them, one JSON object a line. It reads through a read-only connection
-(``store.readonly``), so it works while a controller holds the journal, as ``arcsm journal export`` does;
-it scans the journal (``phases.page``), as there is no running app whose index it could ask. It has SQLite
-check the file's pages first (``ReadOnlyJournal.check``), so a damaged journal is reported, exit 1, rather
-than read in part. Every failure is one line on stderr: exit 2 for a bad argument, 1 for a journal that
-cannot be read or holds nothing about the object.
+It prints what ``GET /api/v1/namespaces/{namespace}/{plural}/{name}/phases`` answers (re-affirmations only
+with ``--reaffirmed``, as ``?include=reaffirmed``), one transition a line (seq, time, from → to, or
+``(deleted)`` for the end of the object's history, trigger: reason, the revisions the guard read, and
+``[observed]`` for a phase change this replica only observed while another one decided), or with ``--json``
+the items as that endpoint serves them, one JSON object a line. It reads through a read-only connection
+(``store.readonly``), so it works while a controller holds the journal, as ``arcsm journal export`` does; it
+scans the journal (``phases.page``), as there is no running app whose index it could ask. It has SQLite check
+the file's pages first (``ReadOnlyJournal.check``), so a damaged journal is reported, exit 1, rather than read
+in part. Every failure is one line on stderr: exit 2 for a bad argument, 1 for a journal that cannot be read
+or holds nothing about the object.
 """
 
 from __future__ import annotations
@@ -28,8 +29,11 @@ from store.readonly import ReadOnlyJournal
 PAGE = 1_000
 
 
-async def history_of(path: Path, *, kind: str, namespace: str, name: str) -> tuple[bool, list[PhaseItem]]:
-    """Whether the journal knows the object, and every transition it recorded for it, oldest first."""
+async def history_of(
+    path: Path, *, kind: str, namespace: str, name: str, reaffirmed: bool = False
+) -> tuple[bool, list[PhaseItem]]:
+    """Whether the journal knows the object, and every transition it recorded for it, oldest first
+    (``reaffirmed``: with the items that re-affirm a phase)."""
     async with await ReadOnlyJournal.open(path) as journal:
         await journal.check()  # a scan by object reads only some pages: damage elsewhere must not pass
         if not await phases.known(journal, kind=kind, namespace=namespace, name=name):
@@ -45,6 +49,7 @@ async def history_of(path: Path, *, kind: str, namespace: str, name: str) -> tup
                 namespace=namespace,
                 name=name,
                 raw_horizon=phasehistory.raw_horizon(journal),
+                reaffirmed=reaffirmed,
             )
             items.extend(page.items)
             after = page.next
@@ -52,7 +57,8 @@ async def history_of(path: Path, *, kind: str, namespace: str, name: str) -> tup
 
 
 def line(item: PhaseItem) -> str:
-    text = f"seq {item.seq}  {item.at}  {item.from_ or '(none)'} → {item.to}  {item.trigger}: {item.reason}"
+    to = "(deleted)" if item.to is None else item.to
+    text = f"seq {item.seq}  {item.at}  {item.from_ or '(none)'} → {to}  {item.trigger}: {item.reason}"
     if item.revisions:
         text += "  (" + ", ".join(f"{key} {value}" for key, value in item.revisions.items()) + ")"
     if item.source == phasehistory.OBSERVED:
@@ -74,6 +80,12 @@ def history(
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per transition, as the API.")
     ] = False,
+    reaffirmed: Annotated[
+        bool,
+        typer.Option(
+            "--reaffirmed", help="Also the items that re-affirm a phase (from = to), as ?include=reaffirmed."
+        ),
+    ] = False,
 ) -> None:
     """Print an object's phase history from a journal, oldest first (works while a controller runs)."""
     namespace, sep, name = target.partition("/")
@@ -86,7 +98,9 @@ def history(
         typer.echo(f"arcsm history: --kind {kind!r} is not one of {names}", err=True)
         raise typer.Exit(2)
     try:
-        known, items = asyncio.run(history_of(journal, kind=found_kind, namespace=namespace, name=name))
+        known, items = asyncio.run(
+            history_of(journal, kind=found_kind, namespace=namespace, name=name, reaffirmed=reaffirmed)
+        )
     except JournalCorrupt as exc:
         where = f"damaged at {exc}" if exc.seq is not None else f"damaged: {exc}"
         typer.echo(f"arcsm history: the journal is {where}; run `arcsm journal verify`", err=True)

@@ -5,7 +5,10 @@ FILE is a JSONL export (``arcsm journal export``; gzipped when its name ends in 
 print the phase timeline (one line per transition: seq, time, kind namespace/name, from → to, trigger,
 reason) and each decision's effects (type and key), as the machines decide them again, and exit 0. With
 ``--check``: compare each decision with the recorded one; exit 0 with ``N decisions replayed, all
-equal``, exit 1 with the first decision that differs (its seq and where).
+equal``, exit 1 with the first decision that differs (its seq and where). With ``--diff``: compare them
+too, and print per object the first decision that differs, with the transitions and effects recorded
+and replayed and the first difference (``replaydiffs``; ``--json``: one JSON document); exit 1 if any
+object differs, 0 with ``N decisions replayed, all equal``.
 Either way exit 1 with what keeps the file from being replayed, in one line (and nothing on stdout).
 
 The machine settings come from the journal's ``settings`` records (the controller journals them at start);
@@ -24,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import json
 import tempfile
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -32,7 +36,7 @@ from typing import IO, Annotated
 
 import typer
 
-from controller import replaying
+from controller import replaydiffs, replaying
 from controller.replaying import Mismatch, ReplayError, Step
 from statemachines.snapshots import Settings as MachineSettings
 from store import exporting, journal, jsontext, reading, rows, schema, upcasting
@@ -106,6 +110,15 @@ def replay(
             "--check", help="Compare with the recorded decisions; exit 1 naming the first that differs."
         ),
     ] = False,
+    diff: Annotated[
+        bool,
+        typer.Option(
+            "--diff",
+            help="Per object, the first decision the installed machines take differently (transitions, "
+            "effects); exit 1 if any. How to check an upgrade against a recorded production journal.",
+        ),
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="With --diff: one JSON document.")] = False,
     journal_file: Annotated[
         bool, typer.Option("--journal-file", help="FILE is a journal file (SQLite), not JSONL.")
     ] = False,
@@ -124,18 +137,29 @@ def replay(
 ) -> None:
     """Replay a recorded journal: fold its records and decide each recorded decision again from the
     journal prefix it read, with the machine settings the journal recorded; print the phase timeline and
-    effects, or with --check report the first decision that comes out differently."""
+    effects, or with --check report the first decision that comes out differently (with --diff, the
+    first for each object, and what differs)."""
+    if check and diff:
+        typer.echo("arcsm replay: --check and --diff compare the same way; give one of them", err=True)
+        raise typer.Exit(2)
+    if as_json and not diff:
+        typer.echo("arcsm replay: --json goes with --diff", err=True)
+        raise typer.Exit(2)
     settings = MachineSettings(controller_namespace=controller_namespace, listener_image=listener_image)
-    made: list[replaying.Replay] = []
+    made: list[replaydiffs.DiffingReplay] = []
     mismatches: list[Mismatch] = []
+    diffs = replaydiffs.Diffs()
 
     def start(reach: int) -> replaying.Replay:
-        made.append(replaying.Replay(settings, reach=reach))
+        made.append(replaydiffs.DiffingReplay(settings, reach=reach))
         return made[-1]
 
     with tempfile.SpooledTemporaryFile(SPOOLED, mode="w+", encoding="utf-8") as timeline:
 
         def settled(steps: list[tuple[Step, Mismatch | None]]) -> None:
+            if diff:
+                diffs.settle(made[-1], steps)
+                return
             for step, mismatch in steps:
                 if check:
                     if mismatch is not None and not mismatches:
@@ -158,6 +182,9 @@ def replay(
         except OSError as exc:
             typer.echo(f"arcsm replay: cannot read {file}: {exc.strerror or exc}", err=True)
             raise typer.Exit(1) from exc
+        if diff:
+            _report(diffs, made[-1].decisions, as_json=as_json)
+            return
         if not check:
             _copy(timeline)
             return
@@ -166,6 +193,17 @@ def replay(
         typer.echo(f"arcsm replay: {replayed.summary()}", err=True)
         raise typer.Exit(1)
     typer.echo(replayed.summary())
+
+
+def _report(diffs: replaydiffs.Diffs, decisions: int, *, as_json: bool) -> None:
+    """Print the differences (text or JSON) on stdout; exit 1 when an object was decided differently."""
+    if as_json:
+        typer.echo(json.dumps(diffs.as_json(decisions), indent=2))
+    else:
+        for line in diffs.lines(decisions):
+            typer.echo(line)
+    if diffs.by_object:
+        raise typer.Exit(1)
 
 
 def _copy(timeline: IO[str]) -> None:

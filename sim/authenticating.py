@@ -30,6 +30,8 @@ from sim.store import Obj, Store
 log = logging.getLogger("arcsm.sim.auth")
 
 AUTHENTICATED = "system:authenticated"
+# The user (and token) of the kubeconfigs the emulator writes; kubectl sends no token over plain HTTP.
+KUBECONFIG_USER = "arcsm-sim"
 SERVICE_ACCOUNTS = "system:serviceaccounts"
 DELETION_LEEWAY = timedelta(seconds=tokens.LEEWAY)
 

@@ -15,13 +15,16 @@ service-account subject without a namespace is in the binding's). Rules match as
 ``*/sub``), resourceNames (a rule naming some never matches a request without a name), nonResourceURLs
 (exact, or a prefix ending in ``*``). The bootstrap policy a cluster grants every authenticated user —
 ``system:discovery``, ``system:basic-user``, ``system:public-info-viewer`` — is built in here.
-``forbidden`` is the 403 with kube-apiserver's message, a binding whose role is missing adding
+An allowed decision carries upstream's reason (``RBAC: allowed by ClusterRoleBinding "b" of ClusterRole
+"r" to Group "g"``), which ``kubectl auth can-i`` may show. ``forbidden`` is the 403 with
+kube-apiserver's message, a binding whose role is missing adding
 ``RBAC: role.rbac.authorization.k8s.io "x" not found`` as upstream does.
 
 Known limits: the bootstrap roles are not stored objects (``kubectl get clusterrole system:discovery``
 finds nothing) and the other bootstrap roles (``cluster-admin``, ``admin``, ``edit``, ``view``, …) do not
 exist; aggregated ClusterRoles get no aggregated rules (no aggregation controller); no escalation check
-on writes of roles and bindings (S66); no impersonation, no SubjectAccessReview API.
+on writes of roles and bindings (S66); no impersonation; of the review APIs only the self reviews
+(``sim.selfreviews``) are served.
 """
 
 from __future__ import annotations
@@ -41,17 +44,31 @@ Rule = Mapping[str, Any]
 
 _DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*"]
 _PUBLIC_INFO_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
-# system:discovery, system:basic-user and system:public-info-viewer, bound to system:authenticated.
-BOOTSTRAP_RULES: tuple[Rule, ...] = (
-    {"verbs": ["get"], "nonResourceURLs": [*_DISCOVERY_URLS, "/readyz", "/version", "/version/"]},
-    {
-        "verbs": ["create"],
-        "apiGroups": ["authorization.k8s.io"],
-        "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-    },
-    {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
-    {"verbs": ["get"], "nonResourceURLs": _PUBLIC_INFO_URLS},
+# system:discovery, system:basic-user and system:public-info-viewer, each bound to system:authenticated by a
+# ClusterRoleBinding of its name.
+BOOTSTRAP_ROLES: tuple[tuple[str, tuple[Rule, ...]], ...] = (
+    (
+        "system:discovery",
+        ({"verbs": ["get"], "nonResourceURLs": [*_DISCOVERY_URLS, "/readyz", "/version", "/version/"]},),
+    ),
+    (
+        "system:basic-user",
+        (
+            {
+                "verbs": ["create"],
+                "apiGroups": ["authorization.k8s.io"],
+                "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
+            },
+            {
+                "verbs": ["create"],
+                "apiGroups": ["authentication.k8s.io"],
+                "resources": ["selfsubjectreviews"],
+            },
+        ),
+    ),
+    ("system:public-info-viewer", ({"verbs": ["get"], "nonResourceURLs": _PUBLIC_INFO_URLS},)),
 )
+BOOTSTRAP_RULES: tuple[Rule, ...] = tuple(rule for _, rules in BOOTSTRAP_ROLES for rule in rules)
 
 
 @dataclass(frozen=True)
@@ -158,20 +175,21 @@ def rule_allows(rule: Rule, attrs: Attributes) -> bool:
 # -- bindings ------------------------------------------------------------------------------------------
 
 
-def _applies(user: User, subjects: Any, namespace: str) -> bool:
+def _subject(user: User, subjects: Any, namespace: str) -> str:
+    """The first subject that names ``user``, described as upstream's RBAC does ("" for none)."""
     for subject in subjects or []:
         if not isinstance(subject, dict):
             continue
         kind, name = subject.get("kind"), subject.get("name")
         if kind == "User" and name == user.name:
-            return True
+            return f'User "{name}"'
         if kind == "Group" and name in user.groups:
-            return True
+            return f'Group "{name}"'
         if kind == "ServiceAccount":
             sa_namespace = subject.get("namespace") or namespace
             if sa_namespace and user.name == f"system:serviceaccount:{sa_namespace}:{name}":
-                return True
-    return False
+                return f'ServiceAccount "{name}/{sa_namespace}"'
+    return ""
 
 
 def _role_rules(store: Store, ref: Any, namespace: str) -> tuple[list[Rule], str]:
@@ -191,16 +209,34 @@ def _role_rules(store: Store, ref: Any, namespace: str) -> tuple[list[Rule], str
     return [r for r in role.get("rules") or [] if isinstance(r, dict)], ""
 
 
-def _bound_rules(store: Store, user: User, namespace: str) -> Iterator[tuple[list[Rule], str]]:
+def _describe(binding: Any, subject: str, namespace: str) -> str:
+    """Upstream's ``clusterRoleBindingDescriber`` / ``roleBindingDescriber``."""
+    name = str((binding.get("metadata") or {}).get("name", ""))
+    ref = binding.get("roleRef") if isinstance(binding.get("roleRef"), dict) else {}
+    role = f'{ref.get("kind", "")} "{ref.get("name", "")}"'
+    if namespace:
+        return f'RoleBinding "{name}/{namespace}" of {role} to {subject}'
+    return f'ClusterRoleBinding "{name}" of {role} to {subject}'
+
+
+def _bound_rules(store: Store, user: User, namespace: str) -> Iterator[tuple[list[Rule], str, str]]:
+    """(rules, problem, source) of each binding that names ``user``: the rules of its role, why they are
+    missing, and the binding described."""
     if AUTHENTICATED in user.groups:
-        yield list(BOOTSTRAP_RULES), ""
+        for role, bootstrap in BOOTSTRAP_ROLES:
+            source = f'ClusterRoleBinding "{role}" of ClusterRole "{role}" to Group "{AUTHENTICATED}"'
+            yield list(bootstrap), "", source
     for binding in store.items((RBAC, "clusterrolebindings")):
-        if _applies(user, binding.get("subjects"), ""):
-            yield _role_rules(store, binding.get("roleRef"), "")
+        subject = _subject(user, binding.get("subjects"), "")
+        if subject:
+            rules, problem = _role_rules(store, binding.get("roleRef"), "")
+            yield rules, problem, _describe(binding, subject, "")
     if namespace:
         for binding in store.items((RBAC, "rolebindings"), namespace):
-            if _applies(user, binding.get("subjects"), namespace):
-                yield _role_rules(store, binding.get("roleRef"), namespace)
+            subject = _subject(user, binding.get("subjects"), namespace)
+            if subject:
+                rules, problem = _role_rules(store, binding.get("roleRef"), namespace)
+                yield rules, problem, _describe(binding, subject, namespace)
 
 
 @dataclass(frozen=True)
@@ -210,17 +246,30 @@ class Decision:
 
 
 def authorize(store: Store, user: User, attrs: Attributes) -> Decision:
+    """RBAC's decision: allowed with ``RBAC: allowed by <binding>``, or denied with the problems met."""
     problems: list[str] = []
     namespace = attrs.namespace if attrs.resource_request else ""
-    for rules, problem in _bound_rules(store, user, namespace):
+    for rules, problem, source in _bound_rules(store, user, namespace):
         if problem:
             problems.append(problem)
         if any(rule_allows(rule, attrs) for rule in rules):
-            return Decision(True)
+            return Decision(True, f"RBAC: allowed by {source}")
     if not problems:
         return Decision(False)
     reason = problems[0] if len(problems) == 1 else "[" + ", ".join(problems) + "]"
     return Decision(False, f"RBAC: {reason}")
+
+
+def rules_of(store: Store, user: User, namespace: str) -> tuple[list[Rule], list[str]]:
+    """Every rule bound to ``user`` in ``namespace`` (cluster-wide ones too), and the problems met
+    (``RulesFor``, what a SelfSubjectRulesReview lists)."""
+    found: list[Rule] = []
+    problems: list[str] = []
+    for rules, problem, _ in _bound_rules(store, user, namespace):
+        found.extend(rules)
+        if problem:
+            problems.append(problem)
+    return found, problems
 
 
 def forbidden(user: User, attrs: Attributes, reason: str = "") -> errors.ApiError:

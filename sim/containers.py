@@ -9,7 +9,9 @@
   not a version, such as ``latest``, counts as current). It connects (``GitHubFake.register_runner``); a
   runner older than the service's minimum is refused and **exits 7**, as the real runner does when it
   is outdated; otherwise it waits idle for a job, runs it for ``GitHubSettings.job_seconds``
-  (JobStarted, JobCompleted) and **exits 0**. Deleted while idle it goes offline and exits 143; deleted
+  (JobStarted, JobCompleted) and **exits 0**. It prints what ``run.sh`` prints (``√ Connected to GitHub``,
+  its version, ``Listening for Jobs``, ``Running job: NAME``, ``Job NAME completed with result:
+  Succeeded``), which ``kubectl logs`` shows. Deleted while idle it goes offline and exits 143; deleted
   while running, its job fails. A missing or unusable JIT config exits 1.
 * a container named ``listener`` is arcsm's own listener (``actions.listener.run_listener``), in
   process: its config is the file at ``$LISTENER_CONFIG_PATH`` (default
@@ -21,7 +23,8 @@
   ``metrics_endpoint`` on that port of its pod's address (``status.podIP``, a loopback address: see
   ``sim.podaddresses``) whatever host the address names, as a pod's own network namespace would have
   it, and stops serving when it exits. When a process container (``sim.processes``, which shares the
-  node's network) holds that port on every address, it serves no metrics and says so in a warning.
+  node's network) holds that port on every address, it serves no metrics and says so in a warning. Its
+  log lines go to the pod's log as ``arcsm listener``'s would (``sim.listenerlogs``).
 
 Nothing here logs a JIT config or a token.
 """
@@ -34,9 +37,10 @@ import dataclasses
 import logging
 import socket
 from collections.abc import Callable
+from datetime import UTC
 from typing import Any
 
-from sim import runtimes
+from sim import listenerlogs, runtimes
 from sim.github.errors import ServiceError
 from sim.github.fake import GitHubFake
 from sim.github.records import version_tuple
@@ -123,7 +127,14 @@ def image_version(image: str, *, minimum: str) -> str:
 # -- the runner ------------------------------------------------------------------------------------------
 
 
+def runner_time(ctx: runtimes.ContainerContext) -> str:
+    """The runner's timestamp prefix (.NET's universal sortable format)."""
+    return ctx.api.clock().astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
 class SimulatedRunner:
+    """Prints what ``run.sh`` of an ephemeral runner prints: connected, its version, listening, the job."""
+
     def __init__(self, github: GitHubFake) -> None:
         self.github = github
 
@@ -132,6 +143,7 @@ class SimulatedRunner:
         jit_config = env_value(ctx, JIT_CONFIG_ENV)
         if not jit_config:
             log.warning("%s: %s is not set; the runner cannot configure itself", where, JIT_CONFIG_ENV)
+            ctx.print("An error occurred: Not configured. Run config.(sh/cmd) to configure the runner.")
             return FAILED_EXIT
         version = image_version(
             str(ctx.container.get("image", "")), minimum=self.github.settings.min_runner_version
@@ -140,19 +152,31 @@ class SimulatedRunner:
             registration = self.github.register_runner(jit_config, version)
         except (ValueError, ServiceError) as exc:
             log.warning("%s: the runner could not connect: %s", where, exc)
+            ctx.print(f"An error occurred: {exc}")
             return FAILED_EXIT
+        ctx.print("\u221a Connected to GitHub", "", f"Current runner version: '{version}'")
         if not registration.accepted:
             log.info(
                 "%s: runner %s %s is outdated; exiting %d", where, registration.name, version, OUTDATED_EXIT
             )
+            ctx.print(
+                f"An error occurred: Runner version v{version} is deprecated and cannot receive messages."
+            )
             return OUTDATED_EXIT
         log.debug("%s: runner %s (id %d) is idle", where, registration.name, registration.runner_id)
-        job = await self.github.run_job(registration.runner_id, stopping=ctx.stopping)
+        ctx.print(f"{runner_time(ctx)}: Listening for Jobs")
+        job = await self.github.run_job(
+            registration.runner_id,
+            stopping=ctx.stopping,
+            on_start=lambda job: ctx.print(f"{runner_time(ctx)}: Running job: {job.display_name}"),
+        )
         if ctx.stopping.is_set():
             self.github.disconnect_runner(registration.runner_id)
             return runtimes.SIGTERM_EXIT
         if job is not None:
             log.debug("%s: job %d finished (%s)", where, job.runner_request_id, job.result)
+            result = job.result[:1].upper() + job.result[1:]
+            ctx.print(f"{runner_time(ctx)}: Job {job.display_name} completed with result: {result}")
         return 0
 
 
@@ -195,12 +219,13 @@ class SimulatedListener:
         account = str((ctx.pod.get("spec") or {}).get("serviceAccountName") or "default")
         configuration.api_key = {"BearerToken": f"system:serviceaccount:{ctx.namespace}:{account}"}
         configuration.api_key_prefix = {"BearerToken": "Bearer"}
-        return await run_listener(
-            config,
-            kube=configuration,
-            stop=ctx.stopping,
-            owner_name=ctx.pod_name,
-        )
+        with listenerlogs.capture(ctx.print, level=config.log_level, json_lines=config.log_format == "json"):
+            return await run_listener(
+                config,
+                kube=configuration,
+                stop=ctx.stopping,
+                owner_name=ctx.pod_name,
+            )
 
 
 def port_taken(address: str) -> bool:

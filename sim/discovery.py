@@ -1,10 +1,11 @@
 """Discovery documents (S02): /api, /apis, /apis/{group}, /apis/{group}/{version}, /api/v1, /version, and
-the OpenAPI v3 index and group-version documents kubectl reads (paths and operations only)."""
+the OpenAPI v3 index and group-version documents kubectl reads (paths, operations and schemas)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from sim import openapischemas, selfreviews
 from sim.kinds import Kind, Registry
 
 # The fields of version.Info; kubernetes_asyncio's VersionInfo requires them all.
@@ -40,13 +41,23 @@ def _group(name: str, versions: list[str]) -> dict[str, Any]:
     return {"name": name, "versions": entries, "preferredVersion": entries[0]}
 
 
+def served_groups(registry: Registry) -> dict[str, list[str]]:
+    """Group → versions: the registry's and those of the self reviews (``sim.selfreviews``)."""
+    groups = {g: list(vs) for g, vs in registry.groups().items()}
+    for group, version in selfreviews.RESOURCES:
+        versions = groups.setdefault(group, [])
+        if version not in versions:
+            versions.append(version)
+    return groups
+
+
 def api_group_list(registry: Registry) -> dict[str, Any]:
-    groups = [_group(g, vs) for g, vs in sorted(registry.groups().items()) if g]
+    groups = [_group(g, vs) for g, vs in sorted(served_groups(registry).items()) if g]
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
 
 
 def api_group(registry: Registry, group: str) -> dict[str, Any] | None:
-    versions = registry.groups().get(group)
+    versions = served_groups(registry).get(group)
     if not versions or not group:
         return None
     return {"kind": "APIGroup", "apiVersion": "v1", **_group(group, versions)}
@@ -120,6 +131,7 @@ def api_resource_list(registry: Registry, group: str, version: str) -> dict[str,
     for kind in sorted(registry.all(), key=lambda k: k.plural):
         if kind.group == group and kind.version == version:
             resources.extend(_resource(kind))
+    resources.extend(selfreviews.RESOURCES.get((group, version), []))
     group_version = f"{group}/{version}" if group else version
     return {
         "kind": "APIResourceList",
@@ -129,13 +141,14 @@ def api_resource_list(registry: Registry, group: str, version: str) -> dict[str,
     }
 
 
-# -- OpenAPI v3 (paths only) -------------------------------------------------------------------------------
+# -- OpenAPI v3 ------------------------------------------------------------------------------------------
 #
 # kubectl fetches /openapi/v3 before it validates or applies: the operations of a kind tell it whether the
 # server takes ``fieldValidation`` (then it validates server-side and needs no schema). The documents list
-# every served path and operation with its ``x-kubernetes-group-version-kind`` and query parameters;
-# ``components.schemas`` is empty, so kubectl computes strategic merge patches from its compiled-in types
-# (what it does for any server whose OpenAPI lacks a kind's schema).
+# every served path and operation with its ``x-kubernetes-group-version-kind`` and query parameters, and
+# ``components.schemas`` holds each kind's schema (``kubectl explain`` walks them). The patch operations
+# name no request body media types, so kubectl does not compute strategic merge patches from these
+# schemas (they lack the patch extensions) but from its compiled-in types, as before they were served.
 
 OPENAPI_PREFIX = "/openapi/v3"
 _WRITE_PARAMS = ("dryRun", "fieldManager", "fieldValidation")
@@ -204,20 +217,33 @@ def _kind_paths(kind: Kind) -> dict[str, dict[str, Any]]:
     return paths
 
 
-def openapi_group_version(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
-    """``GET /openapi/v3/apis/{group}/{version}`` (``/openapi/v3/api/v1``); None for an unknown one."""
+def openapi_kinds(registry: Registry, group: str, version: str) -> list[Kind] | None:
+    """The kinds of a group-version's OpenAPI document; None for a group-version not served."""
     if version not in registry.groups().get(group, []):
         return None
+    return [
+        k for k in sorted(registry.all(), key=lambda k: k.plural) if k.group == group and k.version == version
+    ]
+
+
+def openapi_document(kinds: list[Kind]) -> dict[str, Any]:
+    """The OpenAPI v3 document of one group-version's ``kinds``: their paths and their schemas
+    (``sim.openapischemas``; the first call imports the client's models: servers call it off their loop)."""
     paths: dict[str, Any] = {}
-    for kind in sorted(registry.all(), key=lambda k: k.plural):
-        if kind.group == group and kind.version == version:
-            paths.update(_kind_paths(kind))
+    for kind in kinds:
+        paths.update(_kind_paths(kind))
     return {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": KUBE_VERSION["gitVersion"]},
         "paths": paths,
-        "components": {"schemas": {}},
+        "components": {"schemas": openapischemas.schemas(kinds)},
     }
+
+
+def openapi_group_version(registry: Registry, group: str, version: str) -> dict[str, Any] | None:
+    """``GET /openapi/v3/apis/{group}/{version}`` (``/openapi/v3/api/v1``); None for an unknown one."""
+    kinds = openapi_kinds(registry, group, version)
+    return None if kinds is None else openapi_document(kinds)
 
 
 def parse_openapi_path(path: str) -> tuple[str, str] | None:

@@ -4,6 +4,11 @@ namespace, ``involvedObject`` the pod (with ``fieldPath: spec.containers{NAME}``
 ``source`` {component kubelet, host the node}; the same event again increments ``count`` and
 ``lastTimestamp`` of the first instead of writing a new one (the recorder's aggregation, simplified to
 identical events).
+
+The container lifecycle's messages are kubelet's (``kuberuntime_container.go``, ``image_manager.go``):
+``pulls`` for the image of a container about to start, ``CREATED``/``STARTED`` once it runs and
+``STOPPING`` when the pod's deletion stops it. The node holds every image, so an image is pulled only
+when its ``imagePullPolicy`` is ``Always``, and such a pull takes no time and reports size 0.
 """
 
 from __future__ import annotations
@@ -19,6 +24,24 @@ from sim.store import Obj
 log = logging.getLogger("arcsm.sim.kubelet")
 
 COMPONENT = "kubelet"
+
+CREATED = ("Created", "Created container: {name}")
+STARTED = ("Started", "Started container {name}")
+STOPPING = ("Killing", "Stopping container {name}")
+
+
+def pulls(container: dict[str, Any]) -> list[tuple[str, str]]:
+    """(reason, message) of the image events before ``container`` starts, as a node with every image."""
+    image = str(container.get("image", ""))
+    if container.get("imagePullPolicy") == "Always":
+        return [
+            ("Pulling", f'Pulling image "{image}"'),
+            (
+                "Pulled",
+                f'Successfully pulled image "{image}" in 0s (0s including waiting). Image size: 0 bytes.',
+            ),
+        ]
+    return [("Pulled", f'Container image "{image}" already present on machine')]
 
 
 class Recorder:

@@ -8,7 +8,8 @@ real kubelet does, each step its own write (its own resourceVersion and watch ev
 2. for a pod with a container whose runtime runs real processes, its volumes set up on the host
    (``sim.volumes``; a failure is a ``FailedMount`` Event and another try after a back-off, the pod
    staying ContainerCreating);
-3. each container started: running (phase Running once none is still waiting to be made), or waiting
+3. each container started (``Pulled``, after ``Pulling`` for an ``Always`` image, then ``Created`` and
+   ``Started`` Events): running (phase Running once none is still waiting to be made), or waiting
    ``CreateContainerConfigError`` (tried again after a back-off), or terminated ``StartError``
    (exit 128); its probes (``sim.probing``) decide ``started`` and ``ready`` and the pod's ``Ready``
    and ``ContainersReady``; without probes a running container is ready at once. A failed liveness or
@@ -19,7 +20,7 @@ real kubelet does, each step its own write (its own resourceVersion and watch ev
    again (``restartCount + 1``, ``lastState.terminated`` the exit): at once after its first exit, after
    a kubelet's back-off (``sim.crashloops``: 10 s doubling to 5 min by default) after later ones, waiting
    ``CrashLoopBackOff`` meanwhile (with a ``BackOff`` Event);
-5. when the pod gets a ``deletionTimestamp``: containers are told to stop with the pod's
+5. when the pod gets a ``deletionTimestamp``: containers are told to stop (``Killing`` Event) with the pod's
    ``deletionGracePeriodSeconds`` as their grace (``ContainerContext.stopping``/``grace``), given that
    (for process containers) or ``KubeletTiming.stop_timeout`` (for the simulated ones) to exit and then
    killed (exit 143), terminated statuses and the terminal phase are written, and the pod is DELETEd
@@ -37,7 +38,7 @@ import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from sim import crashloops, errors, runtimes, scheduling
+from sim import crashloops, errors, nodeevents, runtimes, scheduling
 from sim.apiserver import ApiServer, format_time
 from sim.containerstates import ZERO_TIME, ContainerState, merge_conditions
 from sim.kinds import Kind
@@ -286,6 +287,9 @@ class PodWorker:
         grace = float(meta(self.api.store.get(self.key)).get("deletionGracePeriodSeconds") or 0)
         live = [c for c in self.containers if c.running and c.exit is not None]
         for c in live:
+            with contextlib.suppress(Gone):
+                reason, message = nodeevents.STOPPING
+                self.kubelet.record(self._current(), reason, message.format(name=c.name), container=c.name)
             self._stop(c, grace)
         if live:
             staged = any(c.staged for c in live)
@@ -416,6 +420,7 @@ class PodWorker:
             pod_ip=self.pod_ip,
             host_ip=self.kubelet.host_ip,
             host=host,
+            log=self.kubelet.log_path(self.namespace, self.name, self.uid, c.name, c.restart_count),
         )
         c.ctx = ctx
         c.staged = staged
@@ -423,6 +428,8 @@ class PodWorker:
         c.retry_at = None
         c.terminated = None
         c.container_id = self.kubelet.container_id()
+        for reason, message in nodeevents.pulls(c.spec):
+            self.kubelet.record(pod, reason, message, container=c.name)
         waiter: Any = None
         if isinstance(runtime, runtimes.StagedRuntime):
             try:
@@ -454,6 +461,8 @@ class PodWorker:
         c.state = "running"
         c.retry_delay = 0.0
         c.started_at = self._now()
+        for reason, message in (nodeevents.CREATED, nodeevents.STARTED):
+            self.kubelet.record(pod, reason, message.format(name=c.name), container=c.name)
         self._start_probes(c)
         c.task = asyncio.create_task(
             self._run_container(c, waiter if waiter is not None else runtime(ctx), c.exit),

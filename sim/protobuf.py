@@ -106,6 +106,22 @@ def _scalar(f: Field, value: int | bytes) -> Any:
     raise ValueError(f"no decoding for shape {shape}")
 
 
+def _map_value(shape: str, data: bytes) -> Any:
+    if shape == "str":
+        return data.decode("utf-8")
+    if shape == "strs":  # ExtraValue {repeated string items = 1}
+        return [_bytes(v).decode("utf-8") for n, v in fields(data) if n == 1]
+    return base64.b64encode(data).decode()
+
+
+def _map_entry(shape: str, value: Any) -> bytes:
+    if shape == "str":
+        return str(value).encode()
+    if shape == "strs":
+        return b"".join(_delimited(1, str(item).encode()) for item in value)
+    return base64.b64decode(value)
+
+
 def _empty(value: Any) -> bool:
     return value is None or value == "" or value == 0 or value is False or value == {} or value == []
 
@@ -125,7 +141,7 @@ def decode_message(message: str, data: bytes) -> dict[str, Any]:
                     key = _bytes(v)
                 elif n == 2:
                     val = _bytes(v)
-            entry = val.decode("utf-8") if f.message == "str" else base64.b64encode(val).decode()
+            entry = _map_value(f.message, val)
             out.setdefault(f.name, {})[key.decode("utf-8")] = entry
             continue
         decoded = _scalar(f, value)
@@ -232,7 +248,7 @@ def encode_message(message: str, obj: dict[str, Any]) -> bytes:
         value = obj[f.name]
         if f.shape == "map":
             for key in sorted(value):
-                entry = value[key].encode() if f.message == "str" else base64.b64decode(value[key])
+                entry = _map_entry(f.message, value[key])
                 out += _delimited(number, _delimited(1, key.encode()) + _delimited(2, entry))
         elif f.repeated:
             for item in value:

@@ -1,12 +1,12 @@
 """The protobuf messages the emulator reads and writes, declared as data: for each message, its fields by
 number with their JSON name and shape.
 
-Field numbers are those of k8s.io/api's ``generated.proto`` (core/v1, authentication/v1) and
-apimachinery's ``pkg/apis/meta/v1/generated.proto``. A shape is one of
+Field numbers are those of k8s.io/api's ``generated.proto`` (core/v1, rbac/v1, authentication/v1,
+authorization/v1) and apimachinery's ``pkg/apis/meta/v1/generated.proto``. A shape is one of
 
     ``str``, ``bytes`` (base64 in JSON), ``int``, ``bool``, ``time`` (a ``meta.v1.Time``: RFC 3339 in JSON),
     ``raw`` (bytes holding JSON, as ``FieldsV1``), ``msg`` (a nested message, named), ``map`` (string keys;
-    values ``str`` or ``bytes``).
+    values ``str``, ``bytes`` or ``strs``: an ``ExtraValue`` message, a list of strings in JSON).
 
 ``repeated`` fields are JSON lists. ``keep`` marks Go pointer fields: present on the wire only when set, so
 their zero value (``false``, ``0``) is kept in JSON; every other empty value is omitted, as Go's
@@ -172,6 +172,99 @@ MESSAGES: dict[str, dict[int, Field]] = {
         4: _f("uid", "str"),
     },
     "TokenRequestStatus": {1: _f("token", "str"), 2: _f("expirationTimestamp", "time")},
+    "SelfSubjectReview": {
+        1: _f("metadata", "msg", "ObjectMeta"),
+        2: _f("status", "msg", "SelfSubjectReviewStatus"),
+    },
+    "SelfSubjectReviewStatus": {1: _f("userInfo", "msg", "UserInfo")},
+    "UserInfo": {
+        1: _f("username", "str"),
+        2: _f("uid", "str"),
+        3: _f("groups", "str", repeated=True),
+        4: _f("extra", "map", "strs"),
+    },
+    # rbac/v1
+    "Role": {1: _f("metadata", "msg", "ObjectMeta"), 2: _f("rules", "msg", "PolicyRule", repeated=True)},
+    "ClusterRole": {
+        1: _f("metadata", "msg", "ObjectMeta"),
+        2: _f("rules", "msg", "PolicyRule", repeated=True),
+        3: _f("aggregationRule", "msg", "AggregationRule"),
+    },
+    "AggregationRule": {1: _f("clusterRoleSelectors", "msg", "LabelSelector", repeated=True)},
+    "LabelSelector": {
+        1: _f("matchLabels", "map", "str"),
+        2: _f("matchExpressions", "msg", "LabelSelectorRequirement", repeated=True),
+    },
+    "LabelSelectorRequirement": {
+        1: _f("key", "str"),
+        2: _f("operator", "str"),
+        3: _f("values", "str", repeated=True),
+    },
+    "PolicyRule": {
+        1: _f("verbs", "str", repeated=True),
+        2: _f("apiGroups", "str", repeated=True),
+        3: _f("resources", "str", repeated=True),
+        4: _f("resourceNames", "str", repeated=True),
+        5: _f("nonResourceURLs", "str", repeated=True),
+    },
+    "RoleBinding": {
+        1: _f("metadata", "msg", "ObjectMeta"),
+        2: _f("subjects", "msg", "Subject", repeated=True),
+        3: _f("roleRef", "msg", "RoleRef"),
+    },
+    "Subject": {
+        1: _f("kind", "str"),
+        2: _f("apiGroup", "str"),
+        3: _f("name", "str"),
+        4: _f("namespace", "str"),
+    },
+    "RoleRef": {1: _f("apiGroup", "str"), 2: _f("kind", "str"), 3: _f("name", "str")},
+    # authorization/v1
+    "SelfSubjectAccessReview": {
+        1: _f("metadata", "msg", "ObjectMeta"),
+        2: _f("spec", "msg", "SelfSubjectAccessReviewSpec"),
+        3: _f("status", "msg", "SubjectAccessReviewStatus"),
+    },
+    "SelfSubjectAccessReviewSpec": {
+        1: _f("resourceAttributes", "msg", "ResourceAttributes"),
+        2: _f("nonResourceAttributes", "msg", "NonResourceAttributes"),
+    },
+    "ResourceAttributes": {
+        1: _f("namespace", "str"),
+        2: _f("verb", "str"),
+        3: _f("group", "str"),
+        4: _f("version", "str"),
+        5: _f("resource", "str"),
+        6: _f("subresource", "str"),
+        7: _f("name", "str"),
+    },
+    "NonResourceAttributes": {1: _f("path", "str"), 2: _f("verb", "str")},
+    "SelfSubjectRulesReview": {
+        1: _f("metadata", "msg", "ObjectMeta"),
+        2: _f("spec", "msg", "SelfSubjectRulesReviewSpec"),
+        3: _f("status", "msg", "SubjectRulesReviewStatus"),
+    },
+    "SelfSubjectRulesReviewSpec": {1: _f("namespace", "str")},
+    "SubjectRulesReviewStatus": {
+        1: _f("resourceRules", "msg", "ResourceRule", repeated=True),
+        2: _f("nonResourceRules", "msg", "NonResourceRule", repeated=True),
+        3: _f("incomplete", "bool", keep=True),
+        4: _f("evaluationError", "str"),
+    },
+    "ResourceRule": {
+        1: _f("verbs", "str", repeated=True),
+        2: _f("apiGroups", "str", repeated=True),
+        3: _f("resources", "str", repeated=True),
+        4: _f("resourceNames", "str", repeated=True),
+    },
+    "NonResourceRule": {1: _f("verbs", "str", repeated=True), 2: _f("nonResourceURLs", "str", repeated=True)},
+    # ``allowed`` has no omitempty: false is written in JSON too.
+    "SubjectAccessReviewStatus": {
+        1: _f("allowed", "bool", keep=True),
+        2: _f("reason", "str"),
+        3: _f("evaluationError", "str"),
+        4: _f("denied", "bool"),
+    },
 }
 
 # (apiVersion, kind) of the top-level objects → their message.
@@ -185,4 +278,11 @@ KINDS: dict[tuple[str, str], str] = {
     ("v1", "DeleteOptions"): "DeleteOptions",
     ("meta.k8s.io/v1", "DeleteOptions"): "DeleteOptions",
     ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
+    ("rbac.authorization.k8s.io/v1", "Role"): "Role",
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): "ClusterRole",
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): "RoleBinding",
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): "RoleBinding",
+    ("authentication.k8s.io/v1", "SelfSubjectReview"): "SelfSubjectReview",
+    ("authorization.k8s.io/v1", "SelfSubjectAccessReview"): "SelfSubjectAccessReview",
+    ("authorization.k8s.io/v1", "SelfSubjectRulesReview"): "SelfSubjectRulesReview",
 }

@@ -6,6 +6,11 @@ server, shaped as kube-controller-manager's recorder writes them (``source.compo
 ``kubectl describe`` and ``kubectl get events`` show what a cluster would: ``ScalingReplicaSet``,
 ``SuccessfulCreate``, ``SuccessfulDelete``, ``FailedScheduling``, ``ProvisioningSucceeded``, ...
 
+``record_v1`` is the events.k8s.io/v1 recorder kube-scheduler uses for ``Scheduled``: an Event with
+``eventTime`` (microseconds), ``reportingController``, ``reportingInstance`` and ``action``, and no
+``source``, first or last timestamp or count, which the core view shows as ``source: {}`` and null
+timestamps (``kubectl get events`` and ``describe`` read ``eventTime`` and ``reportingController``).
+
 Known limits: no aggregation or spam filtering (a repeated event is a new Event, never a higher
 ``count``), so callers record only transitions; a failure to record is logged and otherwise ignored,
 as upstream's recorder drops events it cannot write.
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from datetime import UTC, datetime
 from typing import Any
 
 from sim import errors
@@ -67,3 +73,53 @@ def record(api: ApiServer, obj: Obj, event_type: str, reason: str, message: str,
         api.create(kind, namespace, body)
     except errors.ApiError as err:
         log.info("%s: could not record %s event for %s: %s", component, reason, m.get("name"), err.message)
+
+
+def micro_time(t: datetime) -> str:
+    """A ``metav1.MicroTime`` in JSON: RFC 3339 with microseconds."""
+    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def record_v1(
+    api: ApiServer,
+    obj: Obj,
+    event_type: str,
+    reason: str,
+    note: str,
+    *,
+    action: str,
+    controller: str,
+    instance: str,
+) -> None:
+    """Create an events.k8s.io/v1 Event ``regarding`` ``obj`` (in its namespace, else ``default``)."""
+    kind = api.registry.get("events.k8s.io", "v1", "events")
+    if kind is None:
+        return
+    m = meta(obj)
+    namespace = str(m.get("namespace") or "default")
+    now = api.clock()
+    regarding: dict[str, Any] = {
+        "kind": obj.get("kind"),
+        "apiVersion": obj.get("apiVersion"),
+        "name": m.get("name"),
+        "uid": m.get("uid"),
+        "resourceVersion": m.get("resourceVersion"),
+    }
+    if m.get("namespace"):
+        regarding["namespace"] = m["namespace"]
+    nanos = int(now.timestamp() * 1e9) + next(_sequence) % 1000
+    body: Obj = {
+        "metadata": {"name": f"{m.get('name')}.{nanos:x}", "namespace": namespace},
+        "eventTime": micro_time(now),
+        "reportingController": controller,
+        "reportingInstance": instance,
+        "action": action,
+        "reason": reason,
+        "regarding": regarding,
+        "note": note,
+        "type": event_type,
+    }
+    try:
+        api.create(kind, namespace, body)
+    except errors.ApiError as err:
+        log.info("%s: could not record %s event for %s: %s", controller, reason, m.get("name"), err.message)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sim import errors
+from sim import discovery, errors
 from sim.kinds import Kind, Registry
 
 
@@ -41,7 +41,7 @@ def parse(registry: Registry, path: str) -> Target | Discovery:
         if len(parts) == 2:
             return Discovery(parts[1])
         group, version, rest = parts[1], parts[2], parts[3:]
-        if version not in registry.groups().get(group, []):
+        if version not in discovery.served_groups(registry).get(group, []):
             raise errors.no_such_resource()
     if not rest:
         return Discovery(group, version)

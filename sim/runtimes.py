@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from sim import apiserver, store, workqueue
+from sim import apiserver, podlogs, store, workqueue
 
 EXIT_CODE = "sim.arcsm.io/exit-code"
 RUN_SECONDS = "sim.arcsm.io/run-seconds"
@@ -80,6 +80,15 @@ class ContainerContext:
     pod_ip: str = ""
     host_ip: str = ""
     host: HostFiles | None = field(default=None, repr=False)  # for a StagedRuntime with host_volumes
+    log: Path | None = field(default=None, repr=False)  # this run's log file (``kubectl logs``), if kept
+
+    def print(self, *lines: str) -> None:
+        """Write ``lines`` to this run's stdout, which ``kubectl logs`` shows (if a log is kept)."""
+        if self.log is None:
+            return
+        writer = podlogs.LogWriter(self.log, "stdout")
+        for line in lines:
+            writer.write(line.encode() + b"\n")
 
     @property
     def namespace(self) -> str:

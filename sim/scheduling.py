@@ -6,7 +6,8 @@ simulated cluster (served by ``sim.kubelet``); pods for other schedulers stay Pe
 A pod with PersistentVolumeClaims is bound only once ``sim.volumebinding`` says its claims allow it:
 a missing claim leaves it Pending with ``PodScheduled=False`` (Unschedulable), a WaitForFirstConsumer
 claim gets the node chosen for it and the pod waits for the claim to be bound; waiting pods are looked
-at again whenever claims, volumes or storage classes change.
+at again whenever claims, volumes or storage classes change. A bound pod gets kube-scheduler's
+``Scheduled`` Event ("Successfully assigned NS/POD to NODE", through events.k8s.io/v1).
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import asyncio
 import logging
 from typing import Any
 
-from sim import apiserver, store, volumebinding, workqueue
+from sim import apiserver, recording, store, volumebinding, workqueue
 
 # One logger for the simulated node's scheduler and kubelet.
 log = logging.getLogger("arcsm.sim.kubelet")
 
 NODE = "sim-node-1"
 DEFAULT_SCHEDULER = "default-scheduler"
+# kube-scheduler's events.k8s.io recorder names its instance after the host it runs on.
+SCHEDULER_INSTANCE = f"{DEFAULT_SCHEDULER}-{NODE}"
 TERMINAL = ("Succeeded", "Failed")
 
 
@@ -96,4 +99,14 @@ class Scheduler(workqueue.QueueController[store.ObjectKey]):
                 "metadata": {"name": m["name"], "namespace": m["namespace"], "uid": m["uid"]},
                 "target": {"apiVersion": "v1", "kind": "Node", "name": self.node},
             },
+        )
+        recording.record_v1(
+            api,
+            pod,
+            recording.NORMAL,
+            "Scheduled",
+            f"Successfully assigned {key[2]}/{key[3]} to {self.node}",
+            action="Binding",
+            controller=DEFAULT_SCHEDULER,
+            instance=SCHEDULER_INSTANCE,
         )

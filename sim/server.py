@@ -32,9 +32,11 @@ from sim import (
     protobuf,
     routing,
     scales,
+    selfreviews,
     tables,
     tokenrequests,
     tokens,
+    unknownfields,
     watching,
 )
 from sim.apiserver import APPLY, MERGE, ApiServer, Result
@@ -76,6 +78,8 @@ def _key_text(key: Any) -> str:
 
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+# Who sent the request, once authenticated (None: the emulator serves it unchecked).
+USER: web.RequestKey[authenticating.User | None] = web.RequestKey("user")
 
 
 def parse_bool(value: str | None) -> bool:
@@ -116,6 +120,27 @@ def _negotiated(request: web.Request, resp: web.StreamResponse) -> web.StreamRes
     resp.body = protobuf.encode(obj)
     resp.content_type = protobuf.MEDIA_TYPE
     return resp
+
+
+def _known_fields(
+    request: web.Request, kind: Kind, body: Any, *, patch: bool = False
+) -> tuple[Any, list[str]]:
+    """A built-in kind's body without the fields its type lacks, as kube-apiserver decodes it, when the
+    request names ``fieldValidation`` (kubectl's do): Strict refuses them (400), Warn returns their paths
+    for warnings, Ignore drops them silently. Other requests' bodies are left as they are."""
+    validation = request.query.get("fieldValidation")
+    if kind.is_custom or validation is None:
+        return body, []
+    if patch and _media_type(request) == "application/json-patch+json":
+        return body, []
+    body, unknown = unknownfields.unknown(kind.group, kind.version, kind.kind, body, patch=patch)
+    if unknown and validation == "Strict":
+        listed = ", ".join(f'unknown field "{u}"' for u in unknown)
+        if patch:
+            raise errors.bad_request(f"strict decoding error: {listed}")
+        what = f'{kind.kind} in version "{kind.version}" cannot be handled as a {kind.kind}'
+        raise errors.bad_request(f"{what}: strict decoding error: {listed}")
+    return body, (unknown if validation == "Warn" else [])
 
 
 def _media_type(request: web.Request) -> str:
@@ -197,6 +222,8 @@ class Server:
             self.app.router.add_get(check, self._healthy)
         self.app.router.add_get(discovery.OPENAPI_PREFIX, self._openapi_index)
         self.app.router.add_get(discovery.OPENAPI_PREFIX + "/{tail:.+}", self._openapi_group_version)
+        for path in selfreviews.PATHS:
+            self.app.router.add_post(path, self._self_review)
         self.app.router.add_route("*", "/_sim/{hook}", self._hook)
         self.app.router.add_route("*", "/{tail:.*}", self._dispatch)
 
@@ -216,10 +243,11 @@ class Server:
                 try:
                     verb = _verb(request, routing.parse(self.api.registry, request.path))
                 except errors.ApiError:
-                    verb = request.method.lower()
+                    verb = "create" if request.path in selfreviews.PATHS else request.method.lower()
                 user = authenticating.authenticate(
                     self.api.store, request.headers.get("Authorization", ""), now=self.api.clock()
                 )
+                request[USER] = user
                 if user is not None:
                     user_name = user.name
                     authorizing.check(self.api.store, user, request.method, request.path, request.query)
@@ -276,10 +304,10 @@ class Server:
 
     async def _openapi_group_version(self, request: web.Request) -> web.Response:
         gv = discovery.parse_openapi_path(request.path)
-        document = discovery.openapi_group_version(self.api.registry, *gv) if gv else None
-        if document is None:
+        kinds = discovery.openapi_kinds(self.api.registry, *gv) if gv else None
+        if kinds is None:
             raise errors.no_such_resource()
-        return _json_response(document)
+        return _json_response(await asyncio.to_thread(discovery.openapi_document, kinds))
 
     def _discovery(self, request: web.Request, target: routing.Discovery) -> web.Response:
         registry = self.api.registry
@@ -295,6 +323,13 @@ class Server:
                 raise errors.no_such_resource()
             return _json_response(group)
         return _json_response(discovery.api_resource_list(registry, target.group, target.version))
+
+    async def _self_review(self, request: web.Request) -> web.Response:
+        """``kubectl auth can-i`` and ``whoami``: a review answered for whoever sends it."""
+        token = authenticating.bearer(request.headers.get("Authorization", ""))
+        body = await self._object_body(request)
+        answered = selfreviews.answer(request.path, self.api.store, request.get(USER), token, body)
+        return _json_response(answered, 201)
 
     # -- resources -----------------------------------------------------------------------------------
 
@@ -330,7 +365,7 @@ class Server:
             if method == "POST":
                 if kind.namespaced and namespace is None:
                     raise errors.method_not_allowed()
-                body = await self._object_body(request)
+                body, unknown = _known_fields(request, kind, await self._object_body(request))
                 return self._result(
                     self.api.create(
                         kind,
@@ -339,7 +374,8 @@ class Server:
                         field_validation=field_validation,
                         dry_run=dry_run,
                         manager=_field_manager(request, "CreateOptions"),
-                    )
+                    ),
+                    unknown,
                 )
             if method == "DELETE":
                 return await self._delete_collection(request, target)
@@ -352,7 +388,7 @@ class Server:
         if method == "GET":
             return self._read(request, kind, self.api.get(kind, ns, target.name))
         if method == "PUT":
-            body = await self._object_body(request)
+            body, unknown = _known_fields(request, kind, await self._object_body(request))
             return self._result(
                 self.api.update(
                     kind,
@@ -362,10 +398,11 @@ class Server:
                     field_validation=field_validation,
                     dry_run=dry_run,
                     manager=_field_manager(request, "UpdateOptions"),
-                )
+                ),
+                unknown,
             )
         if method == "PATCH":
-            body = await _patch_body(request)
+            body, unknown = _known_fields(request, kind, await _patch_body(request), patch=True)
             return self._result(
                 self.api.patch(
                     kind,
@@ -377,7 +414,8 @@ class Server:
                     dry_run=dry_run,
                     manager=_field_manager(request),
                     force=parse_bool(request.query.get("force")) if "force" in request.query else False,
-                )
+                ),
+                unknown,
             )
         if method == "DELETE":
             return self._result(self.api.delete(kind, ns, target.name, await self._delete_options(request)))
@@ -494,8 +532,9 @@ class Server:
         now = self.api.clock()
         return _json_response(tables.table(kind, body, version=version, include_object=include, now=now))
 
-    def _result(self, result: Result) -> web.Response:
-        return _json_response(result.body, result.code, result.warnings)
+    def _result(self, result: Result, unknown: list[str] | None = None) -> web.Response:
+        warnings = [f'unknown field "{u}"' for u in unknown or ()] + result.warnings
+        return _json_response(result.body, result.code, warnings)
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
         if _media_type(request) == protobuf.MEDIA_TYPE and (await request.read()).strip():

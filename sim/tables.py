@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sim import errors
+from sim import errors, events
 from sim.kinds import Kind
 
 Obj = dict[str, Any]
@@ -419,16 +419,25 @@ def printer(kind: Kind) -> Printer:
     return Printer(DEFAULT, default_cells)
 
 
-def _row_object(obj: Obj, include: str, version: str) -> Obj | None:
+def _row_object(kind: Kind, obj: Obj, include: str, version: str) -> Obj | None:
     if include == "None":
         return None
     if include == "Object":
-        return obj
+        # The object as its own document: with its type, which list items leave out.
+        return {"kind": kind.kind, "apiVersion": kind.api_version, **obj}
     return {
         "kind": "PartialObjectMetadata",
         "apiVersion": f"meta.k8s.io/{version}",
         "metadata": _meta(obj),
     }
+
+
+def _printed(kind: Kind, obj: Obj) -> Obj:
+    """What the printer reads: an events.k8s.io Event as the core Event it is stored as (upstream prints
+    the internal type of both views)."""
+    if kind.group == "events.k8s.io" and kind.plural == "events":
+        return events.events_v1_to_core(obj)
+    return obj
 
 
 def table(kind: Kind, body: Obj, *, version: str, include_object: str, now: datetime) -> Obj:
@@ -453,7 +462,10 @@ def table(kind: Kind, body: Obj, *, version: str, include_object: str, now: date
         "metadata": out_meta,
         "columnDefinitions": list(p.columns),
         "rows": [
-            {"cells": p.cells(item, now), "object": _row_object(item, include_object or "Metadata", version)}
+            {
+                "cells": p.cells(_printed(kind, item), now),
+                "object": _row_object(kind, item, include_object or "Metadata", version),
+            }
             for item in items
         ],
     }

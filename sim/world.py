@@ -36,7 +36,7 @@ import yaml
 from aiohttp import web
 
 import deploy
-from sim import certificates, containers, kinds, podlogs, provisioning, publishing
+from sim import authenticating, certificates, containers, kinds, podlogs, provisioning, publishing
 from sim.apiserver import ApiServer
 from sim.claimbinding import VolumeBinder
 from sim.collecting import GarbageCollector
@@ -263,7 +263,7 @@ class World:
             "apiVersion": "v1",
             "kind": "Config",
             "clusters": [{"name": "arcsm-sim", "cluster": {"server": self.url}}],
-            "users": [{"name": "arcsm-sim", "user": {"token": "arcsm-sim"}}],
+            "users": [{"name": "arcsm-sim", "user": {"token": authenticating.KUBECONFIG_USER}}],
             "contexts": [
                 {
                     "name": "arcsm-sim",

@@ -11,7 +11,8 @@ Running).
 The listener has no phase field, so its implicit state (§3.4) and the pod's restart backoff are kept as
 annotations on the listener's ServiceAccount (``ANNOTATION_STATE``, ``listenerbackoff.ANNOTATION_*``):
 the AL's own annotations are compared by the ARS, and its status has no fields. Transitions over
-``ListenerState`` (the table ``ROWS``) are journaled with each decision like any phase change.
+``ListenerState`` (the table ``ROWS``, drawn by ``arcsm graph AutoscalingListener`` in docs/lifecycles.md)
+are journaled with each decision like any phase change.
 
 Beyond upstream, a listener pod that keeps failing is recreated with an exponential backoff
 (``listenerbackoff``): at once after a first failure, then 5 s doubling to 5 min, counted again from 1

@@ -4,21 +4,20 @@
 the pass wins. Each step reads the snapshot, never the API, and adds effects; a phase is only ever
 written through a row of ``TABLE`` fired on ``MACHINE``, and every row that acts is recorded in the
 decision as a ``Transition`` carrying the generation the pass read and the observedGeneration the row
-left (plus the runner set's revisions for A5 and A6):
+left (plus the runner set's revisions for A5 and A6).
 
-=====  =====================  ==================  ====================================================
-row    trigger                from → to           acts by
-=====  =====================  ==================  ====================================================
-A1/A2  generation_advanced    any → Pending       status write, observedGeneration unchanged (C1)
-A3     listener_rebuilt       Running → Pending   status write, then the listener deleted (C2)
-A3     runners_draining       Running → Pending   status write, listener deleted, ERS pinned, requeue 1 s
-A4     settled                → Running           status write: observedGeneration = generation, counters
-A5     runners_rejected_spec  Running → Outdated  status write once the listener is gone; ERS pinned
-                              (also from Pending)
-A6     recovery_republished   Pending → Pending   runner spec republished at max(rev, app) + 1 (C7)
-A7     parked                 Outdated → itself   listener kept absent, ERS re-pinned to 0/0
-A8     deleted                any → (removed)     our finalizer removed at the end of the deletion
-=====  =====================  ==================  ====================================================
+The table itself (states, triggers, guards) is drawn from ``TABLE`` by ``statemachines.diagrams``:
+``arcsm graph AutoscalingRunnerSet``, rendered in docs/lifecycles.md. What each row acts by:
+
+* A1/A2 ``generation_advanced``: a status write, observedGeneration unchanged (C1);
+* A3 ``listener_rebuilt``: a status write, then the listener deleted (C2); A3 ``runners_draining``: the
+  same, the runner set pinned, a requeue after 1 s;
+* A4 ``settled``: a status write, observedGeneration = generation, and the counters;
+* A5 ``runners_rejected_spec``: a status write once the listener is gone; the runner set pinned;
+* A6 ``recovery_republished``: the runner spec republished at max(rev, app) + 1 (C7);
+* A7 ``parked``: the listener kept absent, the runner set re-pinned to 0/0;
+* A8 ``deleted``: our finalizer removed at the end of the deletion (the phase stays as it was; the phase
+  history serves this row as the object's end).
 
 Decisions where the spec leaves room, each marked [R] in the spec or argued here:
 

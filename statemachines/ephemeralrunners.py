@@ -20,7 +20,8 @@
 9. the pod: runner exit 7 → Outdated (+RemoveRunner); exit 0 → delete the runner; another failure →
    delete the runner (it had a job) or the pod (a failure is recorded); otherwise mirror phase and ready.
 
-The phase lifecycle is the table ``ROWS`` over ``ErPhase``; deleting the runner is not a phase. Every
+The phase lifecycle is the table ``ROWS`` over ``ErPhase`` (drawn by ``arcsm graph EphemeralRunner``, in
+docs/lifecycles.md); deleting the runner is not a phase. Every
 write of ``status.phase`` goes through a row: ``_Pass.enter`` fires the trigger and writes the phase the row
 that fired leads to, so the journaled transition and the written phase always agree, and no row firing
 means no phase written. A pod phase is mirrored as the row's destination: ``Pending``, ``Running`` or

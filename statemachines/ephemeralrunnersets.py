@@ -9,7 +9,8 @@
 5. the proxy Secret; 6. classification; 8. stale outdated runners are deleted;
 9. scaling; 10. the status.
 
-Step 7 (controller metrics) is not a decision: the runtime derives its gauges from the status.
+Step 7 (controller metrics) is not a decision: the runtime derives its gauges from the status. The phase
+table is ``ROWS`` (drawn by ``arcsm graph EphemeralRunnerSet``, in docs/lifecycles.md).
 
 What the snapshot must carry: ``obj`` the set; ``children`` its EphemeralRunners as last observed;
 ``related["proxy_secret"]`` the Secret ``naming.runner_set_proxy_secret_name`` as observed (None when

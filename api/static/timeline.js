@@ -6,8 +6,10 @@
 // observed records of the four ARC kinds (of the chosen kind and namespace, if any). Events are coalesced:
 // at most one fetch runs, and any number of events while it runs make one more. While the stream is down
 // the page polls instead. Items another replica decided (source "observed": this replica only saw the
-// phase change) are hatched in the bar and marked in the list. Nothing here writes; strings from the
-// server only ever reach the DOM as text.
+// phase change) are hatched in the bar and marked in the list. A deleted object's history ends with an
+// item to null, trigger "deleted": its bar ends with a mark there, its badge says deleted and its card is
+// greyed. The API leaves out re-affirmations (from = to). Nothing here writes; strings from the server only
+// ever reach the DOM as text.
 "use strict";
 
 (() => {
@@ -39,7 +41,17 @@
     return { kind: $("kind").value, namespace: $("namespace").value.trim() };
   }
 
+  // The last item of a deleted object's history: to null, trigger "deleted".
+  function isEnd(item) {
+    return item.to === null && item.trigger === "deleted";
+  }
+
+  function phaseLabel(item) {
+    return isEnd(item) ? "deleted" : item.to || "(none)";
+  }
+
   function phaseClass(phase) {
+    if (phase === null) return "phase-deleted";
     if (!phase) return "phase-none";
     return KNOWN_PHASES.includes(phase) ? `phase-${phase.toLowerCase()}` : "phase-other";
   }
@@ -65,7 +77,7 @@
 
   function describe(item) {
     const lines = [
-      `${item.from || "(new)"} → ${item.to || "(none)"}`,
+      `${item.from || "(new)"} → ${isEnd(item) ? "(deleted)" : item.to || "(none)"}`,
       `trigger: ${item.trigger || "-"}`,
     ];
     if (item.reason) lines.push(`reason: ${item.reason}`);
@@ -217,6 +229,8 @@
     const legend = $("legend");
     const observed = element("li", { title: "a phase change this replica observed; another replica decided it" });
     observed.append(element("span", { class: "swatch phase-none observed" }), "observed");
+    const deleted = element("li", { title: "the end of a deleted object's history" });
+    deleted.append(element("span", { class: "swatch phase-deleted" }), "deleted");
     legend.replaceChildren(
       ...KNOWN_PHASES.map((phase) => {
         const li = element("li");
@@ -224,6 +238,7 @@
         return li;
       }),
       observed,
+      deleted,
     );
   }
 
@@ -232,7 +247,8 @@
     const grouped = [];
     for (const item of transitions) {
       const last = grouped[grouped.length - 1];
-      if (last && (last[0].to || "") === (item.to || "")) last.push(item);
+      const same = last && !isEnd(item) && !isEnd(last[0]) && (last[0].to || "") === (item.to || "");
+      if (same) last.push(item);
       else grouped.push([item]);
     }
     return grouped;
@@ -248,6 +264,16 @@
     }
     grouped.forEach((run, i) => {
       const item = run[0];
+      if (isEnd(item)) {
+        // The object is gone: a fixed mark ends its bar, and the time after it is empty.
+        const mark = { class: "end", title: describe(item), dataset: { trigger: "deleted", seq: String(item.seq) } };
+        bar.append(element("div", mark, "✕"));
+        const gone = Date.parse(item.at);
+        if (byTime && end > gone) {
+          bar.append(element("div", { class: "spacer", style: `flex: ${end - gone} 0 0` }));
+        }
+        return;
+      }
       const from = Date.parse(item.at);
       const to = i + 1 < grouped.length ? Date.parse(grouped[i + 1][0].at) : end;
       const extra = run.length > 1 ? `\n(re-affirmed ${run.length - 1} more time${run.length > 2 ? "s" : ""})` : "";
@@ -264,7 +290,7 @@
             source: item.source || "decided",
           },
         },
-        item.to || "(none)",
+        phaseLabel(item),
       );
       bar.append(segment);
     });
@@ -289,11 +315,12 @@
     for (const item of object.transitions) {
       const source = item.source || "decided";
       const row = element("tr", { dataset: { seq: String(item.seq), phase: item.to || "", source } });
+      if (isEnd(item)) row.classList.add("end");
       if (item.from && item.from === item.to) row.classList.add("reaffirmed");
       row.append(
         element("td", { title: item.at }, formatTime(Date.parse(item.at))),
         element("td", {}, item.from || "(new)"),
-        element("td", { class: phaseClass(item.to).replace("phase-", "to-") }, item.to || "(none)"),
+        element("td", { class: phaseClass(item.to).replace("phase-", "to-") }, phaseLabel(item)),
         element("td", {}, item.trigger || ""),
         element("td", { class: "reason" }, item.reason || ""),
         element("td", {}, formatRevisions(item.revisions)),
@@ -330,14 +357,14 @@
     const sections = objects.map((object) => {
       const last = object.transitions[object.transitions.length - 1];
       const section = element("section", {
-        class: "object",
+        class: isEnd(last) ? "object deleted" : "object",
         dataset: { kind: object.kind, namespace: object.namespace, name: object.name, uid: object.uid },
       });
       const heading = element("h2");
       heading.append(
         element("span", { class: "name" }, `${object.namespace}/${object.name}`),
         element("span", { class: "kind" }, object.kind),
-        element("span", { class: `current ${phaseClass(last.to)}`, title: describe(last) }, last.to || "(none)"),
+        element("span", { class: `current ${phaseClass(last.to)}`, title: describe(last) }, phaseLabel(last)),
       );
       const axis = element("div", { class: "axis" });
       axis.append(element("span", {}, formatTime(start)), element("span", {}, formatTime(end)));

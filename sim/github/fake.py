@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
@@ -244,11 +245,12 @@ class GitHubFake:
         result: str = "succeeded",
         stopping: asyncio.Event | None = None,
         timeout: float | None = None,
+        on_start: Callable[[Job], None] | None = None,
     ) -> Job | None:
         """Wait for a job, run it ``seconds`` (default ``settings.job_seconds``), complete it."""
         duration = self.settings.job_seconds if seconds is None else seconds
         return await self.jobs.run_job(
-            runner_id, seconds=duration, result=result, stopping=stopping, timeout=timeout
+            runner_id, seconds=duration, result=result, stopping=stopping, timeout=timeout, on_start=on_start
         )
 
     def disconnect_runner(self, runner_id: int) -> Job | None:

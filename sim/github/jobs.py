@@ -11,6 +11,7 @@ one call: wait for a job, run it for ``seconds``, complete it, or fail it when t
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sim.github.changes import Changes, wait_any
@@ -100,8 +101,9 @@ class JobSource:
         result: str = "succeeded",
         stopping: asyncio.Event | None = None,
         timeout: float | None = None,
+        on_start: Callable[[Job], None] | None = None,
     ) -> Job | None:
-        """Take the next job, run it for ``seconds`` and complete it with ``result``.
+        """Take the next job (``on_start`` is told), run it for ``seconds`` and complete it with ``result``.
 
         If ``stopping`` is set while the job runs, the runner is disconnected and the job fails. A job
         finished by someone else meanwhile (``complete``, a test letting a long job end) ends the run at
@@ -111,6 +113,8 @@ class JobSource:
         job = await self.next_job_for(runner_id, timeout=timeout, stopping=stopping)
         if job is None:
             return None
+        if on_start is not None:
+            on_start(job)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         while True:

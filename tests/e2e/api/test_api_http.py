@@ -115,13 +115,18 @@ async def test_a_page_never_splits_the_transitions_of_one_decision(
             )
         ]
     )
-    first = (await client.get("/api/v1/namespaces/default/autoscalingrunnersets/twice/phases?limit=1")).json()
+    path = "/api/v1/namespaces/default/autoscalingrunnersets/twice/phases"
+    # The second transition re-affirms Pending: asked for, it comes in the same page as the first.
+    first = (await client.get(path, params={"limit": 1, "include": "reaffirmed"})).json()
     assert [item["trigger"] for item in first["items"]] == ["generation_advanced", "republished"]
     assert first["next"] == first["items"][0]["seq"]
-    rest = await client.get(
-        f"/api/v1/namespaces/default/autoscalingrunnersets/twice/phases?after={first['next']}"
-    )
+    rest = await client.get(path, params={"after": first["next"], "include": "reaffirmed"})
     assert rest.json() == {"items": [], "next": None}
+    # By default the re-affirmation is left out: it is journaled, but not a phase change.
+    default = (await client.get(path, params={"limit": 1})).json()
+    assert [item["trigger"] for item in default["items"]] == ["generation_advanced"]
+    bad = await client.get(path, params={"include": "everything"})
+    assert bad.status_code == 422 and "\n" not in bad.json()["detail"]
 
 
 async def test_transitions_across_objects_filter_by_kind_and_namespace(client: httpx.AsyncClient) -> None:

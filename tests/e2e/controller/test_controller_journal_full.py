@@ -80,7 +80,7 @@ async def pod_events(kube: client.ApiClient) -> list[tuple[str, str, int]]:
     return [
         (e.type, e.reason, e.count or 1)
         for e in events.items
-        if e.involved_object.kind == "Pod" and e.involved_object.name == POD
+        if e.involved_object.kind == "Pod" and e.involved_object.name == POD and e.source.component == "arcsm"
     ]
 
 

@@ -493,3 +493,17 @@ async def test_a_field_manager_kube_apiserver_refuses(world: World) -> None:
     assert status["message"] == (
         'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes'
     )
+
+
+async def test_unknown_fields_of_an_applied_built_in_under_strict_validation(world: World) -> None:
+    body = {**configmap("strict", {"a": "1"}), "bogus": 1}
+    code, status = await send(
+        world, "PATCH", f"{CM_PATH}/strict", body, fieldManager="alice", fieldValidation="Strict"
+    )
+    assert code == 400
+    assert status["message"] == 'strict decoding error: unknown field "bogus"'
+    code, created = await send(
+        world, "PATCH", f"{CM_PATH}/strict", body, fieldManager="alice", fieldValidation="Ignore"
+    )
+    assert code == 201 and "bogus" not in created
+    assert fields(created, "alice") == {"f:data": {"f:a": {}}}

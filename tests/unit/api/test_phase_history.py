@@ -65,7 +65,7 @@ def decided(seq: int, *steps: tuple[str | None, str], uid: str = "u1") -> Record
     )
 
 
-def story(items: list[Any]) -> list[tuple[int, str | None, str, str]]:
+def story(items: list[Any]) -> list[tuple[int, str | None, str | None, str]]:
     return [(i.seq, i.from_, i.to, i.source) for i in items]
 
 
@@ -177,16 +177,19 @@ async def test_a_recreated_object_starts_over_and_a_page_from_the_middle_knows_t
         ]
     )
     everything = (await phases.page(reader, after=0, limit=100)).items
+    # The first object's history ends with its deletion; the second starts from no phase.
     assert story(everything) == [
         (1, None, "Pending", "observed"),
         (2, "Pending", "Running", "observed"),
+        (3, "Running", None, "observed"),
         (4, None, "Running", "observed"),
         (5, "Running", "Outdated", "observed"),
     ]
-    first = await phases.page(reader, after=0, limit=2)
-    assert story(first.items) == story(everything[:2]) and first.next == 2
+    assert everything[2].trigger == "deleted" and everything[2].uid == "u1"
+    first = await phases.page(reader, after=0, limit=3)
+    assert story(first.items) == story(everything[:3]) and first.next == 3
     rest = await phases.page(reader, after=first.next, limit=2)
-    assert story(rest.items) == story(everything[2:])
+    assert story(rest.items) == story(everything[3:])
     assert [i.uid for i in rest.items] == ["u2", "u2"]
     recent = await phases.last(reader, kind=ARS, namespace="default", name="arc", count=1)
     assert story(recent) == [(5, "Running", "Outdated", "observed")]

@@ -92,3 +92,36 @@ def test_unknown_field_numbers_are_skipped() -> None:
 def test_a_truncated_body_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         protobuf.decode(protobuf.encode(SECRET)[:-7])
+
+
+def test_user_info_extra_is_a_map_of_string_lists() -> None:
+    review = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "SelfSubjectReview",
+        "status": {
+            "userInfo": {
+                "username": "system:serviceaccount:ns:robot",
+                "groups": ["system:serviceaccounts", "system:authenticated"],
+                "extra": {"authentication.kubernetes.io/pod-name": ["p"], "two": ["a", "b"]},
+            }
+        },
+    }
+    assert protobuf.decode(protobuf.encode(review)) == review
+
+
+def test_an_access_review_keeps_allowed_false_and_a_role_binding_its_subjects() -> None:
+    review = {
+        "apiVersion": "authorization.k8s.io/v1",
+        "kind": "SelfSubjectAccessReview",
+        "spec": {"resourceAttributes": {"namespace": "ns", "verb": "get", "resource": "pods"}},
+        "status": {"allowed": False},
+    }
+    assert protobuf.decode(protobuf.encode(review)) == review
+    binding = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "RoleBinding",
+        "metadata": {"name": "b", "namespace": "ns"},
+        "subjects": [{"kind": "ServiceAccount", "name": "robot", "namespace": "ns"}],
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
+    }
+    assert protobuf.decode(protobuf.encode(binding)) == binding
