@@ -3,7 +3,10 @@
 Both servers run as subprocesses on loopback and are driven by the same aiohttp client with the same
 concurrency, in the same run, so the ratio cancels out the machine. Reported:
 
-* create / merge-patch / get of ConfigMaps-sized objects: requests per second, and sim ÷ echo;
+* create / merge-patch / server-side apply / get of ConfigMaps-sized objects: requests per second, and
+  sim ÷ echo (the apply changes one value of an object a create made, as the merge patch does, so the two
+  rows compare the JSON path with the apply path: its field sets, merge, conflict check and
+  ``managedFields``);
 * watch fan-out: events per second delivered to 10 concurrent watchers while one writer patches an
   object, and the same count of lines streamed by the echo server to 10 readers;
 * a job through the fake Actions service while 200 other scale sets' sessions long-poll: queue a job
@@ -65,6 +68,7 @@ async def requests_per_second(session: aiohttp.ClientSession, base: str, n: int)
     coll = f"{base}/api/v1/namespaces/default/configmaps"
     json_h = {"Content-Type": "application/json"}
     merge_h = {"Content-Type": "application/merge-patch+json"}
+    apply_h = {"Content-Type": "application/apply-patch+yaml"}
 
     async def create(i: int) -> None:
         async with session.post(coll, data=json.dumps(configmap(i)), headers=json_h) as r:
@@ -77,6 +81,14 @@ async def requests_per_second(session: aiohttp.ClientSession, base: str, n: int)
             assert r.status == 200, await r.text()
             await r.read()
 
+    async def apply(i: int) -> None:
+        body = json.dumps({"apiVersion": "v1", "kind": "ConfigMap", **configmap(i), "data": {"k": f"a{i}"}})
+        async with session.patch(
+            f"{coll}/cm-{i}?fieldManager=bench&force=true", data=body, headers=apply_h
+        ) as r:
+            assert r.status == 200, await r.text()
+            await r.read()
+
     async def get(i: int) -> None:
         async with session.get(f"{coll}/cm-{i}") as r:
             assert r.status == 200, await r.text()
@@ -85,6 +97,7 @@ async def requests_per_second(session: aiohttp.ClientSession, base: str, n: int)
     return {
         "create": await run_many(n, create),
         "patch": await run_many(n, patch),
+        "apply": await run_many(n, apply),
         "get": await run_many(n, get),
     }
 
@@ -214,7 +227,7 @@ async def main(n: int) -> None:
             echo = await requests_per_second(session, echo_url, n)
             sim = await requests_per_second(session, sim_url, n)
             print(f"{'operation':<12}{'sim req/s':>12}{'echo req/s':>12}{'sim/echo':>10}")
-            for op in ("create", "patch", "get"):
+            for op in ("create", "patch", "apply", "get"):
                 print(f"{op:<12}{sim[op]:>12.0f}{echo[op]:>12.0f}{sim[op] / echo[op]:>10.2f}")
             fan_sim = await sim_fanout(session, sim_url, n // 2)
             fan_echo = await echo_fanout(session, echo_url, n // 2)

@@ -7,6 +7,11 @@ writes through ``sim.store``. A built-in kind's body (or the object a patch prod
 kube-apiserver decodes it into its Go struct (``sim.decoding``: unknown fields, wrong types, times).
 The HTTP layer and the simulated controllers both call these verbs, so a controller's write follows
 exactly the rules a client's does.
+
+A patch of type ``application/apply-patch+yaml`` is server-side apply (``sim.applying``); every write
+records its manager's ``managedFields`` entry (``sim.managedfields``), named by the ``manager`` argument
+(the HTTP layer passes ``fieldManager`` or the user agent's product; in-process writers default to
+``kube-controller-manager``).
 """
 
 from __future__ import annotations
@@ -18,7 +23,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sim import admission, decoding, errors, patches, persistentvolumes, services, strategic, validation
+from sim import (
+    admission,
+    applying,
+    decoding,
+    errors,
+    managedfields,
+    patches,
+    persistentvolumes,
+    services,
+    strategic,
+    validation,
+)
 from sim.kinds import Kind, Registry
 from sim.store import Obj, ObjectKey, Store
 
@@ -27,6 +43,9 @@ JSON_PATCH = "application/json-patch+json"
 STRATEGIC = "application/strategic-merge-patch+json"
 APPLY = "application/apply-patch+yaml"
 APPLY_CBOR = "application/apply-patch+cbor"
+
+# The field manager of writes made in process (the simulated controllers), kube-controller-manager's own.
+DEFAULT_MANAGER = "kube-controller-manager"
 
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
@@ -135,9 +154,21 @@ class ApiServer:
 
     # -- create --------------------------------------------------------------------------------------
 
+    def now_text(self) -> str:
+        return format_time(self.clock())
+
     def create(
-        self, kind: Kind, namespace: str, body: Any, *, field_validation: str = "Warn", dry_run: bool = False
+        self,
+        kind: Kind,
+        namespace: str,
+        body: Any,
+        *,
+        field_validation: str = "Warn",
+        dry_run: bool = False,
+        manager: str = DEFAULT_MANAGER,
+        managed: list[Obj] | None = None,
     ) -> Result:
+        """Create; ``managed`` is the ``managedFields`` of an apply, else the write is an ``Update``."""
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request was not a JSON object")
         body, decode_warnings = decoding.decode_body(kind, body, field_validation=field_validation)
@@ -162,7 +193,6 @@ class ApiServer:
             "deletionGracePeriodSeconds",
             "generation",
             "selfLink",
-            "managedFields",
         ):
             meta.pop(server_owned, None)
         meta["uid"] = str(uuid.UUID(int=self.random.getrandbits(128), version=4))
@@ -199,6 +229,7 @@ class ApiServer:
         if existing is not None:
             terminating = bool((existing.get("metadata") or {}).get("deletionTimestamp"))
             raise errors.already_exists(kind.plural, kind.group, name, terminating=terminating)
+        obj = self._track(kind, {}, obj, manager=manager, subresource=None, managed=managed)
         if dry_run:
             return Result(201, self.to_view(kind, obj), warnings)
         stored = self.store.put(key, obj)
@@ -230,6 +261,7 @@ class ApiServer:
         subresource: str | None = None,
         field_validation: str = "Warn",
         dry_run: bool = False,
+        manager: str = DEFAULT_MANAGER,
     ) -> Result:
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request was not a JSON object")
@@ -253,6 +285,7 @@ class ApiServer:
                     {**body, "metadata": {**_sans_rv(body)["metadata"], "name": name}},
                     field_validation=field_validation,
                     dry_run=dry_run,
+                    manager=manager,
                 )
                 created.warnings[:0] = decode_warnings
                 return created
@@ -278,9 +311,13 @@ class ApiServer:
             subresource=subresource,
             field_validation=field_validation,
             dry_run=dry_run,
+            manager=manager,
         )
         written.warnings[:0] = decode_warnings
         return written
+
+    def check_preconditions(self, kind: Kind, existing: Obj, *, rv: str, uid: str) -> None:
+        self._preconditions(kind, existing, rv=rv, uid=uid)
 
     def _preconditions(self, kind: Kind, existing: Obj, *, rv: str, uid: str) -> None:
         emeta = existing["metadata"]
@@ -362,9 +399,12 @@ class ApiServer:
         subresource: str | None,
         field_validation: str,
         dry_run: bool = False,
+        manager: str = DEFAULT_MANAGER,
+        managed: list[Obj] | None = None,
     ) -> Result:
         new = self._merge_for_write(kind, existing, body, subresource)
         new, warnings = admission.prepare_update(kind, existing, new, field_validation=field_validation)
+        new = self._track(kind, existing, new, manager=manager, subresource=subresource, managed=managed)
         emeta = existing["metadata"]
         meta = new["metadata"]
         if kind.generation and _content(new) != _content(existing):
@@ -384,6 +424,53 @@ class ApiServer:
             return Result(200, self.to_view(kind, new if dry_run else existing), warnings)
         return Result(200, self.to_view(kind, self.store.put(key, new)), warnings)
 
+    def write_applied(
+        self,
+        kind: Kind,
+        existing: Obj,
+        merged: Obj,
+        managed: list[Obj],
+        *,
+        subresource: str | None,
+        field_validation: str,
+        dry_run: bool,
+    ) -> Result:
+        """Store the result of a server-side apply (``sim.applying``) with its ``managedFields``."""
+        return self._write(
+            kind,
+            existing,
+            self.from_view(kind, merged),
+            subresource=subresource,
+            field_validation=field_validation,
+            dry_run=dry_run,
+            managed=managed,
+        )
+
+    def _track(
+        self,
+        kind: Kind,
+        old: Obj,
+        new: Obj,
+        *,
+        manager: str,
+        subresource: str | None,
+        managed: list[Obj] | None,
+    ) -> Obj:
+        """``new`` with the ``managedFields`` this write leaves (``sim.managedfields``)."""
+        if managed is None:
+            try:
+                managed = managedfields.after_update(
+                    kind, old, new, manager=manager, subresource=subresource or "", now=self.now_text()
+                )
+            except errors.ApiError:
+                # UpdateNoErrors: an object the field types cannot describe (a list item without its
+                # key) is stored with its managedFields cleared, never refused for it.
+                managed = []
+        meta = {k: v for k, v in new["metadata"].items() if k != "managedFields"}
+        if managed:
+            meta["managedFields"] = managed
+        return {**new, "metadata": meta}
+
     # -- patch ---------------------------------------------------------------------------------------
 
     def patch(
@@ -397,14 +484,27 @@ class ApiServer:
         subresource: str | None = None,
         field_validation: str = "Warn",
         dry_run: bool = False,
+        manager: str = DEFAULT_MANAGER,
+        force: bool = False,
     ) -> Result:
         # Upstream's order: built-ins list strategic merge before apply, CRs have no strategic merge.
         accepted = [JSON_PATCH, MERGE] + ([STRATEGIC] if kind.strategic_merge else []) + [APPLY]
-        if content_type in (APPLY, APPLY_CBOR):
-            # Server-side apply is not emulated (by design): answer as a server without it would.
-            raise errors.unsupported_media_type(content_type, [t for t in accepted if t != APPLY])
         if content_type not in accepted:
             raise errors.unsupported_media_type(content_type, accepted)
+        if content_type == APPLY:
+            return applying.apply(
+                self,
+                kind,
+                namespace,
+                name,
+                patch,
+                manager=manager,
+                force=force,
+                subresource=subresource,
+                field_validation=field_validation,
+                dry_run=dry_run,
+            )
+        applying.check_patch_options(apply=False, manager=manager, force=force)
         existing = self._existing(kind, namespace, name)
         current = self.to_view(kind, admission.read_defaults(kind, existing))
         try:
@@ -444,6 +544,7 @@ class ApiServer:
             subresource=subresource,
             field_validation=field_validation,
             dry_run=dry_run,
+            manager=manager,
         )
         written.warnings[:0] = decode_warnings + dedup_warnings
         return written

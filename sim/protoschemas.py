@@ -61,6 +61,14 @@ MESSAGES: dict[str, dict[int, Field]] = {
         14: _f("finalizers", "str", repeated=True),
         17: _f("managedFields", "msg", "ManagedFieldsEntry", repeated=True),
     },
+    "DeleteOptions": {
+        1: _f("gracePeriodSeconds", "int", keep=True),
+        2: _f("preconditions", "msg", "Preconditions"),
+        3: _f("orphanDependents", "bool", keep=True),
+        4: _f("propagationPolicy", "str"),
+        5: _f("dryRun", "str", repeated=True),
+    },
+    "Preconditions": {1: _f("uid", "str"), 2: _f("resourceVersion", "str")},
     "OwnerReference": {
         1: _f("kind", "str"),
         3: _f("name", "str"),
@@ -269,6 +277,9 @@ KINDS: dict[tuple[str, str], str] = {
     ("v1", "ConfigMap"): "ConfigMap",
     ("v1", "ServiceAccount"): "ServiceAccount",
     ("v1", "Status"): "Status",
+    # client-go sends DeleteOptions with the resource's group version, or meta.k8s.io's.
+    ("v1", "DeleteOptions"): "DeleteOptions",
+    ("meta.k8s.io/v1", "DeleteOptions"): "DeleteOptions",
     ("authentication.k8s.io/v1", "TokenRequest"): "TokenRequest",
     ("rbac.authorization.k8s.io/v1", "Role"): "Role",
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): "ClusterRole",

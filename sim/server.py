@@ -17,15 +17,18 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import yaml
 from aiohttp import web
 
 from sim import (
+    applying,
     authenticating,
     authorizing,
     decoding,
     discovery,
     errors,
     listing,
+    managedfields,
     podlogs,
     protobuf,
     routing,
@@ -36,11 +39,43 @@ from sim import (
     tokens,
     watching,
 )
-from sim.apiserver import MERGE, ApiServer, Result
+from sim.apiserver import APPLY, MERGE, ApiServer, Result
 from sim.faults import Fault, LoggedRequest
 from sim.kinds import Kind
 
 log = logging.getLogger("arcsm.sim")
+
+_YAML_BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, when PyYAML has it
+
+
+class _YamlLoader(_YAML_BASE):  # type: ignore[misc]
+    """YAML as kube-apiserver reads it (converted to JSON): timestamps stay strings."""
+
+
+_YamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _YAML_BASE.yaml_implicit_resolvers.items()
+}
+
+
+def _as_json(value: Any) -> Any:
+    """A YAML value in JSON's terms: map keys are strings (``true``, ``1``), as YAML-to-JSON makes them."""
+    if isinstance(value, dict):
+        return {_key_text(k): _as_json(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_json(v) for v in value]
+    if isinstance(value, set | frozenset):  # !!set: a map of nulls
+        return {_key_text(k): None for k in value}
+    if isinstance(value, bytes):
+        return value.decode("latin-1")
+    return value
+
+
+def _key_text(key: Any) -> str:
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    return "null" if key is None else str(key)
+
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 # Who sent the request, once authenticated (None: the emulator serves it unchecked).
@@ -101,6 +136,33 @@ async def _body(request: web.Request, *, allow_empty: bool = False) -> Any:
         return json.loads(raw, object_pairs_hook=decoding.object_pairs)  # duplicate keys are remembered
     except (ValueError, UnicodeDecodeError) as exc:
         raise errors.bad_request(f"the body of the request could not be decoded as JSON: {exc}") from exc
+
+
+async def _patch_body(request: web.Request) -> Any:
+    """A patch: JSON, or YAML (of which JSON is a part) for server-side apply."""
+    if _media_type(request) != APPLY:
+        return await _body(request)
+    raw = await request.read()
+    try:
+        return json.loads(raw)  # most clients send JSON; it is much faster to read as such
+    except (ValueError, UnicodeDecodeError):
+        pass
+    try:
+        return _as_json(yaml.load(raw, Loader=_YamlLoader))  # a safe loader, without timestamps
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise errors.bad_request(f"error decoding YAML: {str(exc).splitlines()[0]}") from None
+
+
+def _field_manager(request: web.Request, options: str = "") -> str:
+    """``fieldManager``, else the user agent's product, as kube-apiserver names a write's manager (an
+    apply must name its manager: it is left empty for ``sim.applying`` to refuse). ``options`` names the
+    create or update options a given ``fieldManager`` is validated as (patches validate their own)."""
+    given = request.query.get("fieldManager")
+    if given and options:
+        applying.check_field_manager(options, given)
+    if given or _media_type(request) == APPLY:
+        return given or ""
+    return managedfields.manager_from_user_agent(request.headers.get("User-Agent", ""))
 
 
 def _verb(request: web.Request, target: routing.Target | routing.Discovery) -> str:
@@ -287,7 +349,14 @@ class Server:
                     raise errors.method_not_allowed()
                 body = await self._object_body(request)
                 return self._result(
-                    self.api.create(kind, ns, body, field_validation=field_validation, dry_run=dry_run)
+                    self.api.create(
+                        kind,
+                        ns,
+                        body,
+                        field_validation=field_validation,
+                        dry_run=dry_run,
+                        manager=_field_manager(request, "CreateOptions"),
+                    )
                 )
             if method == "DELETE":
                 return await self._delete_collection(request, target)
@@ -303,11 +372,17 @@ class Server:
             body = await self._object_body(request)
             return self._result(
                 self.api.update(
-                    kind, ns, target.name, body, field_validation=field_validation, dry_run=dry_run
+                    kind,
+                    ns,
+                    target.name,
+                    body,
+                    field_validation=field_validation,
+                    dry_run=dry_run,
+                    manager=_field_manager(request, "UpdateOptions"),
                 )
             )
         if method == "PATCH":
-            body = await _body(request)
+            body = await _patch_body(request)
             return self._result(
                 self.api.patch(
                     kind,
@@ -317,6 +392,8 @@ class Server:
                     _media_type(request),
                     field_validation=field_validation,
                     dry_run=dry_run,
+                    manager=_field_manager(request),
+                    force=parse_bool(request.query.get("force")) if "force" in request.query else False,
                 )
             )
         if method == "DELETE":
@@ -341,6 +418,7 @@ class Server:
                         subresource="status",
                         field_validation=field_validation,
                         dry_run=dry_run,
+                        manager=_field_manager(request, "UpdateOptions"),
                     )
                 )
             if method == "PATCH":
@@ -349,11 +427,13 @@ class Server:
                         kind,
                         ns,
                         target.name,
-                        await _body(request),
+                        await _patch_body(request),
                         _media_type(request),
                         subresource="status",
                         field_validation=field_validation,
                         dry_run=dry_run,
+                        manager=_field_manager(request),
+                        force=parse_bool(request.query.get("force")) if "force" in request.query else False,
                     )
                 )
             if kind.is_custom:
@@ -435,7 +515,11 @@ class Server:
         return _json_response(result.body, result.code, result.warnings)
 
     async def _delete_options(self, request: web.Request) -> dict[str, Any]:
-        body = await _body(request, allow_empty=True)
+        if _media_type(request) == protobuf.MEDIA_TYPE and (await request.read()).strip():
+            # client-go (Helm, kubectl) sends DeleteOptions in protobuf.
+            body: Any = await self._object_body(request)
+        else:
+            body = await _body(request, allow_empty=True)
         if isinstance(body, dict):
             return body
         q = request.query

@@ -21,6 +21,7 @@ import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from sim.world import World
 from tests.e2e.sim import conformance
 from tests.e2e.sim.conformance import (
     ARS,
@@ -32,6 +33,7 @@ from tests.e2e.sim.conformance import (
     default_sa_ready,
     get_ars,
     patch_ars,
+    raw_response,
     rv,
 )
 
@@ -411,43 +413,38 @@ async def test_s25_client_default_patch_types(kube: client.ApiClient) -> None:
     assert secret.metadata.finalizers == ["example.com/c"]
 
 
-# -- S26 server-side apply (emulator: 415 by design) ------------------------------------------------
+# -- S26 server-side apply (the details: test_server_side_apply.py) ----------------------------------
 
 
-async def test_s26_apply_patch_is_rejected_by_the_emulator_by_design(kube: client.ApiClient) -> None:
-    """A real kube-apiserver applies ``application/apply-patch+yaml`` (and creates the object when absent,
-    answering 201). The emulator deliberately does not implement server-side apply: it answers 415 so
-    that any use of apply by the project fails loudly in the emulated world instead of silently diverging.
-    """
+async def test_s26_apply_patch_updates_and_creates(kube: client.ApiClient, world: World) -> None:
+    """``application/apply-patch+yaml`` with a field manager and ``force``: an existing object is patched
+    (200), a missing one is created (201, which kubernetes_asyncio's patch methods answer as the body), and
+    both record the manager's ``Apply`` entry in ``managedFields``."""
     custom = client.CustomObjectsApi(kube)
     created = await create_ars(custom, "applied")
     body = ars_body("applied")
     body["spec"]["minRunners"] = 3
 
-    for name in ("applied", "never-created"):
-        with pytest.raises(ApiException) as caught:
-            await custom.patch_namespaced_custom_object(
-                GROUP,
-                VERSION,
-                NS,
-                ARS,
-                name,
-                {**body, "metadata": {"name": name}},
-                field_manager="conformance",
-                force=True,
-                _content_type=APPLY,
-            )
-        assert caught.value.status == 415
-        status = status_of(caught.value)
-        assert status["reason"] == "UnsupportedMediaType"
-        prefix = "the body of the request was in an unknown format - accepted media types include: "
-        assert status["message"].startswith(prefix)
-        assert APPLY not in status["message"][len(prefix) :]
+    applied = await custom.patch_namespaced_custom_object(
+        GROUP, VERSION, NS, ARS, "applied", body, field_manager="conformance", force=True, _content_type=APPLY
+    )
+    assert applied["spec"]["minRunners"] == 3
+    assert rv(applied) > rv(created)
+    managers = {(e["manager"], e["operation"]) for e in applied["metadata"]["managedFields"]}
+    assert ("conformance", "Apply") in managers
 
-    assert await get_ars(custom, "applied") == created
-    with pytest.raises(ApiException) as missing:
-        await get_ars(custom, "never-created")
-    assert missing.value.status == 404
+    absent = {**body, "metadata": {"name": "never-created"}}
+    async with raw_response(
+        world,
+        "PATCH",
+        f"/apis/{GROUP}/{VERSION}/namespaces/{NS}/{ARS}/never-created?fieldManager=conformance&force=true",
+        absent,
+        APPLY,
+    ) as resp:
+        assert resp.status == 201
+        made = await resp.json()
+    assert made["spec"]["minRunners"] == 3
+    assert await get_ars(custom, "never-created") == made
 
 
 # -- S27 patch of a missing object ------------------------------------------------------------------
