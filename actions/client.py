@@ -5,8 +5,9 @@
         group = await client.get_runner_group_by_name("Default")
         scale_set = await client.create_runner_scale_set(RunnerScaleSet(name="arc", runner_group_id=group.id))
 
-One client holds one ``httpx.AsyncClient`` (connection pool, 5-minute timeout, redirects followed, the
-proxy from the environment, an optional extra root CA), one rate limiter and one admin connection
+One client holds one ``httpx.AsyncClient`` (5-minute timeout, redirects followed, the proxy from the
+environment, an optional extra root CA; its own connection pool, or the ``transport`` it is given, such
+as a pool shared by many clients, ``pooling.Pool``), one rate limiter and one admin connection
 (``auth.AdminAuth``), so a caller caches a client per config URL and credentials, as §2.0 describes.
 Every Actions-service request first makes sure the admin connection is fresh; message-queue requests
 and ``acquire_jobs`` carry the session's message-queue token instead (see ``sessions`` for the

@@ -19,6 +19,10 @@ credentials), so a machine tells them from an unreadable Secret (a Kubernetes ou
 The scope's proxy applies to every request of its client, except to hosts ``noProxy`` lists (a host,
 a ``.suffix`` or bare domain matching subdomains, ``host:port``, an IP or CIDR, or ``*``); the scope's
 root CA is added to the system trust store.
+
+The clients of every scope with the same root CA and proxy send through one connection pool
+(``actions.pooling``), not one each: a pool is built with the first client that needs it and closed
+with the last one.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ import httpx
 
 from actions import tls
 from actions.client import ActionsClient, ClientSettings
+from actions.pooling import Pool
 from actions.useragent import SystemInfo
 from controller import errors, scopes
 from controller.errors import KubeError, ScopeUnavailable
@@ -46,14 +51,22 @@ from statemachines.effects import ActionsScope
 SUBSYSTEM: Final = "controller"
 
 CacheKey = tuple[str, str, str, str, str]
+PoolKey = tuple[str, ProxyUrls]  # the root CA (PEM) and the proxy a pool's connections go with
 
 
 @dataclass
 class _Entry:
     client: ActionsClient
     fingerprint: str
+    pool: PoolKey
     leases: int = 0
     retired: bool = False
+
+
+@dataclass
+class _Shared:
+    pool: Pool
+    clients: int = 0
 
 
 @dataclass(frozen=True)
@@ -74,6 +87,7 @@ class ActionsClients:
         self._system_info = system_info or SystemInfo(subsystem=SUBSYSTEM)
         self._entries: dict[CacheKey, _Entry] = {}
         self._retired: list[_Entry] = []
+        self._pools: dict[PoolKey, _Shared] = {}
 
     @property
     def cached(self) -> int:
@@ -97,14 +111,34 @@ class ActionsClients:
             entry.leases -= 1
             if entry.retired and entry.leases == 0:
                 self._retired.remove(entry)
-                await entry.client.aclose()
+                await self._close(entry)
+
+    @property
+    def pools(self) -> int:
+        """How many connection pools the clients send through."""
+        return len(self._pools)
 
     async def aclose(self) -> None:
         entries = [*self._entries.values(), *self._retired]
         self._entries.clear()
         self._retired.clear()
         for entry in entries:
-            await entry.client.aclose()
+            await self._close(entry)
+        pools = [shared.pool for shared in self._pools.values()]  # any whose client failed to build
+        self._pools.clear()
+        for pool in pools:
+            await pool.aclose()
+
+    async def _close(self, entry: _Entry) -> None:
+        """Close ``entry``'s client, and its pool once no other client sends through it."""
+        await entry.client.aclose()
+        shared = self._pools.get(entry.pool)
+        if shared is None:
+            return
+        shared.clients -= 1
+        if shared.clients == 0:
+            del self._pools[entry.pool]
+            await shared.pool.aclose()
 
     async def _drop(self, key: CacheKey) -> None:
         """Forget the client cached under ``key``; closed now, or once its last lease ends."""
@@ -115,7 +149,7 @@ class ActionsClients:
         if entry.leases:
             self._retired.append(entry)
         else:
-            await entry.client.aclose()
+            await self._close(entry)
 
     async def _take(self, scope: ActionsScope, material: _Material) -> _Entry:
         """The entry for ``material``, its lease counted before any await (so nothing closes it)."""
@@ -124,30 +158,38 @@ class ActionsClients:
         if entry is not None and entry.fingerprint == material.fingerprint:
             entry.leases += 1
             return entry
-        fresh = _Entry(self._build(scope, material), material.fingerprint, leases=1)
+        fresh = self._build(scope, material)
         self._entries[key] = fresh  # before any await: a concurrent lease finds the fresh client
         if entry is not None:
             entry.retired = True
             if entry.leases:
                 self._retired.append(entry)  # closed when its last lease ends
             else:
-                await entry.client.aclose()
+                await self._close(entry)
         return fresh
 
-    def _build(self, scope: ActionsScope, material: _Material) -> ActionsClient:
+    def _build(self, scope: ActionsScope, material: _Material) -> _Entry:
+        """A client for ``material`` (its lease counted), sending through the pool of its CA and proxy."""
         try:
             creds = scopes.parse_credentials(material.secret)
         except ScopeUnavailable as exc:
             raise ScopeUnavailable(errors.CONFIG_SECRET_INCOMPLETE, str(exc)) from exc
         verify = _ssl_context(material.root_ca)  # checked here, so a bad PEM always reads RootCAUnavailable
-        return ActionsClient(
+        key = (material.root_ca, material.proxy)
+        shared = self._pools.get(key)
+        if shared is None:
+            proxied = _transport(material.proxy, verify) if material.proxy else None
+            shared = self._pools[key] = _Shared(Pool(verify=verify, transport=proxied))
+        client = ActionsClient(
             config_url=scope.config_url,
             credentials=creds,
             system_info=self._system_info,
             settings=self._settings,
-            transport=_transport(material.proxy, verify) if material.proxy else None,
+            transport=shared.pool.transport(),
             root_ca=material.root_ca,
         )
+        shared.clients += 1
+        return _Entry(client, material.fingerprint, key, leases=1)
 
 
 def cache_key(scope: ActionsScope) -> CacheKey:

@@ -44,9 +44,10 @@ def listener(
     ] = None,
 ) -> None:
     """Run a scale set's listener: take jobs from GitHub's message queue and scale its EphemeralRunnerSet."""
-    from controller import lazykube
+    from controller import lazyhttpx, lazykube
 
     lazykube.install()  # before anything imports kubernetes_asyncio: only the APIs and models used load
+    lazyhttpx.install()  # before anything imports httpx: not its command line's libraries
 
     from controller import listening
 

@@ -513,9 +513,10 @@ def run(
     # --help`` and ``arcsm --help`` read only the declarations (``controller.lazycommands``).
     import asyncio
 
-    from controller import lazykube
+    from controller import lazyhttpx, lazykube
 
     lazykube.install()  # before anything imports kubernetes_asyncio: only the APIs and models used load
+    lazyhttpx.install()  # before anything imports httpx: not its command line's libraries
 
     from actions import errors as actions_errors
     from actions import listenerconfig

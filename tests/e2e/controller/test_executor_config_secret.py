@@ -1,7 +1,7 @@
 """The executor's answers about a scope's config Secret: the two errors a user must fix have their own
 classes (ConfigSecretMissing, ConfigSecretIncomplete), an unreadable proxy Secret keeps the general one,
 a Secret that goes missing or bad drops the cached Actions client with its credentials, and the clients
-of many Secrets share one trust store."""
+of many Secrets share one trust store and one connection pool."""
 
 from __future__ import annotations
 
@@ -67,20 +67,22 @@ async def test_a_config_secret_gone_bad_drops_the_cached_client(
     await replace_secret_data(api, CONFIG_SECRET, {"github_token": ""})
     assert (await executor.execute(lookup(config_url)))["error"] == "ConfigSecretIncomplete"
     assert clients.cached == 0
+    assert clients.pools == 0  # its pool closed with its last client
 
     await replace_secret_data(api, CONFIG_SECRET, {"github_token": PAT})
     assert (await executor.execute(lookup(config_url)))["ok"] is True
-    assert clients.cached == 1
+    assert clients.cached == 1 and clients.pools == 1
     assert len(world.github.calls_to("POST", "runner-registration")) == 2  # a client built anew
 
 
 def verifying_context(actions_client: ActionsClient) -> ssl.SSLContext:
-    """The context the client's connections verify the service with (httpx's pool holds it)."""
-    context: ssl.SSLContext = actions_client._http._transport._pool._ssl_context  # type: ignore[attr-defined]
+    """The context the client's connections verify the service with (held by the shared pool's client)."""
+    pool = actions_client._http._transport._client  # type: ignore[attr-defined]
+    context: ssl.SSLContext = pool._transport._pool._ssl_context
     return context
 
 
-async def test_the_clients_of_many_config_secrets_share_one_trust_store(
+async def test_the_clients_of_many_config_secrets_share_one_trust_store_and_pool(
     executor: Executor, api: client.ApiClient, config_url: str, clients: ActionsClients
 ) -> None:
     # A scale set per Secret (as Helm releases install them), each with a client of its own: they must not
@@ -90,6 +92,8 @@ async def test_the_clients_of_many_config_secrets_share_one_trust_store(
         await create_secret(api, name, {"github_token": PAT})
         assert (await executor.execute(lookup(config_url, name)))["ok"] is True
     assert clients.cached == len(names)
+    # ...nor each keep a connection pool (and an idle connection) of its own: one CA, no proxy, one pool.
+    assert clients.pools == 1
 
     reader = Kube(api, qps=1000, burst=100, timeout=30)
     contexts = []

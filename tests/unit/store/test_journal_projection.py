@@ -6,7 +6,11 @@ from __future__ import annotations
 import asyncio
 import pathlib
 import sqlite3
+import zlib
 
+import pytest
+
+from store import redacting, snapshots
 from store.journal import Journal
 from store.projection import Projection
 from store.records import Record, RecordType, Seq
@@ -135,3 +139,21 @@ def test_snapshot_form_round_trips() -> None:
     assert again.children("p") == [("Pod", "default", "a")]
     assert again.children("o") == []
     assert len(again) == 2
+
+
+def test_a_snapshot_is_compressed_from_the_same_text_the_whole_state_encodes_to() -> None:
+    projection = Projection()
+    changes = [seen("a", owners=("o",)), seen("b"), seen("a", "MODIFIED", owners=("p",)), seen("é ☃")]
+    for i, record in enumerate(changes, 1):
+        projection.apply(record.as_journaled(Seq(i), "t", record.body))
+    state = {**projection.for_snapshot(), "seq": 4}
+    whole = redacting.encode(state)
+    assert "".join(snapshots.pieces(state)) == whole
+    assert "".join(snapshots.pieces({"seq": 0, "objects": [], "synced": []})) == redacting.encode(
+        {"seq": 0, "objects": [], "synced": []}
+    )
+    blob, checksum = snapshots.pack(state)
+    assert zlib.decompress(blob).decode() == whole
+    assert snapshots.unpack(blob, checksum, seq=4) == Projection.from_snapshot(state)
+    with pytest.raises(TypeError):
+        snapshots.pack({1: "a key that is not a string"})
