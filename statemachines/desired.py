@@ -37,7 +37,7 @@ class BuildError(ValueError):
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _str_map(value: object) -> dict[str, str] | None:

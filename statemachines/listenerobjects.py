@@ -54,7 +54,7 @@ CONTAINER_REPLACED = (
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _list(value: object) -> list[Any]:
