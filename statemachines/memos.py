@@ -7,15 +7,17 @@ decided again because its pod moved builds its ServiceAccount, Role and RoleBind
 has not changed. The projection hands out the same object (the same Python mapping) until a newer one
 is observed, so a result can be kept per object identity and given back while the object is unchanged.
 
-``by_identity(size)`` wraps such a function. A call is looked up by the identity of every argument, and
-a kept result is only given back when each argument *is* the one it was computed from (the arguments
-are kept with it, so an identity is never reused while its entry lives). A new object (a newer
-observation, a new settings value, a different name string) is a new key: its result is computed and
-kept, and the oldest entry goes once ``size`` are kept. What this relies on, and what the design already
-asks: observed objects and settings are never modified in place (DESIGN: read-only mappings; a write is
-a merge patch), the wrapped function reads nothing but its arguments, and its result is never modified
-by a caller (it is handed to every later caller with the same arguments). A call that raises keeps
-nothing.
+``by_identity(size)`` wraps such a function. A call is looked up by the identity of every argument but a
+string (a string is looked up by its value: a name read from a newer observation is a new string of
+the same text), and a kept result is only given back when each other argument *is* the one it was
+computed from (the arguments are kept with it, so an identity is never reused while its entry lives).
+A new object (a newer observation, a new settings value) or another name is a new key: its result is
+computed and kept, and the oldest entry goes once ``size`` are kept.
+
+What this relies on, and what the design already asks: observed objects and settings are never
+modified in place (DESIGN: read-only mappings; a write is a merge patch), the wrapped function reads
+nothing but its arguments, and its result is never modified by a caller (it is handed to every later
+caller with the same arguments). A call that raises keeps nothing.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ class ByIdentity(Generic[P, R]):
     def __init__(self, function: Callable[P, R], size: int) -> None:
         self.function = function
         self.size = size
-        self._kept: collections.OrderedDict[tuple[int, ...], tuple[tuple[Any, ...], R]] = (
+        self._kept: collections.OrderedDict[tuple[int | str, ...], tuple[tuple[Any, ...], R]] = (
             collections.OrderedDict()
         )
         functools.update_wrapper(self, function)
@@ -43,9 +45,9 @@ class ByIdentity(Generic[P, R]):
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         if kwargs:  # keyword calls are not remembered
             return self.function(*args, **kwargs)
-        key = tuple(map(id, args))
+        key = tuple(a if type(a) is str else id(a) for a in args)
         kept = self._kept.get(key)
-        if kept is not None and all(a is b for a, b in zip(kept[0], args, strict=True)):
+        if kept is not None and all(a is b or type(b) is str for a, b in zip(kept[0], args, strict=True)):
             self._kept.move_to_end(key)
             return kept[1]
         value = self.function(*args, **kwargs)  # no keywords here: positional arguments only

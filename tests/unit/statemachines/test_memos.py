@@ -43,6 +43,17 @@ def test_a_result_is_given_back_for_the_same_objects_only() -> None:
     assert remembered(obj) is first
 
 
+def test_a_string_argument_is_looked_up_by_its_text() -> None:
+    counted = Counted()
+    remembered = memos.ByIdentity(counted, size=8)
+    obj = {"value": 1}
+    name = "".join(["ar", "c"])  # built at run time: not the interned literal
+    first = remembered(obj, name)
+    assert remembered(obj, "arc") is first
+    assert remembered(obj, "arc-2") == [1, "arc-2"]
+    assert counted.calls == 2
+
+
 def test_the_oldest_result_goes_beyond_the_size_and_is_computed_again() -> None:
     counted = Counted()
     remembered = memos.ByIdentity(counted, size=2)
@@ -95,7 +106,10 @@ def test_the_desired_bodies_follow_a_changed_autoscaling_runner_set() -> None:
     assert desired.runner_spec_drifted({"spec": first["spec"]}, changed)
     assert not desired.runner_spec_drifted({"spec": first["spec"]}, first)
     listener = desired.autoscaling_listener(observed, "arc", SETTINGS)
-    assert desired.autoscaling_listener(observed, "arc", SETTINGS) is listener
+    assert desired.autoscaling_listener(observed, "".join(["ar", "c"]), SETTINGS) is listener
+    assert (
+        desired.autoscaling_listener(observed, "arc-2", SETTINGS)["spec"]["ephemeralRunnerSetName"] == "arc-2"
+    )
     other_settings = desired.autoscaling_listener(observed, "arc", SETTINGS.__class__(listener_image="l:2"))
     assert other_settings["spec"]["image"] == "l:2" != listener["spec"]["image"]
     assert not desired.listener_drifted(listener, listener)
