@@ -72,7 +72,7 @@ def parse_lines_with_bodies(
             else:
                 if type(data) is dict and (current := upcasting.upcast(data)) is data:
                     try:
-                        record = Record.from_parsed(data)
+                        record = Record.from_json(data)
                     except (KeyError, ValueError, TypeError) as exc:
                         raise JournalImportError(f"not a journal record: {exc!r}", line=number) from exc
                     yield record, _body_bytes(line) if data.get("type") in wanted else None

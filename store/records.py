@@ -120,34 +120,8 @@ class Record:
             str(data.get("at", "")),
         )
 
-    @classmethod
-    def from_parsed(cls, data: dict[str, Any]) -> Record:
-        """``from_json`` of a dict a parser just made, which nothing else holds: its body (a dict) is kept
-        as it is rather than copied, and text that is already a ``str`` is not converted again."""
-        body = data.get("body")
-        if type(body) is not dict:
-            return cls.from_json(data)
-        fields = [data.get(key, "") for key in _TEXT_FIELDS]
-        if any(type(value) is not str for value in fields):
-            return cls.from_json(data)
-        seq = data.get("seq")
-        type_ = data["type"]
-        kind, namespace, name, uid, resource_version, at = fields
-        return cls.read_back(
-            (RECORD_TYPES.get(type_) if type(type_) is str else None) or RecordType(type_),
-            kind,
-            namespace,
-            name,
-            uid,
-            resource_version,
-            body,
-            None if seq is None else Seq(int(seq)),
-            at,
-        )
-
 
 RECORD_TYPES = {t.value: t for t in RecordType}  # RecordType(text) looks a member up the slow way
-_TEXT_FIELDS = ("kind", "namespace", "name", "uid", "resourceVersion", "at")
 
 
 SECRET_FIELDS = ("data", "stringData")
