@@ -69,7 +69,7 @@ class Change:
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def keys_for(change: Change, projection: Projection, *, use_predicates: bool = True) -> list[ObjectRef]:

@@ -433,15 +433,19 @@ def effect_record(effect: Effect, snapshot: Snapshot) -> Record:
 
 
 def _about(kind: RecordType, snapshot: Snapshot, body: dict[str, Any]) -> Record:
-    meta = snapshot.meta
-    return Record(
-        type=kind,
-        kind=snapshot.subject.kind,
-        namespace=snapshot.subject.namespace,
-        name=snapshot.subject.name,
-        uid=str(meta.get("uid") or ""),
-        resource_version=str(meta.get("resourceVersion") or ""),
-        body=body,
+    # Every value is built already, so the slots are set directly (``Record.read_back``) rather than
+    # through the frozen dataclass's ``__init__``: replay builds one of these per decision and effect.
+    meta, subject = snapshot.meta, snapshot.subject
+    return Record.read_back(
+        kind,
+        subject.kind,
+        subject.namespace,
+        subject.name,
+        str(meta.get("uid") or ""),
+        str(meta.get("resourceVersion") or ""),
+        body,
+        None,
+        "",
     )
 
 

@@ -36,7 +36,7 @@ PROXY_PASSWORD: Final = "password"
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 @dataclass(frozen=True)

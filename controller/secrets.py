@@ -50,7 +50,7 @@ def decode(value: object) -> str:
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _strings(value: object) -> dict[str, str]:

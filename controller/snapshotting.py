@@ -53,7 +53,7 @@ DECIDED: tuple[str, ...] = (ARS, ERS, ER, AL)
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def meta(obj: JsonObject | None) -> JsonObject:

@@ -48,6 +48,7 @@ from statemachines import (
     effects,
     listenerbackoff,
     listenerobjects,
+    memos,
     naming,
     outcomes,
     pods,
@@ -107,7 +108,7 @@ class Trigger(enum.StrEnum):
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _annotations(obj: JsonObject | None) -> JsonObject:
@@ -392,6 +393,10 @@ def _service_account(p: _Pass) -> bool:
     return p.end("service account metadata updated")
 
 
+# The observed RBAC rules against the wanted ones (both kept by their objects, so mostly the same pair).
+_semantic_equal = memos.ByIdentity(semantics.semantic_equal, listenerobjects.REMEMBERED)
+
+
 def _rbac(
     key: str, build: Callable[[JsonObject], dict[str, Any]], *, compare: str = ""
 ) -> Callable[[_Pass], bool]:
@@ -407,7 +412,7 @@ def _rbac(
             p.requeue(REQUEUE_SOON)
             return p.end(f"{ref.kind} created")
         patch = _metadata_patch(observed, wanted)
-        if compare and not semantics.semantic_equal(observed.get(compare), wanted[compare]):
+        if compare and not _semantic_equal(observed.get(compare), wanted[compare]):
             patch[compare] = wanted[compare]
         if not patch:
             return False

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from statemachines import kinds, naming, patches, semantics
+from statemachines import kinds, memos, naming, patches, semantics
 from statemachines.effects import ObjectRef
 from statemachines.snapshots import JsonObject, Settings
 
@@ -32,12 +32,16 @@ MAX_RUNNERS_UNBOUNDED = 2147483647
 INITIAL_ACTIONABLE_REVISION = 1
 
 
+# Desired bodies and drift checks kept per observed object (``memos``): the callers only read them.
+REMEMBERED = 1024
+
+
 class BuildError(ValueError):
     """The ARS cannot be turned into its children: no usable scale set id, or an unusable config URL."""
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _str_map(value: object) -> dict[str, str] | None:
@@ -132,6 +136,7 @@ def runner_spec(ars: JsonObject, scale_set: int) -> dict[str, Any]:
     )
 
 
+@memos.by_identity(REMEMBERED)
 def ephemeral_runner_set(ars: JsonObject, settings: Settings) -> dict[str, Any]:
     """``newEphemeralRunnerSet``: same name and namespace as the ARS, owned by it, replicas 0, patchID 0.
 
@@ -224,6 +229,7 @@ def spec_hash(spec: JsonObject) -> str:
     return naming.fnv_hash_string(semantics.canonical(spec))
 
 
+@memos.by_identity(REMEMBERED)
 def autoscaling_listener(ars: JsonObject, ers_name: str, settings: Settings) -> dict[str, Any]:
     """``newAutoscalingListener``: in the controller namespace, no owner (it lives in another namespace)."""
     spec = listener_spec(ars, ers_name, settings)
@@ -256,6 +262,7 @@ def _strings(value: object) -> dict[str, str]:
     return {str(k): str(v) for k, v in _mapping(value).items()}
 
 
+@memos.by_identity(REMEMBERED)
 def runner_spec_drifted(ers: JsonObject, want: JsonObject) -> bool:
     """C3's drift check: only the runner spec counts, compared semantically (§4.12)."""
     have, wanted = _section(ers, "spec"), _section(want, "spec")
@@ -301,6 +308,7 @@ def metadata_patch(ers: JsonObject, want: JsonObject, excluded: tuple[str, ...])
     return out
 
 
+@memos.by_identity(REMEMBERED)
 def listener_drifted(listener: JsonObject, want: JsonObject) -> bool:
     """Whether the observed listener must be rebuilt: another name, another spec, or a label or annotation
     of ``want`` it lacks or holds otherwise.

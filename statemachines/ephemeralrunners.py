@@ -125,7 +125,7 @@ class Trigger(enum.StrEnum):
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def current_phase(s: Snapshot) -> ErPhase:

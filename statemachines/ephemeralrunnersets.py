@@ -126,7 +126,7 @@ def current_phase(s: Snapshot) -> ErsPhase:
 
 def runner_spec(s: Snapshot) -> JsonObject:
     value = s.spec.get("ephemeralRunnerSpec")
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def runner_ref(s: Snapshot, runner: JsonObject) -> ObjectRef:

@@ -38,7 +38,7 @@ ANNOTATION_FAILED_HASH = naming.ARCSM_PREFIX + "listener-failed-hash"
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def annotations_of(obj: JsonObject | None) -> JsonObject:

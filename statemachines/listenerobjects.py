@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
-from statemachines import effects, naming, runners
+from statemachines import effects, memos, naming, runners
 from statemachines.snapshots import Settings
 
 JsonObject = Mapping[str, Any]
@@ -34,6 +34,8 @@ LABEL_LISTENER_NAME = "auto-scaling-listener-name"
 # The listener objects keep the integrity hash: the seed drops it only from the ARS and the ERS.
 INTEGRITY_HASH = naming.ANNOTATION_INTEGRITY_HASH
 VAULT_AZURE = "azure_key_vault"
+# The listener's RBAC objects kept per observed listener (``memos``): the callers only read them.
+REMEMBERED = 1024
 
 # Pod fields the template replaces outright, even with nothing (upstream's mergeListenerPodWithTemplate).
 TEMPLATE_POD_FIELDS = (
@@ -54,7 +56,7 @@ CONTAINER_REPLACED = (
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _list(value: object) -> list[Any]:
@@ -111,6 +113,7 @@ def _body(api_version: str, kind: str, obj_meta: dict[str, Any], **rest: Any) ->
 # -- service account, role, role binding ------------------------------------------------------------------
 
 
+@memos.by_identity(REMEMBERED)
 def service_account(al: JsonObject) -> dict[str, Any]:
     labels = {**_strings(meta(al).get("labels")), **_scale_set_labels(al)}
     annotations = {INTEGRITY_HASH: naming.stable_hash(labels)}
@@ -155,6 +158,7 @@ def _rbac_meta(al: JsonObject, labels: dict[str, str], annotations: dict[str, st
     return {"name": name(al), "namespace": ars_namespace(al), "labels": labels, "annotations": annotations}
 
 
+@memos.by_identity(REMEMBERED)
 def role(al: JsonObject) -> dict[str, Any]:
     rules = role_rules(al)
     labels, annotations = _metadata(
@@ -163,6 +167,7 @@ def role(al: JsonObject) -> dict[str, Any]:
     return _body(f"{RBAC_GROUP}/v1", "Role", _rbac_meta(al, labels, annotations), rules=rules)
 
 
+@memos.by_identity(REMEMBERED)
 def role_binding(al: JsonObject) -> dict[str, Any]:
     role_ref = {"apiGroup": RBAC_GROUP, "kind": "Role", "name": name(al)}
     subjects = [{"kind": "ServiceAccount", "name": name(al), "namespace": namespace(al)}]

@@ -7,6 +7,7 @@ JSON mapping, as the projection holds it; a missing or malformed field reads as 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
@@ -33,7 +34,19 @@ def parse_time(value: object) -> datetime | None:
 
 def format_time(value: datetime) -> str:
     """RFC 3339 in UTC with a ``Z``, to the second (the form Kubernetes writes)."""
+    if value.tzinfo is None:  # local time, as the process's time zone says now: not remembered
+        return _utc_text(value)
+    return _remembered_utc_text(value)
+
+
+def _utc_text(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# A decision formats its clock for every condition it writes, and replay decides many decisions at one
+# journal time: the text of the last few aware times is kept (a pure function of the instant: aware
+# datetimes of the same instant are equal keys, and give the same text).
+_remembered_utc_text = functools.lru_cache(maxsize=256)(_utc_text)
 
 
 def _status(pod: JsonObject | None) -> JsonObject:

@@ -61,7 +61,7 @@ def _canonical(value: object) -> str:
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def object_metadata(obj: JsonObject) -> dict[str, Any]:

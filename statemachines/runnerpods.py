@@ -36,7 +36,7 @@ _PROXY_ENVS = (("http_proxy", "http"), ("https_proxy", "https"), ("no_proxy", "n
 
 
 def _mapping(value: object) -> JsonObject:
-    return value if isinstance(value, Mapping) else {}
+    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 def _strings(value: object) -> dict[str, str]:

@@ -6,6 +6,7 @@ sort as strings. Replay injects a clock that returns the recorded times.
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -21,7 +22,11 @@ class SystemClock:
         return datetime.now(UTC)
 
 
+@functools.lru_cache(maxsize=256)
 def format_time(moment: datetime) -> str:
+    # Kept for the last few times: replay formats each decision's clock twice and many decisions share
+    # one journal time. A pure function of the value (aware datetimes of one instant are equal keys and
+    # give the same text; a naive one is taken as UTC, whatever the time zone).
     if moment.tzinfo is not None:
         moment = moment.astimezone(UTC).replace(tzinfo=None)
     return moment.isoformat(timespec="microseconds") + "Z"

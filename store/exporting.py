@@ -65,6 +65,18 @@ def parse_lines_with_bodies(
     wanted = frozenset(t.value for t in bodies)
     for number, line in _numbered(lines):
         if isinstance(line, bytes):
+            try:  # most lines: read without decoding the whole line first (``jsontext.loads_utf8``)
+                data = jsontext.loads_utf8(line)
+            except jsontext.Refused:
+                pass
+            else:
+                if type(data) is dict and (current := upcasting.upcast(data)) is data:
+                    try:
+                        record = Record.from_json(data)
+                    except (KeyError, ValueError, TypeError) as exc:
+                        raise JournalImportError(f"not a journal record: {exc!r}", line=number) from exc
+                    yield record, _body_bytes(line) if data.get("type") in wanted else None
+                    continue
             try:
                 line = line.decode("utf-8")
             except UnicodeDecodeError as exc:
@@ -103,6 +115,18 @@ def _body_text(line: str) -> str | None:
     if at < 0 or not line.endswith("}"):
         return None
     return line[at + len(_BODY) : -1]
+
+
+def _body_bytes(line: bytes) -> str | None:
+    """``_body_text`` of a line of UTF-8 bytes (decoding only the body's text)."""
+    line = line.rstrip()
+    at = line.find(_BODY_BYTES)
+    if at < 0 or not line.endswith(b"}"):
+        return None
+    return line[at + len(_BODY_BYTES) : -1].decode("utf-8")
+
+
+_BODY_BYTES = _BODY.encode()
 
 
 def _numbered(lines: Iterable[str] | Iterable[bytes]) -> Iterator[tuple[int, str | bytes]]:

@@ -11,6 +11,10 @@ the two agree:
 * ``orjson`` reads an integer past 64 bits as a float, where ``json`` keeps it exact: a text that holds
   19 digits in a row (in a number or anywhere else) is read by ``json`` alone. Every integer of at most
   18 digits fits in 64 bits.
+
+``loads_utf8`` is the same answer for a line of bytes a reader would decode as UTF-8 before ``loads``:
+where ``orjson`` accepts the bytes they are UTF-8 (it checks), and it reads them as it reads their text,
+so the line need not be decoded first; where it refuses them the caller reads them as before.
 """
 
 from __future__ import annotations
@@ -23,6 +27,21 @@ import orjson
 # Every byte but a digit to a space, every digit to "0": 19 digits in a row are 19 "0"s in a row.
 _DIGITS = bytes(b"0"[0] if b"0"[0] <= byte <= b"9"[0] else b" "[0] for byte in range(256))
 _LONG = b"0" * 19
+
+
+class Refused(ValueError):
+    """``loads_utf8`` leaves these bytes to the caller's own reading (``orjson`` alone cannot answer)."""
+
+
+def loads_utf8(data: bytes) -> Any:
+    """``json.loads(data.decode("utf-8"))`` by ``orjson`` alone; ``Refused`` when it cannot answer for
+    certain (a text it refuses, bytes that are not UTF-8, or 19 digits in a row)."""
+    if _LONG in data.translate(_DIGITS):
+        raise Refused("19 digits in a row")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raise Refused(str(exc)) from None
 
 
 def loads(text: str | bytes) -> Any:

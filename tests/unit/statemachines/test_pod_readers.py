@@ -92,3 +92,18 @@ def test_format_time_round_trips() -> None:
     at = datetime(2026, 5, 6, 7, 8, 9, tzinfo=UTC)
     assert pods.format_time(at) == "2026-05-06T07:08:09Z"
     assert pods.parse_time(pods.format_time(at)) == at
+
+
+def test_format_time_remembers_an_instant_not_a_text_of_another() -> None:
+    """The texts of recent times are kept: the same instant in another zone gives its UTC text, a new
+    instant its own, and the one before it still its own."""
+    from datetime import timedelta, timezone
+
+    first = datetime(2026, 5, 6, 7, 8, 9, 999_999, tzinfo=UTC)
+    assert pods.format_time(first) == "2026-05-06T07:08:09Z"
+    assert pods.format_time(first.astimezone(timezone(timedelta(hours=5)))) == "2026-05-06T07:08:09Z"
+    assert pods.format_time(first + timedelta(microseconds=1)) == "2026-05-06T07:08:10Z"
+    assert pods.format_time(datetime(2026, 5, 6, 12, 8, 9, tzinfo=timezone(timedelta(hours=5)))) == (
+        "2026-05-06T07:08:09Z"
+    )
+    assert pods.format_time(first) == "2026-05-06T07:08:09Z"

@@ -74,3 +74,56 @@ def test_effects_round_trip_through_json() -> None:
         effects.RequeueAfter(REF, 5.0),
     ]
     assert [effects.from_json(effects.to_json(e)) for e in original] == original
+
+
+def _machines() -> list[tables.PhaseMachine]:
+    from statemachines import (
+        autoscalinglisteners,
+        autoscalingrunnersets,
+        ephemeralrunners,
+        ephemeralrunnersets,
+    )
+
+    return [
+        autoscalingrunnersets.MACHINE,
+        autoscalinglisteners.MACHINE,
+        ephemeralrunnersets.MACHINE,
+        ephemeralrunners.MACHINE,
+    ]
+
+
+def _flagged(machine: tables.PhaseMachine) -> tables.PhaseMachine:
+    """``machine``'s rows with each guard replaced by a flag of the same name (read from the status)."""
+    rows = [
+        tables.Row(row.trigger, row.source, row.dest, row.reason, tuple(flag(g.__name__) for g in row.guards))
+        for row in machine.rows
+    ]
+    return tables.PhaseMachine(machine.name, machine.phases, rows)
+
+
+@pytest.mark.parametrize("machine", _machines(), ids=lambda m: m.name)
+def test_the_table_lookup_takes_the_transition_transitions_takes(machine: tables.PhaseMachine) -> None:
+    """``fire`` looks the row up without entering ``transitions``: for every trigger, every phase and every
+    outcome of the guards the rows of that trigger read, it lands where ``transitions`` lands."""
+    flagged = _flagged(machine)
+    compared = 0
+    for trigger in sorted({row.trigger for row in flagged.rows}):
+        guards = sorted({g.__name__ for row in flagged.rows if row.trigger == trigger for g in row.guards})
+        for phase in machine.phases:
+            for outcome in range(1 << len(guards)):
+                status = {name: bool(outcome >> i & 1) for i, name in enumerate(guards)}
+                taken = flagged.fire(trigger, phase.value, snapshot(**status))
+                through = flagged.fire_through_machine(trigger, phase.value, snapshot(**status))
+                assert (taken.to if taken else None) == through, (trigger, phase, status)
+                if taken is not None:
+                    assert type(taken.to) is str
+                    assert (taken.from_, taken.trigger) == (phase.value, trigger)
+                compared += 1
+    assert compared >= len(machine.phases) * len({row.trigger for row in machine.rows})
+
+
+def test_the_first_row_whose_guards_pass_names_the_reason_for_a_wildcard_too() -> None:
+    taken = MACHINE.fire("edit", "Running", snapshot())
+    assert taken is not None
+    assert (taken.to, taken.reason) == ("Pending", "a new generation")
+    assert MACHINE.fire_through_machine("edit", "Running", snapshot()) == "Pending"

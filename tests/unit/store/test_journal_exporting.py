@@ -169,9 +169,36 @@ async def test_old_recordings_are_upcast_on_import(tmp_path: pathlib.Path) -> No
     ],
 )
 def test_a_line_that_is_no_record_says_why(line: str, error: str) -> None:
-    with pytest.raises(JournalImportError, match="line 1: not a journal record") as raised:
-        list(exporting.parse_lines([line]))
-    assert error in str(raised.value)
+    for given in (line, line.encode()):
+        with pytest.raises(JournalImportError, match="line 1: not a journal record") as raised:
+            list(exporting.parse_lines([given]))
+        assert error in str(raised.value)
+
+
+def test_lines_read_as_bytes_give_the_records_and_body_texts_of_lines_read_as_text() -> None:
+    """An export's lines are bytes: most are read without decoding the whole line first; the records and
+    the body texts are those of the same lines decoded."""
+    lines = [
+        '{"seq":1,"at":"t","type":"decision","kind":"K","namespace":"n","name":"a","uid":"u",'
+        '"resourceVersion":"1","body":{"note":"café ✓","seq":0}}',
+        "   ",
+        '{"seq":2,"at":"t","type":"effect","body":{"big":12345678901234567890123}}',
+        '{"seq":3,"type":"observed","kind":"Pod","name":"p","body":{"type":"ADDED","object":{"x":1}}}',
+        '{"seq":4,"type":"effect","body":{"n":NaN},"kind":"K"}',
+        '{"seq":5,"at":"t","type":"effect","body":{"x":[1,2.5,null]}}  ',
+    ]
+    compared = frozenset({RecordType.DECISION, RecordType.EFFECT})
+    as_text = list(exporting.parse_lines_with_bodies(lines, bodies=compared))
+    as_bytes = list(exporting.parse_lines_with_bodies([line.encode() for line in lines], bodies=compared))
+    assert [(r.as_json(), text) for r, text in as_bytes] == [(r.as_json(), text) for r, text in as_text]
+    assert as_bytes[0][1] == '{"note":"café ✓","seq":0}'
+    assert as_bytes[1][0].body == {"big": 12345678901234567890123}  # exact: read by json, not orjson
+    assert as_bytes[2][0].body == {"event": "ADDED", "object": {"x": 1}}  # upcast, as a text line is
+
+
+def test_a_line_of_bytes_that_is_not_utf8_is_named() -> None:
+    with pytest.raises(JournalImportError, match="line 2: not UTF-8 text"):
+        list(exporting.parse_lines([b'{"type":"timer"}', b'{"type":"timer","name":"caf\xe9"}']))
 
 
 def test_a_truncated_gzip_export_names_the_line_it_was_reading(tmp_path: pathlib.Path) -> None:

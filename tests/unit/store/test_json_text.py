@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -73,6 +74,38 @@ def test_loads_reads_as_json_does(text: str) -> None:
         assert same(jsontext.loads(given_text), expected)
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        json.dumps(AWKWARD).encode(),
+        json.dumps(AWKWARD, ensure_ascii=False).encode(),
+        b'{"n": NaN}',
+        b'{"lone": "\\ud800"}',
+        b'{"a": 1, "a": 2}',
+        b'{"a": "caf\xe9"}',  # Latin-1, not UTF-8
+        '{"a": "é"}'.encode("utf-16"),
+        b"\xef\xbb\xbf{}",  # a byte order mark
+        b"",
+        b"  \n",
+    ],
+)
+def test_loads_utf8_reads_as_json_reads_the_decoded_text_or_refuses(data: bytes) -> None:
+    """Where ``loads_utf8`` answers, it is ``json.loads`` of the bytes decoded as UTF-8; the rest it
+    leaves to the caller (``Refused``), never a different value."""
+    try:
+        found = jsontext.loads_utf8(data)
+    except jsontext.Refused:
+        return
+    assert same(found, json.loads(data.decode("utf-8")))
+
+
+def test_loads_utf8_refuses_what_is_not_utf8_and_a_long_integer() -> None:
+    for data in (b'{"a": "caf\xe9"}', '{"a": 1}'.encode("utf-16"), b'{"big": 12345678901234567890}'):
+        with pytest.raises(jsontext.Refused):
+            jsontext.loads_utf8(data)
+    assert jsontext.loads_utf8(b'{"fits": 123456789012345678}') == {"fits": 123456789012345678}
+
+
 JSON = st.recursive(
     st.none()
     | st.booleans()
@@ -90,6 +123,8 @@ JSON = st.recursive(
 def test_loads_agrees_with_json_on_any_value(value: Any, ascii_only: bool) -> None:
     text = json.dumps(value, ensure_ascii=ascii_only)
     assert same(jsontext.loads(text), json.loads(text))
+    with contextlib.suppress(jsontext.Refused):
+        assert same(jsontext.loads_utf8(text.encode("utf-8", "surrogatepass")), json.loads(text))
 
 
 async def test_a_journal_and_its_export_read_back_the_values_appended(
