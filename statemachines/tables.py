@@ -6,14 +6,11 @@ named predicates over the snapshot) and the reason a user reads. ``PhaseMachine`
 ``send_event=True``: every guard has one signature) and fires a trigger for a given current phase. Where
 several rows share a trigger and a source, the first whose guards pass wins, as in ``transitions``.
 
-``fire`` is what the decisions call, live and in replay. It does not enter ``transitions``: it asks the
+Decisions fire a trigger or two each, and most find no row whose guards pass. So ``fire`` first asks the
 rows that leave the current phase on that trigger (listed once per (trigger, phase) when the machine is
-built) in table order, and the first whose guards pass is the transition. That is the transition
-``transitions`` takes from the same table (its event tries the transitions of the current state in the
-order they were added and takes the first whose conditions pass; guards are pure over the snapshot),
-at a fraction of the cost: a decision fires a trigger or two, and replay decides every recorded
-decision again. ``fire_through_machine`` takes the same step through the ``transitions.Machine`` built
-from the table, and a test holds the two equal for every machine, trigger, phase and guard outcome.
+built): when no row's guards pass, nothing can fire and ``transitions`` is not entered; otherwise
+``transitions`` takes the transition, and the row found is the one it took (the first of the same rows
+whose guards pass: guards are pure over the snapshot), which names the reason.
 """
 
 from __future__ import annotations
@@ -53,14 +50,13 @@ class PhaseMachine:
         self.rows = tuple(rows)
         states = [p.value or "none" for p in phases]
         self._model = _Model()
-        # (trigger, phase) → the rows that leave the phase on the trigger, in table order, each with its
-        # destination as a plain string (a transition names a phase by its value, as transitions does).
-        self._leaving: dict[tuple[str, str], tuple[tuple[Row, str], ...]] = {}
+        # (trigger, phase) → the rows that leave the phase on the trigger, in table order.
+        self._leaving: dict[tuple[str, str], tuple[Row, ...]] = {}
         for phase in phases:
             for row in self.rows:
                 if row.source == ("*",) or phase.value in row.source:
                     key = (row.trigger, phase.value)
-                    self._leaving[key] = (*self._leaving.get(key, ()), (row, str(row.dest)))
+                    self._leaving[key] = (*self._leaving.get(key, ()), row)
         specs: list[dict[str, Any]] = []
         for row in self.rows:
             sources = states if row.source == ("*",) else [self._state(s) for s in row.source]
@@ -98,18 +94,19 @@ class PhaseMachine:
 
     def fire(self, trigger: str, current: str, snapshot: Snapshot) -> Transition | None:
         """Fire ``trigger`` from ``current``; the transition taken, or None when no row's guards pass."""
-        for row, dest in self._leaving.get((trigger, current), ()):
-            if all(guard(snapshot) for guard in row.guards):
-                return Transition(
-                    subject=snapshot.subject, from_=current, to=dest, trigger=trigger, reason=row.reason
-                )
-        return None
-
-    def fire_through_machine(self, trigger: str, current: str, snapshot: Snapshot) -> str | None:
-        """The phase ``transitions`` leaves after ``trigger`` from ``current`` (None: no transition), by
-        the ``transitions.Machine`` built from the same rows: what ``fire`` must agree with."""
+        row = next(
+            (r for r in self._leaving.get((trigger, current), ()) if all(g(snapshot) for g in r.guards)),
+            None,
+        )
+        if row is None:  # no row can fire (and none leaves ``current``: transitions would log a warning)
+            return None
         self._machine.set_state(self._state(current), model=self._model)
         if not self._model.trigger(trigger, snapshot=snapshot):  # type: ignore[attr-defined]
-            return None
+            raise AssertionError(f"{self.name}: {trigger} from {current!r} took no transition, row {row}")
         dest = self._model.state
-        return "" if dest == "none" else dest
+        phase = "" if dest == "none" else dest
+        if phase != row.dest:
+            raise AssertionError(f"{self.name}: {trigger} from {current!r} went to {phase!r}, row {row}")
+        return Transition(
+            subject=snapshot.subject, from_=current, to=phase, trigger=trigger, reason=row.reason
+        )
