@@ -7,6 +7,13 @@ concurrency, in the same run, so the ratio cancels out the machine. Reported:
   sim ÷ echo (the apply changes one value of an object a create made, as the merge patch does, so the two
   rows compare the JSON path with the apply path: its field sets, merge, conflict check and
   ``managedFields``);
+* the same create and get in protobuf (``application/vnd.kubernetes.protobuf``, the body encoded once
+  with ``sim.protobuf`` before the clock starts, ``Accept`` protobuf): what the protobuf codec costs
+  beside the JSON path;
+* create of a runner Pod as the fleet writes it, in JSON and in protobuf: a Pod body is decoded field by
+  field as kube-apiserver decodes it (``sim.decoding``), so these rows show what decoding a large
+  built-in object costs (the pods name a scheduler that does not exist, so they stay Pending and the
+  scheduler and kubelet add no work);
 * watch fan-out: events per second delivered to 10 concurrent watchers while one writer patches an
   object, and the same count of lines streamed by the echo server to 10 readers;
 * a job through the fake Actions service while 200 other scale sets' sessions long-poll: queue a job
@@ -26,8 +33,11 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 import aiohttp
+
+from sim import protobuf
 
 ROOT = Path(__file__).resolve().parent.parent
 CONCURRENCY = 8
@@ -60,8 +70,55 @@ async def run_many(n: int, call: Callable[[int], Awaitable[None]]) -> float:
     return n / (time.perf_counter() - began)
 
 
-def configmap(i: int) -> dict[str, object]:
-    return {"metadata": {"name": f"cm-{i}", "labels": {"app": "bench"}}, "data": {"k": "v" * 200}}
+def configmap(i: int, prefix: str = "cm") -> dict[str, object]:
+    return {"metadata": {"name": f"{prefix}-{i}", "labels": {"app": "bench"}}, "data": {"k": "v" * 200}}
+
+
+def runner_pod(i: int) -> dict[str, Any]:
+    """A runner Pod shaped like the ones the controller creates for an EphemeralRunner."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"bench-runner-{i}",
+            "labels": {
+                "actions-ephemeral-runner": "True",
+                "actions.github.com/scale-set-name": "bench",
+                "actions.github.com/scale-set-namespace": "default",
+                "app.kubernetes.io/component": "runner",
+                "app.kubernetes.io/part-of": "gha-runner-scale-set",
+            },
+            "annotations": {"actions.github.com/runner-spec-hash": "5b8d7c9f6"},
+        },
+        "spec": {
+            "schedulerName": "bench-unscheduled",
+            "restartPolicy": "Never",
+            "serviceAccountName": "default",
+            "securityContext": {"fsGroup": 1001},
+            "containers": [
+                {
+                    "name": "runner",
+                    "image": "ghcr.io/actions/actions-runner:2.321.0",
+                    "command": ["/home/runner/run.sh"],
+                    "env": [
+                        {
+                            "name": "ACTIONS_RUNNER_INPUT_JITCONFIG",
+                            "valueFrom": {"secretKeyRef": {"name": f"bench-runner-{i}", "key": "jitToken"}},
+                        },
+                        {"name": "GITHUB_ACTIONS_RUNNER_EXTRA_USER_AGENT", "value": "arcsm/0.1"},
+                        {"name": "ACTIONS_RUNNER_REQUIRE_JOB_CONTAINER", "value": "false"},
+                    ],
+                    "resources": {
+                        "requests": {"cpu": "500m", "memory": "1Gi"},
+                        "limits": {"cpu": "2", "memory": "4Gi"},
+                    },
+                    "volumeMounts": [{"name": "work", "mountPath": "/home/runner/_work"}],
+                    "securityContext": {"runAsUser": 1001, "runAsNonRoot": True},
+                }
+            ],
+            "volumes": [{"name": "work", "emptyDir": {}}],
+        },
+    }
 
 
 async def requests_per_second(session: aiohttp.ClientSession, base: str, n: int) -> dict[str, float]:
@@ -69,6 +126,16 @@ async def requests_per_second(session: aiohttp.ClientSession, base: str, n: int)
     json_h = {"Content-Type": "application/json"}
     merge_h = {"Content-Type": "application/merge-patch+json"}
     apply_h = {"Content-Type": "application/apply-patch+yaml"}
+    proto_h = {"Content-Type": protobuf.MEDIA_TYPE, "Accept": protobuf.MEDIA_TYPE}
+    pods = f"{base}/api/v1/namespaces/default/pods"
+    # Bodies built before the clock starts: the rows time the server, not the client's encoder.
+    proto_cms = [
+        protobuf.encode({"apiVersion": "v1", "kind": "ConfigMap", **configmap(i, "pb")}) for i in range(n)
+    ]
+    json_pods = [json.dumps(runner_pod(i)) for i in range(n)]
+    proto_pods = [protobuf.encode(runner_pod(n + i)) for i in range(n)]
+    sample = protobuf.decode(proto_pods[0])
+    assert sample == runner_pod(n), f"the protobuf Pod is not the JSON Pod: {sample}"
 
     async def create(i: int) -> None:
         async with session.post(coll, data=json.dumps(configmap(i)), headers=json_h) as r:
@@ -94,12 +161,46 @@ async def requests_per_second(session: aiohttp.ClientSession, base: str, n: int)
             assert r.status == 200, await r.text()
             await r.read()
 
+    async def create_pb(i: int) -> None:
+        async with session.post(coll, data=proto_cms[i], headers=proto_h) as r:
+            assert r.status in (200, 201), await r.text()
+            await r.read()
+
+    async def get_pb(i: int) -> None:
+        async with session.get(f"{coll}/pb-{i}", headers={"Accept": protobuf.MEDIA_TYPE}) as r:
+            assert r.status == 200, await r.text()
+            await r.read()
+
+    async def pod_json(i: int) -> None:
+        async with session.post(pods, data=json_pods[i], headers=json_h) as r:
+            assert r.status in (200, 201), await r.text()
+            await r.read()
+
+    async def pod_pb(i: int) -> None:
+        async with session.post(pods, data=proto_pods[i], headers=proto_h) as r:
+            assert r.status in (200, 201), await r.text()
+            await r.read()
+
     return {
         "create": await run_many(n, create),
         "patch": await run_many(n, patch),
         "apply": await run_many(n, apply),
         "get": await run_many(n, get),
+        "create pb": await run_many(n, create_pb),
+        "get pb": await run_many(n, get_pb),
+        "pod json": await run_many(n, pod_json),
+        "pod pb": await run_many(n, pod_pb),
     }
+
+
+async def check_protobuf(session: aiohttp.ClientSession, base: str, n: int) -> None:
+    """The protobuf rows measured protobuf: the emulator answers in it, with what the creates sent."""
+    for path, name in (("configmaps", "pb-0"), ("pods", f"bench-runner-{n}")):
+        url = f"{base}/api/v1/namespaces/default/{path}/{name}"
+        async with session.get(url, headers={"Accept": protobuf.MEDIA_TYPE}) as r:
+            assert r.content_type == protobuf.MEDIA_TYPE, r.content_type
+            got = protobuf.decode(await r.read())
+        assert got["metadata"]["name"] == name and got["metadata"]["labels"], got
 
 
 async def sim_fanout(session: aiohttp.ClientSession, base: str, n: int) -> float:
@@ -226,8 +327,9 @@ async def main(n: int) -> None:
         async with aiohttp.ClientSession(connector=connector) as session:
             echo = await requests_per_second(session, echo_url, n)
             sim = await requests_per_second(session, sim_url, n)
+            await check_protobuf(session, sim_url, n)
             print(f"{'operation':<12}{'sim req/s':>12}{'echo req/s':>12}{'sim/echo':>10}")
-            for op in ("create", "patch", "apply", "get"):
+            for op in sim:
                 print(f"{op:<12}{sim[op]:>12.0f}{echo[op]:>12.0f}{sim[op] / echo[op]:>10.2f}")
             fan_sim = await sim_fanout(session, sim_url, n // 2)
             fan_echo = await echo_fanout(session, echo_url, n // 2)
