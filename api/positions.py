@@ -5,8 +5,9 @@ it, ``store.positions``; never the cluster) and answers an ``ObjectAt``: the obj
 at N, its phase and conditions from that body, the objects it owned then, and the decision in force (the
 last one recorded for it at or before N). The HTTP route and ``arcsm history --at`` both answer with it,
 so they say the same; each failure is a ``NotThere`` whose ``status`` the route answers with and whose
-message is one line: 404 when the object did not exist at N, 410 when retention pruned what would say,
-422 for a position that is not one (after the last record, a time without a zone).
+message is one line: 404 when the object did not exist at N (or a time before the first record), 410
+when retention pruned what would say, 422 for a time without a zone. A position after the journal's last
+record is answered at that record (nothing later is known), and says so in ``seq``.
 """
 
 from __future__ import annotations
@@ -37,14 +38,17 @@ def parse_time(text: str) -> datetime:
         moment = datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
     except ValueError:
         raise NotThere(422, f"time {text!r} is not an RFC 3339 time (e.g. 2026-01-01T14:02:00Z)") from None
+    return zoned(moment, text)
+
+
+def zoned(moment: datetime, text: str) -> datetime:
     if moment.tzinfo is None:
         raise NotThere(422, f"time {text!r} has no zone; add Z or an offset (e.g. 2026-01-01T14:02:00Z)")
     return moment
 
 
-async def seq_of_time(journal: PositionReader, text: str) -> int:
+async def seq_of_time(journal: PositionReader, moment: datetime) -> int:
     """The seq a ``?time=`` falls on: the last record appended at or before it."""
-    moment = parse_time(text)
     seq = await journal.seq_at(moment)
     if seq == 0:
         raise NotThere(
@@ -60,8 +64,8 @@ async def state_at(journal: PositionReader, *, kind: str, namespace: str, name: 
         position = await journal.at(kind=kind, namespace=namespace, name=name, seq=seq)
     except Pruned as exc:
         raise NotThere(410, str(exc)) from None
-    except Beyond as exc:
-        raise NotThere(422, str(exc)) from None
+    except Beyond as exc:  # nothing after the last record is known: the state there holds
+        return await state_at(journal, kind=kind, namespace=namespace, name=name, seq=exc.tip)
     observed = position.observed
     if observed is None:
         raise NotThere(

@@ -15,6 +15,7 @@ import contextlib
 import enum
 import logging
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response
@@ -158,17 +159,24 @@ async def object_at(
     namespace: Namespace,
     plural: Plural,
     name: Name,
-    seq: Annotated[int | None, Query(ge=1, le=MAX_SEQ, description="The journal position.")] = None,
+    seq: Annotated[
+        int | None,
+        Query(ge=1, le=MAX_SEQ, description="The journal position (past the last record: the last record)."),
+    ] = None,
     time: Annotated[
-        str | None,
-        Query(description="An RFC 3339 time instead of seq: the last record journaled at or before it."),
+        datetime | None,
+        Query(
+            description="An RFC 3339 time: the last record journaled at or before it (with seq too: the "
+            "earlier of the two positions; with neither: the last record)."
+        ),
     ] = None,
     if_none_match: IfNoneMatch = None,
 ) -> Response:
-    if (seq is None) == (time is None):
-        raise HTTPException(status_code=422, detail="give exactly one of ?seq=N and ?time=RFC3339")
     try:
-        position = seq if seq is not None else await positions.seq_of_time(state.journal, time or "")
+        position = seq if seq is not None else MAX_SEQ
+        if time is not None:
+            moment = positions.zoned(time, time.isoformat())
+            position = min(position, await positions.seq_of_time(state.journal, moment))
         found = await positions.state_at(
             state.journal, kind=plural.kind, namespace=namespace, name=name, seq=position
         )

@@ -72,7 +72,7 @@ async def state_of(path: Path, *, kind: str, namespace: str, name: str, at: str)
             if seq < 1:
                 raise positions.NotThere(422, "--at 0 is not a position; seqs start at 1")
         else:
-            seq = await positions.seq_of_time(journal, text)
+            seq = await positions.seq_of_time(journal, positions.parse_time(text))
         return await positions.state_at(journal, kind=kind, namespace=namespace, name=name, seq=seq)
 
 

@@ -7,13 +7,20 @@ is folded from the journal's first record:
 
 * the object's own records and its decision come from the object index (kind, namespace, name, seq),
   read backwards from N;
-* its children are the children the newest snapshot at or before N holds for its uid (``store.snapshots``,
-  read back once per snapshot and kept, ``Snapshots``), plus the objects observed in the snapshot's tail
-  (after it, up to N, same namespace) whose bodies name the uid; each candidate's last observation at or
-  before N is then read by the object index, and kept if it was not DELETED and still names the owner.
+* its children are read by the same index, for candidate keys from the snapshot window of N
+  (``Window``): the children the newest snapshot at or before N holds for its uid, and the objects that
+  named the uid in their ``ownerReferences`` in the records after that snapshot (up to the next one)
+  during a range of seqs open at N. Each candidate's last observation at or before N is kept if it was
+  not DELETED and still names the owner.
 
-Without a snapshot at or before N the tail starts at the journal's first record (a journal younger than
-``snapshot_every`` records, or a position before the oldest snapshot kept): still correct, only slower.
+A window is read once: the snapshot's projection is unpacked and the owners the observed records after it
+name (``json_extract`` of their ``ownerReferences``, no body decoded in Python) are filed by owner uid; the
+``CACHED`` most recently used windows are kept (``Snapshots``, one per reader), and the window after the
+newest snapshot grows as records are appended. So the first position asked in a window costs a read of
+that window (at most ``snapshot_every`` records), and every later one a few index lookups. Without a
+snapshot at or before N the window starts at the journal's first record (a journal younger than
+``snapshot_every`` records, or a position before the oldest snapshot kept; the journal keeps
+``snapshots_kept``, two by default): still correct, its first read longer.
 Where retention pruned records the journal may no longer say what held at N: a position at or below the
 raw horizon, or between it and the oldest snapshot kept, raises ``Pruned`` naming the first position it
 can answer (``first``).
@@ -22,6 +29,7 @@ can answer (``first``).
 from __future__ import annotations
 
 import collections
+import json
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,7 +43,7 @@ from store.errors import JournalCorrupt, JournalError, translate
 from store.projection import Projection, owner_uids
 from store.records import Record, RecordType
 
-CACHED = 2  # snapshots whose projections are kept for the positions after them
+CACHED = 16  # snapshot windows kept (each a projection and the owners named after it)
 CHUNK = 200  # children looked up per statement (a few bound parameters each)
 _OBSERVED = RecordType.OBSERVED.value
 _DECISION = RecordType.DECISION.value
@@ -51,7 +59,11 @@ class Pruned(JournalError):
 
 
 class Beyond(JournalError):
-    """The position lies after the journal's last record."""
+    """The position lies after the journal's last record, ``tip``."""
+
+    def __init__(self, message: str, *, tip: int) -> None:
+        super().__init__(message)
+        self.tip = tip
 
 
 @dataclass(frozen=True)
@@ -70,40 +82,101 @@ class Position:
         return self.observed is not None and self.observed.body.get("event") != "DELETED"
 
 
+Key = tuple[str, str, str]
+
+
+@dataclass
+class Window:
+    """What one snapshot window holds: the projection at its snapshot (``seq`` 0: none, the first record)
+    and, for the observed records after it up to ``through``, owner uid → child key → the seq ranges
+    ``[first, ended]`` in which the child named that owner (``ended`` 0 while it lives)."""
+
+    projection: Projection | None
+    through: int
+    owned: dict[str, dict[Key, list[list[int]]]] = field(default_factory=dict)
+
+    @property
+    def seq(self) -> int:
+        return 0 if self.projection is None else self.projection.seq
+
+    def candidates(self, uid: str, seq: int) -> set[Key]:
+        """The keys that may have been owned by ``uid`` at ``seq``: the snapshot's children and those
+        named it in a range open at ``seq``."""
+        keys = set(self.projection.children(uid)) if self.projection is not None else set()
+        for key, ranges in self.owned.get(uid, {}).items():
+            if any(first <= seq and (ended == 0 or ended > seq) for first, ended in ranges):
+                keys.add(key)
+        return keys
+
+    def add(self, seq: int, key: Key, event: str, owners: list[str]) -> None:
+        for uid in owners:
+            ranges = self.owned.setdefault(uid, {}).setdefault(key, [])
+            if not ranges or ranges[-1][1] != 0:
+                ranges.append([seq, 0])
+            if event == "DELETED":
+                ranges[-1][1] = seq
+
+
 class Snapshots:
-    """Projections read back from snapshots, kept per snapshot seq (a snapshot never changes; the
-    ``CACHED`` most recently used are kept)."""
+    """Snapshot windows read back once and kept (``CACHED`` of them, the most recently used): a
+    snapshot's projection never changes, and its window's owner map only grows as records are appended
+    after the newest snapshot (``Window.through``)."""
 
     def __init__(self) -> None:
-        self._held: collections.OrderedDict[int, Projection] = collections.OrderedDict()
+        self._held: collections.OrderedDict[int, Window] = collections.OrderedDict()
 
-    async def newest_through(
-        self, db: aiosqlite.Connection, seq: int, *, raw_horizon: int
-    ) -> Projection | None:
-        """The newest snapshot's projection at or before ``seq`` (and not below the raw horizon) that
-        reads back; ``None`` when there is none."""
+    async def window(self, db: aiosqlite.Connection, seq: int, *, raw_horizon: int) -> Window:
+        """The window of the newest snapshot at or before ``seq`` (not below the raw horizon) that reads
+        back, its owner map reaching at least ``seq``; without one, the window from the first record."""
         async with db.execute(
             "SELECT seq FROM snapshots WHERE seq <= ? AND seq >= ? ORDER BY seq DESC", (seq, raw_horizon)
         ) as cursor:
             stored = [int(row[0]) for row in await cursor.fetchall()]
+        window = None
         for found in stored:
-            held = self._held.get(found)
-            if held is not None:
-                self._held.move_to_end(found)
-                return held
-            async with db.execute("SELECT body, checksum FROM snapshots WHERE seq = ?", (found,)) as cursor:
-                row = await cursor.fetchone()
-            if row is None:  # pruned since it was listed
-                continue
-            try:
-                projection = snapshots.unpack(bytes(row[0]), int(row[1]), seq=found)
-            except JournalCorrupt:
-                continue  # an older one may do
-            self._held[found] = projection
-            if len(self._held) > CACHED:
-                self._held.popitem(last=False)
-            return projection
+            window = self._held.get(found) or await _read_window(db, found)
+            if window is not None:
+                break
+        if window is None:
+            window = self._held.get(0) or Window(projection=None, through=0)
+        self._held[window.seq] = window
+        self._held.move_to_end(window.seq)
+        if len(self._held) > CACHED:
+            self._held.popitem(last=False)
+        if window.through < seq:
+            await _extend(db, window, seq)
+        return window
+
+
+async def _read_window(db: aiosqlite.Connection, seq: int) -> Window | None:
+    async with db.execute("SELECT body, checksum FROM snapshots WHERE seq = ?", (seq,)) as cursor:
+        row = await cursor.fetchone()
+    if row is None:  # pruned since it was listed
         return None
+    try:
+        projection = snapshots.unpack(bytes(row[0]), int(row[1]), seq=seq)
+    except JournalCorrupt:
+        return None  # an older one may do
+    return Window(projection=projection, through=seq)
+
+
+async def _extend(db: aiosqlite.Connection, window: Window, seq: int) -> None:
+    """Read the owners the observed records in ``(window.through, seq']`` name into the window, ``seq'``
+    being the next snapshot (so a window is read once) or ``seq`` after the newest one."""
+    async with db.execute("SELECT min(seq) FROM snapshots WHERE seq > ?", (window.seq,)) as cursor:
+        row = await cursor.fetchone()
+    through = max(seq, int(row[0])) if row is not None and row[0] is not None else seq
+    found = await db.execute_fetchall(
+        "SELECT seq, kind, namespace, name, json_extract(body, '$.event'), refs FROM (SELECT *, "
+        "json_extract(body, '$.object.metadata.ownerReferences') AS refs FROM records "
+        "WHERE type = ? AND seq > ? AND seq <= ?) WHERE refs IS NOT NULL",
+        (_OBSERVED, window.through, through),
+    )
+    for at, kind, namespace, name, event, refs in found:
+        owners = owner_uids({"metadata": {"ownerReferences": json.loads(refs)}})
+        if owners:
+            window.add(int(at), (str(kind), str(namespace), str(name)), str(event or ""), list(owners))
+    window.through = through
 
 
 async def first_answerable(db: aiosqlite.Connection, horizons: retention.Horizons) -> int:
@@ -139,7 +212,7 @@ async def at(
     took the records that would say."""
     tip = await schema.scalar(db, "SELECT max(seq) FROM records")
     if seq > tip:
-        raise Beyond(f"seq {seq} is after the journal's last record (seq {tip}); ask for a seq up to it")
+        raise Beyond(f"seq {seq} is after the journal's last record (seq {tip})", tip=tip)
     first = await first_answerable(db, horizons)
     if seq < first:
         raise Pruned(
@@ -153,8 +226,10 @@ async def at(
             return Position(seq=seq, observed=observed)
         uid = observed.uid
         decision = await _last(db, kind, namespace, name, _DECISION, seq, uid=uid)
-        projection = await cache.newest_through(db, seq, raw_horizon=horizons.raw)
-        children = await _children(db, projection, uid=uid, namespace=namespace, seq=seq, own=observed)
+        window = await cache.window(db, seq, raw_horizon=horizons.raw)
+        children = await _children(
+            db, window.candidates(uid, seq) if uid else set(), uid=uid, seq=seq, own=observed
+        )
     except sqlite3.Error as exc:
         raise translate(exc, doing="read") from exc
     return Position(
@@ -162,7 +237,7 @@ async def at(
         observed=observed,
         children=children,
         decision=decision,
-        snapshot=0 if projection is None else projection.seq,
+        snapshot=window.seq,
     )
 
 
@@ -189,24 +264,9 @@ async def _last(
 
 
 async def _children(
-    db: aiosqlite.Connection,
-    projection: Projection | None,
-    *,
-    uid: str,
-    namespace: str,
-    seq: int,
-    own: Record,
+    db: aiosqlite.Connection, keys: set[Key], *, uid: str, seq: int, own: Record
 ) -> list[Record]:
-    if not uid:
-        return []
-    after = 0 if projection is None else projection.seq
-    keys = set(projection.children(uid)) if projection is not None else set()
-    async with db.execute(
-        "SELECT DISTINCT kind, namespace, name FROM records WHERE type = ? AND seq > ? AND seq <= ? "
-        "AND namespace = ? AND instr(body, ?) > 0",
-        (_OBSERVED, after, seq, namespace, uid),
-    ) as cursor:
-        keys.update((str(k), str(ns), str(n)) for k, ns, n in await cursor.fetchall())
+    """The last observation at or before ``seq`` of each of ``keys`` that then lived and named ``uid``."""
     keys.discard((own.kind, own.namespace, own.name))
     found: list[Record] = []
     ordered = sorted(keys)
