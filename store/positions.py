@@ -43,7 +43,7 @@ from store.errors import JournalCorrupt, JournalError, translate
 from store.projection import Projection, owner_uids
 from store.records import Record, RecordType
 
-CACHED = 16  # snapshot windows kept (each a projection and the owners named after it)
+CACHED = 32  # snapshot windows kept (each a projection and the owners named after it)
 CHUNK = 200  # children looked up per statement (a few bound parameters each)
 _OBSERVED = RecordType.OBSERVED.value
 _DECISION = RecordType.DECISION.value
@@ -179,15 +179,6 @@ async def _extend(db: aiosqlite.Connection, window: Window, seq: int) -> None:
     window.through = through
 
 
-async def first_answerable(db: aiosqlite.Connection, horizons: retention.Horizons) -> int:
-    """The first seq a position can be answered for: 1, or after pruning the oldest usable snapshot."""
-    if horizons.raw == 0:
-        return 1
-    async with db.execute("SELECT min(seq) FROM snapshots WHERE seq >= ?", (horizons.raw,)) as cursor:
-        row = await cursor.fetchone()
-    return int(row[0]) if row is not None and row[0] is not None else horizons.raw + 1
-
-
 async def seq_at(db: aiosqlite.Connection, moment: datetime) -> int:
     """The seq of the last record appended at or before ``moment`` (0 if none is left that early)."""
     cutoff = clocks.format_time(moment + timedelta(microseconds=1))
@@ -210,10 +201,16 @@ async def at(
 ) -> Position:
     """What the journal held about ``kind`` ``namespace/name`` at ``seq``; ``Pruned`` when retention
     took the records that would say."""
-    tip = await schema.scalar(db, "SELECT max(seq) FROM records")
+    async with db.execute(
+        "SELECT (SELECT coalesce(max(seq), 0) FROM records), (SELECT min(seq) FROM snapshots WHERE seq >= ?)",
+        (horizons.raw,),
+    ) as cursor:
+        row = await cursor.fetchone()
+    assert row is not None
+    tip = int(row[0])
     if seq > tip:
         raise Beyond(f"seq {seq} is after the journal's last record (seq {tip})", tip=tip)
-    first = await first_answerable(db, horizons)
+    first = 1 if horizons.raw == 0 else int(row[1]) if row[1] is not None else horizons.raw + 1
     if seq < first:
         raise Pruned(
             f"seq {seq} was pruned by retention (records up to seq {horizons.raw} are gone); "
