@@ -126,3 +126,54 @@ class ReadinessBody(BaseModel):
         serialization_alias="journalError",
         description="Why the journal takes no appends (absent while it does): closed, or a full disk.",
     )
+
+
+class ChildAt(BaseModel):
+    """An object the inspected one owned at a position, as last observed by then."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    phase: str | None = Field(description="Its status.phase then (null for an object without one).")
+    seq: int = Field(description="The seq of the observed record it is shown from.")
+    object: dict[str, Any] = Field(description="Its body as journaled (Secret data is never journaled).")
+
+
+class DecisionAt(BaseModel):
+    """The decision in force at a position: the last one recorded for the object at or before it."""
+
+    seq: int = Field(description="The seq of the decision record.")
+    at: str = Field(description="When it was journaled (RFC 3339, UTC).")
+    read: int | None = Field(description="The seq of the journal prefix it decided from.")
+    trigger: str | None = Field(
+        description="The trigger of its last phase change (of its last transition when each re-affirms a "
+        "phase); null when it took none."
+    )
+    reason: str = Field(description="Its note, or that transition's reason when it has no note.")
+    transitions: list[PhaseItem]
+    effects: list[str] = Field(description="The effects it recorded, as their journal keys.")
+
+
+class ObjectAt(BaseModel):
+    """An object as arcsm had observed it at a journal position, read from the journal alone."""
+
+    seq: int = Field(description="The position asked for (or the one ?time= fell on).")
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    phase: str | None = Field(description="Its status.phase then (null for an AutoscalingListener).")
+    conditions: list[dict[str, Any]]
+    observed_seq: int = Field(
+        serialization_alias="observedSeq", description="The seq of its last observed record at the position."
+    )
+    observed_at: str = Field(serialization_alias="observedAt", description="When that record was journaled.")
+    object: dict[str, Any] = Field(description="Its body as journaled (Secret data is never journaled).")
+    children: list[ChildAt] = Field(
+        description="The objects it owned then (ownerReferences), by kind and name."
+    )
+    decision: DecisionAt | None = Field(description="The decision in force then; null before its first one.")
+    snapshot: int = Field(
+        description="The seq of the snapshot the children were read from; 0 when read from the first record."
+    )

@@ -1,7 +1,8 @@
 """What the HTTP API reads, as small Protocols: a test passes a fake, the controller passes itself.
 
 * ``JournalView`` — the journal: ``store.ports.JournalReader`` (``read`` filtered in seq order, ``tail``
-  to follow new records) plus ``last_seq``, ``submit`` (used only with no records, as a probe that the
+  to follow new records), ``store.ports.PositionReader`` (an object at a journal position), plus
+  ``last_seq``, ``submit`` (used only with no records, as a probe that the
   writer still accepts appends), ``write_failure`` (why its writes fail, while they do) and its
   ``projection``. ``store.journal.Journal`` is one.
 * ``RecordReader`` — ``store.ports.RecordReader``, re-exported: what a history page reads (a journal, or
@@ -23,7 +24,7 @@ from typing import Any, Protocol
 
 from prometheus_client.registry import Collector
 
-from store.ports import JournalReader, RecordReader
+from store.ports import JournalReader, PositionReader, RecordReader
 from store.records import Record
 
 __all__ = [
@@ -46,7 +47,7 @@ class Objects(Protocol):
     def is_synced(self, kind: str) -> bool: ...
 
 
-class JournalView(JournalReader, Protocol):
+class JournalView(JournalReader, PositionReader, Protocol):
     @property
     def last_seq(self) -> int: ...
 

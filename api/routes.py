@@ -1,5 +1,6 @@
 """The /api/v1 routes: phase history, journal records and their stream, and a scale set now.
 
+``/at?seq=N`` (or ``?time=``) answers one object as the journal had it at a position (``positions``).
 The phase history routes leave out the items that re-affirm a phase (from = to) unless asked
 ``?include=reaffirmed``; an object's history ends with its deletion (``phasehistory``). History answers
 carry an ETag (``etags``); a bad parameter is a 422 and an object the journal holds nothing about a 404,
@@ -14,14 +15,15 @@ import contextlib
 import enum
 import logging
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from api import errors, etags, journalfeed, phases, scalesets
-from api.models import JournalPage, PhasePage, Problem, ScaleSetView
+from api import errors, etags, journalfeed, phases, positions, scalesets
+from api.models import JournalPage, ObjectAt, PhasePage, Problem, ScaleSetView
 from api.phases import Kind, Plural
 from api.state import ApiState, of
 from store.records import RecordType
@@ -137,6 +139,49 @@ async def object_phases(
             name=name,
             reaffirmed=_reaffirmed(include),
         )
+    return etags.respond(found, if_none_match)
+
+
+AT: dict[int | str, dict[str, Any]] = {
+    404: {"model": Problem, "description": "The object did not exist at that position."},
+    410: {"model": Problem, "description": "Retention pruned the records that would say."},
+}
+
+
+@router.get(
+    "/namespaces/{namespace}/{plural}/{name}/at",
+    response_model=ObjectAt,
+    responses={**HISTORY, **AT},
+    summary="One object as arcsm had observed and decided it at a journal position",
+)
+async def object_at(
+    state: State,
+    namespace: Namespace,
+    plural: Plural,
+    name: Name,
+    seq: Annotated[
+        int | None,
+        Query(ge=1, le=MAX_SEQ, description="The journal position (past the last record: the last record)."),
+    ] = None,
+    time: Annotated[
+        datetime | None,
+        Query(
+            description="An RFC 3339 time: the last record journaled at or before it (with seq too: the "
+            "earlier of the two positions; with neither: the last record)."
+        ),
+    ] = None,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    try:
+        position = seq if seq is not None else MAX_SEQ
+        if time is not None:
+            moment = positions.zoned(time, time.isoformat())
+            position = min(position, await positions.seq_of_time(state.journal, moment))
+        found = await positions.state_at(
+            state.journal, kind=plural.kind, namespace=namespace, name=name, seq=position
+        )
+    except positions.NotThere as exc:
+        raise HTTPException(status_code=exc.status, detail=str(exc)) from None
     return etags.respond(found, if_none_match)
 
 

@@ -52,7 +52,9 @@ def _meta(
         },
     }
     if owner is not None:
-        meta["ownerReferences"] = [{"apiVersion": GROUP, "kind": owner[0], "name": owner[1], "uid": owner[1]}]
+        # The owner's uid as the owner's own metadata gives it (``uid-NAME``, a Pod's owner too).
+        ref = {"apiVersion": GROUP, "kind": owner[0], "name": owner[1], "uid": f"uid-{owner[1]}"}
+        meta["ownerReferences"] = [ref]
     return meta
 
 

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import aiosqlite
 
-from store import appending, clocks, ports, reading, retention, rows, schema, snapshots
+from store import appending, clocks, ports, positions, reading, retention, rows, schema, snapshots
 from store.clocks import Clock, SystemClock
 from store.errors import JournalClosed, JournalError, JournalImportError, translate
 from store.locking import FileLock
@@ -96,6 +96,7 @@ class Journal:
         self._clock = clock
         self._horizons = horizons
         self._snapshot_seq = snapshot_seq
+        self._positions = positions.Snapshots()
         self._recent = Recent(max_records=settings.tail_buffer, max_bytes=settings.tail_buffer_bytes)
         self._commit_event = asyncio.Event()
         self._closed = False
@@ -313,6 +314,20 @@ class Journal:
             after=after, through=through, limit=limit, kind=kind, namespace=namespace, name=name, types=types
         )
         return await reading.select(self._reader, sql, args)
+
+    async def at(self, *, kind: str, namespace: str, name: str, seq: int) -> positions.Position:
+        """What the journal held about the object at ``seq`` (``positions.at``)."""
+        if self._closed:
+            raise JournalClosed(f"journal {self.path} is closed")
+        return await positions.at(
+            self._reader, self._positions, self._horizons, kind=kind, namespace=namespace, name=name, seq=seq
+        )
+
+    async def seq_at(self, moment: datetime) -> int:
+        """The seq of the last record appended at or before ``moment`` (0 if none is left that early)."""
+        if self._closed:
+            raise JournalClosed(f"journal {self.path} is closed")
+        return await positions.seq_at(self._reader, moment)
 
     async def tail(self, *, after: int = 0) -> AsyncIterator[Record]:
         """Every record with seq > ``after`` in order, then each new one as it commits; ends when the
@@ -578,5 +593,7 @@ async def _rebuild(db: aiosqlite.Connection, horizons: Horizons) -> Projection:
 
 if TYPE_CHECKING:  # the ports of store.ports are what a Journal (and its projection) offer
 
-    def _ports(journal: Journal) -> tuple[ports.JournalAppender, ports.JournalReader, ports.ObjectIndex]:
-        return journal, journal, journal.projection
+    def _ports(
+        journal: Journal,
+    ) -> tuple[ports.JournalAppender, ports.JournalReader, ports.ObjectIndex, ports.PositionReader]:
+        return journal, journal, journal.projection, journal

@@ -8,8 +8,10 @@ and the ``JournalReader`` (a ``RecordReader`` that also follows the tail); the H
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Collection, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Protocol
 
+from store.positions import Position
 from store.records import Record, RecordType
 
 
@@ -35,6 +37,20 @@ class RecordReader(Protocol):
         types: Collection[RecordType] | None = None,
     ) -> list[Record]:
         """Durable records with seq > ``after`` matching every filter given, in seq order."""
+        ...
+
+
+class PositionReader(Protocol):
+    """What the journal held about one object at a position (``positions``)."""
+
+    async def at(self, *, kind: str, namespace: str, name: str, seq: int) -> Position:
+        """Its last observation, children and decision in force at ``seq``; raises ``positions.Pruned``
+        when retention pruned the records that would say, ``positions.Beyond`` for a seq after the last
+        record."""
+        ...
+
+    async def seq_at(self, moment: datetime) -> int:
+        """The seq of the last record appended at or before ``moment`` (0 if none is left that early)."""
         ...
 
 

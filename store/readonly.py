@@ -11,12 +11,13 @@ from __future__ import annotations
 import pathlib
 import sqlite3
 from collections.abc import Collection
+from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING
 
 import aiosqlite
 
-from store import ports, reading, retention, schema
+from store import ports, positions, reading, retention, schema
 from store.errors import JournalCorrupt, JournalFormatError, translate
 from store.records import Record, RecordType
 
@@ -26,6 +27,7 @@ class ReadOnlyJournal:
         self._db = db
         # What retention had pruned when the journal was opened (``store.journal.Journal.horizons``).
         self.horizons = horizons
+        self._positions = positions.Snapshots()
 
     @classmethod
     async def open(cls, path: pathlib.Path) -> ReadOnlyJournal:
@@ -80,8 +82,18 @@ class ReadOnlyJournal:
         )
         return await reading.select(self._db, sql, args)
 
+    async def at(self, *, kind: str, namespace: str, name: str, seq: int) -> positions.Position:
+        """What the journal held about the object at ``seq`` (``positions.at``)."""
+        return await positions.at(
+            self._db, self._positions, self.horizons, kind=kind, namespace=namespace, name=name, seq=seq
+        )
+
+    async def seq_at(self, moment: datetime) -> int:
+        """The seq of the last record appended at or before ``moment`` (0 if none is left that early)."""
+        return await positions.seq_at(self._db, moment)
+
 
 if TYPE_CHECKING:  # a read-only journal is a store.ports.RecordReader
 
-    def _port(journal: ReadOnlyJournal) -> ports.RecordReader:
-        return journal
+    def _port(journal: ReadOnlyJournal) -> tuple[ports.RecordReader, ports.PositionReader]:
+        return journal, journal

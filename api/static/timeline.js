@@ -10,6 +10,12 @@
 // item to null, trigger "deleted": its bar ends with a mark there, its badge says deleted and its card is
 // greyed. The API leaves out re-affirmations (from = to). Nothing here writes; strings from the server only
 // ever reach the DOM as text.
+//
+// Each object has a selected transition (its last one until a segment or end mark is clicked): its reason
+// is shown under the bar, and the object as the journal had it at that transition's seq is fetched once
+// (api/v1/namespaces/NS/PLURAL/NAME/at?seq=N) and shown beside it: the observed phase, the objects it owned
+// and the decision in force. The scale ("time": wall time; "steps": every transition the same room), the
+// kind and the namespace are kept in the URL, so a link shows the same view.
 "use strict";
 
 (() => {
@@ -32,6 +38,8 @@
     poller: null,
     stream: null,
     open: new Set(), // uids whose transition list is expanded
+    selected: new Map(), // uid -> the seq of the transition clicked (default: the last one)
+    at: new Map(), // "uid seq" -> {body} or {error}: the object at that seq, once fetched
     generation: 0, // bumped when the filters change: a fetch of an older generation is dropped
   };
 
@@ -267,7 +275,7 @@
       if (isEnd(item)) {
         // The object is gone: a fixed mark ends its bar, and the time after it is empty.
         const mark = { class: "end", title: describe(item), dataset: { trigger: "deleted", seq: String(item.seq) } };
-        bar.append(element("div", mark, "✕"));
+        bar.append(selectable(element("div", mark, "✕"), object, item));
         const gone = Date.parse(item.at);
         if (byTime && end > gone) {
           bar.append(element("div", { class: "spacer", style: `flex: ${end - gone} 0 0` }));
@@ -292,9 +300,80 @@
         },
         phaseLabel(item),
       );
-      bar.append(segment);
+      bar.append(selectable(segment, object, item));
     });
     return bar;
+  }
+
+  function selectable(node, object, item) {
+    if (selectedItem(object) === item) node.classList.add("selected");
+    node.addEventListener("click", () => {
+      state.selected.set(object.uid, item.seq);
+      render();
+    });
+    return node;
+  }
+
+  function selectedItem(object) {
+    const seq = state.selected.get(object.uid);
+    const found = object.transitions.find((item) => item.seq === seq);
+    return found || object.transitions[object.transitions.length - 1];
+  }
+
+  function atUrl(object, seq) {
+    const path = [object.namespace, `${object.kind.toLowerCase()}s`, object.name].map(encodeURIComponent);
+    return `api/v1/namespaces/${path[0]}/${path[1]}/${path[2]}/at?seq=${seq}`;
+  }
+
+  async function fetchAt(object, seq) {
+    const key = `${object.uid} ${seq}`;
+    if (state.at.has(key)) return;
+    state.at.set(key, { loading: true });
+    try {
+      const response = await fetch(atUrl(object, seq));
+      const body = await response.json();
+      state.at.set(key, response.ok ? { body } : { error: body.detail || `HTTP ${response.status}` });
+    } catch (error) {
+      state.at.delete(key); // asked again on the next render
+      return;
+    }
+    render();
+  }
+
+  // The selected transition's reason, and the object as the journal had it at that seq.
+  function renderSelected(object) {
+    const item = selectedItem(object);
+    const panel = element("div", { class: "selection", dataset: { seq: String(item.seq) } });
+    const arrow = `${item.from || "(new)"} → ${phaseLabel(item)}`;
+    panel.append(
+      element("p", { class: "selected-reason" }, `${formatTime(Date.parse(item.at))}  ${arrow}  ${item.trigger || "-"}: ${item.reason || ""}`),
+    );
+    const found = state.at.get(`${object.uid} ${item.seq}`);
+    if (!found) fetchAt(object, item.seq);
+    const at = element("div", { class: "at" });
+    if (!found || found.loading) {
+      at.append(element("span", { class: "muted" }, `reading the journal at seq ${item.seq}…`));
+    } else if (found.error) {
+      at.dataset.state = "absent";
+      at.append(element("span", { class: "muted" }, found.error));
+    } else {
+      const body = found.body;
+      at.dataset.state = "present";
+      at.dataset.phase = body.phase || "";
+      at.append(
+        element("span", {}, `at seq ${body.seq}: observed ${body.phase || "(no phase)"} (seq ${body.observedSeq})`),
+      );
+      const children = body.children.map((c) => `${c.kind} ${c.name} ${c.phase || ""}`.trim());
+      at.append(element("span", { class: "children" }, `owns: ${children.length ? children.join(", ") : "nothing"}`));
+      const decision = body.decision;
+      const line = decision
+        ? `decision in force: seq ${decision.seq} ${decision.trigger || "(no transition)"}: ${decision.reason}` +
+          ` (${decision.effects.length} effect${decision.effects.length === 1 ? "" : "s"})`
+        : "decision in force: none (not decided by this replica)";
+      at.append(element("span", { class: "decision", dataset: { trigger: decision ? decision.trigger || "" : "" } }, line));
+    }
+    panel.append(at);
+    return panel;
   }
 
   function renderList(object) {
@@ -373,6 +452,7 @@
         element("div", { class: "uid" }, object.uid),
         renderBar(object, start, end),
         ...($("scale").value === "time" ? [axis] : []),
+        renderSelected(object),
         renderList(object),
       );
       return section;
@@ -386,6 +466,7 @@
     const query = new URLSearchParams(window.location.search);
     if (query.has("kind")) $("kind").value = query.get("kind");
     if (query.has("namespace")) $("namespace").value = query.get("namespace");
+    if (query.get("scale") === "steps") $("scale").value = "steps";
   }
 
   function writeFiltersToUrl() {
@@ -393,6 +474,7 @@
     const query = new URLSearchParams();
     if (kind !== "AutoscalingRunnerSet") query.set("kind", kind);
     if (namespace) query.set("namespace", namespace);
+    if ($("scale").value !== "time") query.set("scale", $("scale").value);
     const search = query.toString();
     window.history.replaceState(null, "", search ? `?${search}` : window.location.pathname);
   }
@@ -414,7 +496,10 @@
     renderLegend();
     $("kind").addEventListener("change", resetAndRefresh);
     $("namespace").addEventListener("change", resetAndRefresh);
-    $("scale").addEventListener("change", render);
+    $("scale").addEventListener("change", () => {
+      writeFiltersToUrl();
+      render();
+    });
     $("filters").addEventListener("submit", (event) => {
       event.preventDefault();
       resetAndRefresh();

@@ -9,7 +9,8 @@ pruned by retention.
 Live: two controllers in this process, with leader election, each on its own journal with its HTTP API,
 against the emulated cluster and fake GitHub. ``a`` leads and runs the scale set, ``b`` stands by and
 observes; ``a`` stops, ``b`` leads, and the scale set is deleted: ``b`` serves the phases ``a`` decided as
-observed, and the deletion it decided itself as the end of each object's history.
+observed, and the deletion it decided itself as the end of each object's history; its ``/at`` shows the
+scale set at those points (``test_api_state_at`` covers ``/at`` over recorded journals).
 
 Nothing is mocked; every wait is on a condition with a deadline.
 """
@@ -268,6 +269,22 @@ async def test_after_a_failover_the_new_leader_serves_what_it_observed_and_the_d
             await eventually(runner_ended, timeout=TIMEOUT, what="the runner's history ending")
             view = await b.get(ARS)
             assert view.status_code == 404 and "was deleted" in view.json()["detail"]
+
+            # The state at a position, from b's journal: what b observed while a decided (no decision of
+            # its own in force), its own end decided, then nothing once the deletion is observed.
+            early = (await b.get(f"{ARS}/at", seq=items[0]["seq"])).json()
+            assert early["phase"] == items[0]["to"] and early["decision"] is None, early
+            at_end = (await b.get(f"{ARS}/at", seq=items[-1]["seq"])).json()
+            assert (
+                at_end["decision"]["trigger"] == "deleted" and at_end["decision"]["seq"] == items[-1]["seq"]
+            )
+
+            async def deletion_observed() -> bool:
+                last = (await b.get("/readyz")).json()["lastSeq"]
+                answer = await b.get(f"{ARS}/at", seq=last)
+                return answer.status_code == 404 and "it was deleted at seq" in answer.json()["detail"]
+
+            await eventually(deletion_observed, timeout=TIMEOUT, what="b observing the scale set deleted")
         finally:
             for replica in replicas:
                 replica.stop.set()

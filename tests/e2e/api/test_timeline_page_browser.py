@@ -4,8 +4,10 @@ The demo runs as a subprocess (the emulated world, the controller and the HTTP A
 page is opened in headless Chromium (Debian's ``chromium``, driven by playwright without a browser
 download) as soon as the demo prints its URL, so the phases arrive while the page is open: the bar of the
 scale set must come to show Pending, Running, Outdated, Pending, Running, refreshed from the journal
-stream, with the trigger of each transition on hover and in the list. A screenshot is saved to the
-test's tmp_path.
+stream, with the trigger of each transition on hover and in the list, the reason of the selected
+transition under the bar, and the scale set at a clicked transition (``/at?seq=``); the transitions-spaced
+scale and the namespace filter stay in the URL across a reload. A screenshot is saved to the test's
+tmp_path.
 """
 
 from __future__ import annotations
@@ -126,6 +128,51 @@ async def test_the_timeline_shows_a_scale_set_that_went_outdated_and_recovered(
             # it stays in the journal, but the page lists phase changes only.
             assert not any("recovery_republished" in t for t in texts), texts
             assert len(texts) == len(STORY), texts
+
+            # The selected transition (the last one) shows its reason without a click, and the scale set
+            # as the journal had it then (GET .../at?seq=).
+            reason = await page.text_content(f"{SCALE_SET} .selected-reason") or ""
+            assert "Pending → Running" in reason and "settled" in reason, reason
+            await page.wait_for_selector(f'{SCALE_SET} .at[data-state="present"]', timeout=30_000)
+
+            # Clicking the Outdated segment selects it: its reason, then the state at its seq.
+            seq = await outdated.get_attribute("data-seq")
+            await outdated.click()
+            await page.wait_for_selector(
+                f'{SCALE_SET} .selection[data-seq="{seq}"] .at[data-state="present"]', timeout=30_000
+            )
+            reason = await page.text_content(f"{SCALE_SET} .selected-reason") or ""
+            assert "Running → Outdated" in reason and "runners_rejected_spec: " in reason, reason
+            decision = page.locator(f"{SCALE_SET} .at .decision")
+            assert await decision.get_attribute("data-trigger") == "runners_rejected_spec"
+            assert f"decision in force: seq {seq} " in (await decision.text_content() or "")
+            assert "EphemeralRunnerSet" in (await page.text_content(f"{SCALE_SET} .at .children") or "")
+            assert "selected" in (await outdated.get_attribute("class") or "")
+
+            # The transitions-spaced scale gives every segment the same room, and stays in the URL with
+            # the filters.
+            await page.select_option("#scale", "steps")
+            widths = await page.eval_on_selector_all(
+                f"{SCALE_SET} .segment", "segments => segments.map(s => s.getBoundingClientRect().width)"
+            )
+            assert len(widths) == len(STORY) and max(widths) - min(widths) < 2, widths
+            await page.fill("#namespace", "default")
+            await page.press("#namespace", "Enter")
+            await page.wait_for_function("() => window.location.search.includes('namespace=default')")
+            assert "scale=steps" in page.url, page.url
+            await page.goto(page.url)
+            await page.wait_for_function(
+                """([selector, count]) =>
+                    document.querySelectorAll(selector + " .segment").length === count""",
+                arg=[SCALE_SET, len(STORY)],
+                timeout=30_000,
+            )
+            assert await page.input_value("#namespace") == "default"
+            assert await page.input_value("#scale") == "steps"
+            await outdated.click()
+            await page.wait_for_selector(
+                f'{SCALE_SET} .selection[data-seq="{seq}"] .at[data-state="present"]', timeout=30_000
+            )
 
             shot = tmp_path / "timeline.png"
             await page.screenshot(path=str(shot), full_page=True)
