@@ -221,6 +221,15 @@ class Journal:
         return None if outage is None else outage.reason
 
     @property
+    def append_refusal(self) -> str | None:
+        """Why an append would not be written now, without appending anything: the journal is closed,
+        its writer stopped on a failure, or its writes fail (``write_failure``); ``None`` when it takes
+        appends."""
+        if self._closed:
+            return f"journal {self.path} is closed"
+        return self._writer.refusal or self.write_failure
+
+    @property
     def failed_appends(self) -> int:
         """Appends that failed in the current outage (0 when writes succeed)."""
         outage = self._writer.outage
