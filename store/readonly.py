@@ -76,9 +76,12 @@ class ReadOnlyJournal:
         namespace: str | None = None,
         name: str | None = None,
         types: Collection[RecordType] | None = None,
+        through: int | None = None,
     ) -> list[Record]:
+        """Records committed when the read starts with seq > ``after`` (and <= ``through``) matching
+        every filter, in seq order."""
         sql, args = reading.query(
-            after=after, limit=limit, kind=kind, namespace=namespace, name=name, types=types
+            after=after, through=through, limit=limit, kind=kind, namespace=namespace, name=name, types=types
         )
         return await reading.select(self._db, sql, args)
 
