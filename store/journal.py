@@ -604,5 +604,7 @@ if TYPE_CHECKING:  # the ports of store.ports are what a Journal (and its projec
 
     def _ports(
         journal: Journal,
-    ) -> tuple[ports.JournalAppender, ports.JournalReader, ports.ObjectIndex, ports.PositionReader]:
-        return journal, journal, journal.projection, journal
+    ) -> tuple[
+        ports.JournalWriter, ports.JournalReader, ports.JournalTail, ports.PositionReader, ports.ObjectIndex
+    ]:
+        return journal, journal, journal, journal, journal.projection
