@@ -1,10 +1,11 @@
 """What the HTTP API reads, as small Protocols: a test passes a fake, the controller passes itself.
 
+The API only reads: none of these can append to the journal.
+
 * ``JournalView`` — the journal: the readers of ``store.ports`` (``JournalReader``: ``read`` filtered in
   seq order; ``JournalTail``: ``last_seq`` and ``tail`` to follow new records; ``PositionReader``: an
-  object at a journal position), plus ``submit`` (used only with no records, as a probe that the writer
-  still accepts appends), ``write_failure`` (why its writes fail, while they do) and its ``projection``.
-  ``store.journal.Journal`` is one.
+  object at a journal position), plus ``append_refusal`` (why the journal takes no appends now, asked
+  without appending) and its ``projection``. ``store.journal.Journal`` is one.
 * ``Objects`` — the projection (``store.ports.ObjectIndex``: the latest object per key, the owner index)
   and which kinds are listed.
 * ``Readiness`` — what ``/readyz`` reports; the controller knows whether its watches are synced and
@@ -19,15 +20,12 @@ A history page reads through ``store.ports.JournalReader`` alone (a journal, or
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from prometheus_client.registry import Collector
 
 from store.ports import JournalReader, JournalTail, ObjectIndex, PositionReader
-from store.records import Record
 
 __all__ = [
     "ControllerStats",
@@ -48,13 +46,10 @@ class JournalView(JournalReader, JournalTail, PositionReader, Protocol):
     @property
     def projection(self) -> Objects: ...
 
-    def submit(self, records: Sequence[Record]) -> asyncio.Future[list[Record]]:
-        """Queue an append; raises ``JournalError`` at once when the journal takes no more appends."""
-        ...
-
     @property
-    def write_failure(self) -> str | None:
-        """Why the last write failed (a full disk) while no write has committed since; else ``None``."""
+    def append_refusal(self) -> str | None:
+        """Why the journal takes no appends now (closed, or its writes fail: a full disk); ``None`` when it
+        does. Asking appends nothing."""
         ...
 
 
