@@ -1,6 +1,6 @@
 """List+watch loops per kind. They only append ``observed`` (and ``sync``) records to the journal; they
 never decide, and they import nothing of the project but ``store`` and the table of ARC kinds
-(``statemachines.kinds``).
+(``statemachines.kinds``): an import-linter contract in ``pyproject.toml`` holds them to it.
 
     supervising.Watchers(api=..., journal=journal, known=journal.projection, settings=WatchSettings(...))
 

@@ -33,6 +33,7 @@ TYPES: dict[str, type[Contract]] = {
 }
 
 SIM_ONLY = "Only the emulator commands and the demo import the emulator"
+WATCHERS = "Watchers import only store and the table of ARC kinds"
 
 # (contract, importer, imported, whether the contract still holds with that import added)
 CASES = [
@@ -42,6 +43,13 @@ CASES = [
     (SIM_ONLY, "watchers.watching", "sim.world", False),
     (SIM_ONLY, "controller.demo", "sim.scalesetchart", True),
     (SIM_ONLY, "controller.simulating", "sim.processes", True),
+    (WATCHERS, "watchers.watching", "statemachines.effects", False),
+    (WATCHERS, "watchers.listing", "statemachines", False),
+    (WATCHERS, "watchers.supervising", "controller.settings", False),
+    (WATCHERS, "watchers.streams", "api.models", False),
+    (WATCHERS, "watchers.watching", "actions.errors", False),
+    (WATCHERS, "watchers.slimming", "statemachines.kinds", True),
+    (WATCHERS, "watchers.watching", "store.journal", True),
 ]
 
 
