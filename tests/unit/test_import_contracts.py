@@ -34,6 +34,7 @@ TYPES: dict[str, type[Contract]] = {
 
 SIM_ONLY = "Only the emulator commands and the demo import the emulator"
 WATCHERS = "Watchers import only store and the table of ARC kinds"
+API_READS = "The HTTP API never loads the journal's writer"
 
 # (contract, importer, imported, whether the contract still holds with that import added)
 CASES = [
@@ -50,6 +51,9 @@ CASES = [
     (WATCHERS, "watchers.watching", "actions.errors", False),
     (WATCHERS, "watchers.slimming", "statemachines.kinds", True),
     (WATCHERS, "watchers.watching", "store.journal", True),
+    (API_READS, "api.health", "store.journal", False),
+    (API_READS, "api.phases", "store.appending", False),
+    (API_READS, "api.health", "store.positions", True),
 ]
 
 
