@@ -4,8 +4,9 @@ Three small journal ports, each with exactly what some user calls, composed by t
 than one (as a client embeds a reader and a writer):
 
 * ``JournalWriter`` — ``append``: the watchers, the timers, the reconcile loop, the settings record.
-* ``JournalReader`` — ``read`` by filter: the outbox, the fold's resume, history pages, the story of
-  ``arcsm demo`` (``journal.Journal``, and ``readonly.ReadOnlyJournal`` beside the process that writes).
+* ``JournalReader`` — ``read`` by filter: the outbox, the fold's resume, the settings record, the HTTP
+  API's history pages (``journal.Journal``, and ``readonly.ReadOnlyJournal`` beside the process that
+  writes).
 * ``JournalTail`` — ``last_seq`` and ``tail``: the reconcile loop, the HTTP API's index and event stream.
 
 Beside them, ``PositionReader`` (an object at a journal position: the HTTP API, ``arcsm history``) and
