@@ -6,25 +6,15 @@ role (``leader``, ``standby``, or ``none`` with no controller beside the API), a
 the journal takes no appends when it does not (closed, or its writes fail: a full disk). A journal whose
 last write failed is not writable until a write commits again.
 
-``JournalReadiness`` is what an API over a journal alone reports: the journal probe, and the kinds the
-projection has seen a ``sync`` record for standing in for the watches.
+``JournalReadiness`` is what an API over a journal alone reports: the journal's ``append_refusal`` (asked
+without appending), and the kinds the projection has seen a ``sync`` record for standing in for the
+watches.
 """
 
 from __future__ import annotations
 
 from api.phases import Kind
 from api.ports import JournalView, ReadinessReport
-from store.errors import JournalError
-
-
-def journal_failure(journal: JournalView) -> str | None:
-    """Why the journal takes no appends, or ``None`` when it does: submitting no records checks that it is
-    open and writes nothing; its ``write_failure`` says whether its last write failed."""
-    try:
-        journal.submit([])
-    except JournalError as exc:
-        return str(exc)
-    return journal.write_failure
 
 
 class JournalReadiness:
@@ -33,7 +23,7 @@ class JournalReadiness:
 
     def report(self) -> ReadinessReport:
         synced = all(self._journal.projection.is_synced(kind) for kind in Kind)
-        failure = journal_failure(self._journal)
+        failure = self._journal.append_refusal
         return ReadinessReport(
             journal_writable=failure is None, synced=synced, role="none", journal_error=failure
         )

@@ -19,8 +19,8 @@ import logging
 from collections.abc import AsyncIterator, Collection
 
 from api.models import JournalPage, JournalRecord
-from api.ports import JournalView, RecordReader
 from store import redacting
+from store.ports import JournalReader, JournalTail
 from store.records import Record, RecordType
 
 log = logging.getLogger("arcsm.api")
@@ -45,7 +45,7 @@ def served(record: Record) -> JournalRecord:
 
 
 async def page(
-    reader: RecordReader,
+    reader: JournalReader,
     *,
     after: int,
     limit: int,
@@ -106,7 +106,7 @@ def event(record: Record) -> bytes:
 
 
 async def stream(
-    journal: JournalView,
+    journal: JournalTail,
     streams: Streams,
     *,
     after: int,

@@ -42,8 +42,8 @@ from typing import NamedTuple
 
 from api import phasehistory
 from api.models import PhaseItem, PhasePage
-from api.ports import JournalView
 from store.errors import JournalClosed
+from store.ports import JournalTail
 from store.records import Record, RecordType
 
 log = logging.getLogger("arcsm.api")
@@ -169,7 +169,7 @@ class PhaseIndex:
         async with self._folded:
             self._folded.notify_all()
 
-    async def follow(self, journal: JournalView) -> None:
+    async def follow(self, journal: JournalTail) -> None:
         """Fold every record of ``journal`` from its first, then each new one, until the journal closes or
         the task is cancelled; after any other error, log it and follow again from the last record folded
         (requests scan meanwhile)."""
@@ -198,7 +198,7 @@ class PhaseIndex:
             await asyncio.sleep(delay)
             delay = min(RESTART_MAX, delay * 2)
 
-    async def _follow(self, journal: JournalView) -> None:
+    async def _follow(self, journal: JournalTail) -> None:
         self.following = True
         try:
             async for record in journal.tail(after=self.seq):

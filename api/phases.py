@@ -34,9 +34,10 @@ from collections.abc import Iterable
 from api import phasehistory
 from api.models import PhaseItem, PhasePage
 from api.phaseindex import PhaseIndex
-from api.ports import JournalView, RecordReader
+from api.ports import JournalView
 from statemachines import decisions, kinds
 from statemachines.effects import ObjectRef
+from store.ports import JournalReader
 from store.records import Record, RecordType
 
 SCAN = 500  # records read per query while filling a page
@@ -116,7 +117,7 @@ def _item(record: Record, transition: decisions.Transition) -> PhaseItem:
 
 
 async def page(
-    reader: RecordReader,
+    reader: JournalReader,
     *,
     after: int,
     limit: int,
@@ -155,7 +156,7 @@ async def page(
 
 
 async def last(
-    reader: RecordReader,
+    reader: JournalReader,
     *,
     kind: str,
     namespace: str,
@@ -179,7 +180,7 @@ async def last(
         cursor = batch[-1].seq or cursor
 
 
-async def known(reader: RecordReader, *, kind: str, namespace: str, name: str) -> bool:
+async def known(reader: JournalReader, *, kind: str, namespace: str, name: str) -> bool:
     """Whether the journal holds any record about the object (observed, decided or acted on)."""
     return bool(await reader.read(after=0, limit=1, kind=kind, namespace=namespace, name=name))
 

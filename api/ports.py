@@ -1,31 +1,31 @@
 """What the HTTP API reads, as small Protocols: a test passes a fake, the controller passes itself.
 
-* ``JournalView`` — the journal: ``store.ports.JournalReader`` (``read`` filtered in seq order, ``tail``
-  to follow new records), ``store.ports.PositionReader`` (an object at a journal position), plus
-  ``last_seq``, ``submit`` (used only with no records, as a probe that the
-  writer still accepts appends), ``write_failure`` (why its writes fail, while they do) and its
-  ``projection``. ``store.journal.Journal`` is one.
-* ``RecordReader`` — ``store.ports.RecordReader``, re-exported: what a history page reads (a journal, or
-  ``store.readonly.ReadOnlyJournal`` beside the controller that holds it).
-* ``Objects`` — the projection: the latest object per key, the owner index, which kinds are listed.
+The API only reads: none of these can append to the journal.
+
+* ``JournalView`` — the journal: the readers of ``store.ports`` (``JournalReader``: ``read`` filtered in
+  seq order; ``JournalTail``: ``last_seq`` and ``tail`` to follow new records; ``PositionReader``: an
+  object at a journal position), plus ``append_refusal`` (why the journal takes no appends now, asked
+  without appending) and its ``projection``. ``store.journal.Journal`` is one.
+* ``Objects`` — the projection (``store.ports.ObjectIndex``: the latest object per key, the owner index)
+  and which kinds are listed.
 * ``Readiness`` — what ``/readyz`` reports; the controller knows whether its watches are synced and
   whether it leads.
 * ``ControllerStats`` — the counters only the running controller has (reconciles, queue depth, how far
   its fold has read, whether it leads) and its controller-runtime metric families, which it owns and
   feeds; ``/metrics`` derives everything else from the journal.
+
+A history page reads through ``store.ports.JournalReader`` alone (a journal, or
+``store.readonly.ReadOnlyJournal`` beside the controller that holds it).
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from prometheus_client.registry import Collector
 
-from store.ports import JournalReader, PositionReader, RecordReader
-from store.records import Record
+from store.ports import JournalReader, JournalTail, ObjectIndex, PositionReader
 
 __all__ = [
     "ControllerStats",
@@ -33,34 +33,23 @@ __all__ = [
     "Objects",
     "Readiness",
     "ReadinessReport",
-    "RecordReader",
 ]
 
 
-class Objects(Protocol):
-    def get(self, kind: str, namespace: str, name: str) -> Mapping[str, Any] | None: ...
-
-    def items(self, kind: str, namespace: str | None = None) -> list[Mapping[str, Any]]: ...
-
-    def children(self, owner_uid: str) -> list[tuple[str, str, str]]: ...
-
-    def is_synced(self, kind: str) -> bool: ...
+class Objects(ObjectIndex, Protocol):
+    def is_synced(self, kind: str) -> bool:
+        """Whether a ``sync`` record says the watch of ``kind`` has listed it once."""
+        ...
 
 
-class JournalView(JournalReader, PositionReader, Protocol):
-    @property
-    def last_seq(self) -> int: ...
-
+class JournalView(JournalReader, JournalTail, PositionReader, Protocol):
     @property
     def projection(self) -> Objects: ...
 
-    def submit(self, records: Sequence[Record]) -> asyncio.Future[list[Record]]:
-        """Queue an append; raises ``JournalError`` at once when the journal takes no more appends."""
-        ...
-
     @property
-    def write_failure(self) -> str | None:
-        """Why the last write failed (a full disk) while no write has committed since; else ``None``."""
+    def append_refusal(self) -> str | None:
+        """Why the journal takes no appends now (closed, or its writes fail: a full disk); ``None`` when it
+        does. Asking appends nothing."""
         ...
 
 

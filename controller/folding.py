@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -25,6 +25,7 @@ from controller.snapshotting import DECIDED, Results, View
 from statemachines.effects import ObjectRef
 from statemachines.kinds import ER
 from store import clocks
+from store.ports import JournalReader
 from store.projection import Projection
 from store.records import Record, RecordType
 
@@ -33,17 +34,10 @@ PAGE = 1_000
 RECENT = 10_000  # observed objects whose last seq the fold remembers (for expectations)
 
 
-class Reader(Protocol):
-    projection: Projection
+class Reader(JournalReader, Protocol):
+    """A journal to resume from: its projection now and its records (``store.journal.Journal`` is one)."""
 
-    async def read(
-        self,
-        *,
-        after: int = 0,
-        limit: int | None = None,
-        types: Collection[RecordType] | None = None,
-        through: int | None = None,
-    ) -> list[Record]: ...
+    projection: Projection
 
 
 class FoldStopped(Exception):

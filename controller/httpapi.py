@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Callable
 
 from prometheus_client.registry import Collector
 
-from api import health
 from api.app import create_app
 from api.ports import ReadinessReport
 from api.serving import ApiServer
@@ -41,7 +40,7 @@ class ControllerProbe:
         self._metrics = metrics or RuntimeMetrics()
 
     def report(self) -> ReadinessReport:
-        failure = health.journal_failure(self._journal)
+        failure = self._journal.append_refusal
         return ReadinessReport(
             journal_writable=failure is None,
             synced=self._watchers.synced(),

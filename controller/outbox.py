@@ -12,27 +12,14 @@ service holds before asking again.
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Protocol
-
+from store.ports import JournalReader
 from store.records import Record, RecordType
 
 PAGE = 1_000
 TYPES = frozenset({RecordType.EFFECT, RecordType.EFFECT_RESULT})
 
 
-class Reader(Protocol):
-    async def read(
-        self,
-        *,
-        after: int = 0,
-        limit: int | None = None,
-        types: Collection[RecordType] | None = None,
-        through: int | None = None,
-    ) -> list[Record]: ...
-
-
-async def unanswered(journal: Reader, *, through: int) -> list[Record]:
+async def unanswered(journal: JournalReader, *, through: int) -> list[Record]:
     """The ``effect`` records up to seq ``through`` that no ``effect_result`` answers, oldest first."""
     effects: dict[int, Record] = {}
     after = 0

@@ -30,7 +30,7 @@ import asyncio
 import enum
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from controller import logkeys, outbox, snapshotting, timing
@@ -53,7 +53,7 @@ from statemachines.decisions import Decision
 from statemachines.effects import Effect, ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
 from statemachines.snapshots import Snapshot
-from store import clocks
+from store import clocks, ports
 from store.errors import JournalWriteFailed
 from store.records import Record, RecordType
 
@@ -79,24 +79,9 @@ INTERRUPTIBLE: tuple[type[Effect], ...] = (fx.CreateJitConfigSecret,)
 INTERRUPTED = "Interrupted"
 
 
-class Journal(Protocol):
-    """What the loop needs of the journal (``store.journal.Journal`` is one)."""
-
-    @property
-    def last_seq(self) -> int: ...
-
-    async def append(self, records: Sequence[Record]) -> list[Record]: ...
-
-    def tail(self, *, after: int = 0) -> AsyncIterator[Record]: ...
-
-    async def read(
-        self,
-        *,
-        after: int = 0,
-        limit: int | None = None,
-        types: Collection[RecordType] | None = None,
-        through: int | None = None,
-    ) -> list[Record]: ...
+class Journal(ports.JournalReader, ports.JournalTail, ports.JournalWriter, Protocol):
+    """What the loop needs of the journal: it reads, follows and appends (``store.journal.Journal`` is
+    one)."""
 
 
 class NotLeading(Exception):

@@ -21,7 +21,7 @@ from typing import Any
 
 from statemachines.snapshots import Settings as MachineSettings
 from store import redacting
-from store.ports import JournalAppender, JournalReader
+from store.ports import JournalReader, JournalWriter
 from store.records import Record, RecordType
 
 
@@ -77,7 +77,7 @@ def _as_journaled(settings: MachineSettings) -> Any:
 
 
 async def journal_if_changed(
-    journal: JournalAppender, reader: JournalReader, settings: MachineSettings
+    journal: JournalWriter, reader: JournalReader, settings: MachineSettings
 ) -> Record | None:
     """Append a settings record for ``settings`` unless the newest one says the same; the record
     appended, or None."""

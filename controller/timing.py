@@ -15,25 +15,21 @@ disk) stays pending and fires again ``WRITE_RETRY`` seconds later.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import NoReturn, Protocol
+from typing import NoReturn
 
 from controller import logkeys, wakeups
 from statemachines.effects import ObjectRef, RequeueAfter
 from store import clocks
 from store.clocks import Clock
 from store.errors import JournalWriteFailed
+from store.ports import JournalWriter
 from store.records import Record, RecordType
 
 log = logging.getLogger("arcsm.controller")
 
 WRITE_RETRY = 1.0  # seconds before a timer the journal could not write fires again
-
-
-class Appender(Protocol):
-    async def append(self, records: Sequence[Record]) -> Sequence[Record]: ...
 
 
 @dataclass
@@ -60,7 +56,7 @@ def result_record(effect_record: Record, body: dict[str, object]) -> Record:
 
 
 class Timers:
-    def __init__(self, *, journal: Appender, clock: Clock) -> None:
+    def __init__(self, *, journal: JournalWriter, clock: Clock) -> None:
         self._journal = journal
         self._clock = clock
         self._pending: dict[ObjectRef, Pending] = {}

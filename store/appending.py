@@ -111,6 +111,15 @@ class Writer:
         if self._task is not None:
             await self._task
 
+    @property
+    def refusal(self) -> str | None:
+        """Why ``submit`` would raise now (the writer failed for good, or is stopping); else ``None``."""
+        if self._failure is not None:
+            return str(self._failure)
+        if self._stopping:
+            return "the journal is closed"
+        return None
+
     def _check_open(self) -> None:
         if self._failure is not None:
             raise self._failure

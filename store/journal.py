@@ -221,6 +221,15 @@ class Journal:
         return None if outage is None else outage.reason
 
     @property
+    def append_refusal(self) -> str | None:
+        """Why an append would not be written now, without appending anything: the journal is closed,
+        its writer stopped on a failure, or its writes fail (``write_failure``); ``None`` when it takes
+        appends."""
+        if self._closed:
+            return f"journal {self.path} is closed"
+        return self._writer.refusal or self.write_failure
+
+    @property
     def failed_appends(self) -> int:
         """Appends that failed in the current outage (0 when writes succeed)."""
         outage = self._writer.outage
@@ -595,5 +604,7 @@ if TYPE_CHECKING:  # the ports of store.ports are what a Journal (and its projec
 
     def _ports(
         journal: Journal,
-    ) -> tuple[ports.JournalAppender, ports.JournalReader, ports.ObjectIndex, ports.PositionReader]:
-        return journal, journal, journal.projection, journal
+    ) -> tuple[
+        ports.JournalWriter, ports.JournalReader, ports.JournalTail, ports.PositionReader, ports.ObjectIndex
+    ]:
+        return journal, journal, journal, journal, journal.projection

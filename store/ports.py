@@ -1,8 +1,18 @@
-"""The journal as its users see it: small ports to type against, so a test can pass a fake.
+"""The journal as its users see it: the one declaration of its ports, so a test can pass a fake.
 
-Watchers need only ``JournalAppender``; the controller also reads the ``ObjectIndex`` (the projection)
-and the ``JournalReader`` (a ``RecordReader`` that also follows the tail); the HTTP API only reads.
-``journal.Journal`` implements all of them (checked by mypy at the bottom of ``journal.py``).
+Three small journal ports, each with exactly what some user calls, composed by the users that need more
+than one (as a client embeds a reader and a writer):
+
+* ``JournalWriter`` — ``append``: the watchers, the timers, the reconcile loop, the settings record.
+* ``JournalReader`` — ``read`` by filter: the outbox, the fold's resume, the settings record, the HTTP
+  API's history pages (``journal.Journal``, and ``readonly.ReadOnlyJournal`` beside the process that
+  writes).
+* ``JournalTail`` — ``last_seq`` and ``tail``: the reconcile loop, the HTTP API's index and event stream.
+
+Beside them, ``PositionReader`` (an object at a journal position: the HTTP API, ``arcsm history``) and
+``ObjectIndex`` (the projection: the latest object per key and the owner index). ``journal.Journal``
+implements all of them, ``readonly.ReadOnlyJournal`` the readers only (checked by mypy at the bottom of
+``journal.py`` and ``readonly.py``). Nothing that only reads is typed with ``JournalWriter``.
 """
 
 from __future__ import annotations
@@ -15,17 +25,16 @@ from store.positions import Position
 from store.records import Record, RecordType
 
 
-class JournalAppender(Protocol):
-    async def append(self, records: Sequence[Record]) -> list[Record]:
+class JournalWriter(Protocol):
+    async def append(self, records: Sequence[Record]) -> Sequence[Record]:
         """Append ``records`` as one atomic transaction with consecutive seqs; return them as journaled
         (seq, time, redacted) once durable. Raises ``InvalidRecord`` for a record that cannot be
-        journaled and ``JournalError`` when nothing could be written."""
+        journaled and ``JournalError`` when nothing could be written (the caller may append the same
+        facts again later)."""
         ...
 
 
-class RecordReader(Protocol):
-    """Reading records by filter (``journal.Journal``, and ``readonly.ReadOnlyJournal`` beside a writer)."""
-
+class JournalReader(Protocol):
     async def read(
         self,
         *,
@@ -35,8 +44,22 @@ class RecordReader(Protocol):
         namespace: str | None = None,
         name: str | None = None,
         types: Collection[RecordType] | None = None,
+        through: int | None = None,
     ) -> list[Record]:
-        """Durable records with seq > ``after`` matching every filter given, in seq order."""
+        """Durable records with seq > ``after`` (and <= ``through``) matching every filter given, in seq
+        order, at most ``limit`` of them."""
+        ...
+
+
+class JournalTail(Protocol):
+    @property
+    def last_seq(self) -> int:
+        """The seq of the last durable record (0 when there is none)."""
+        ...
+
+    def tail(self, *, after: int = 0) -> AsyncIterator[Record]:
+        """Every record with seq > ``after``, then each new one as it commits; ends when the journal
+        closes."""
         ...
 
 
@@ -51,12 +74,6 @@ class PositionReader(Protocol):
 
     async def seq_at(self, moment: datetime) -> int:
         """The seq of the last record appended at or before ``moment`` (0 if none is left that early)."""
-        ...
-
-
-class JournalReader(RecordReader, Protocol):
-    def tail(self, *, after: int = 0) -> AsyncIterator[Record]:
-        """Every record with seq > ``after``, then each new one as it commits."""
         ...
 
 

@@ -1,6 +1,6 @@
 """A journal file read beside the controller that holds it: a read-only connection, as
-``arcsm journal export`` uses, that answers ``ports.RecordReader`` (``arcsm history`` reads with it, and
-anything else that follows a journal another process writes can).
+``arcsm journal export`` uses, that answers ``ports.JournalReader`` and ``ports.PositionReader``
+(``arcsm history`` reads with it, and anything else that follows a journal another process writes can).
 
 It never writes, so it needs no lock and may be open while a controller appends; each ``read`` sees the
 records committed when it starts.
@@ -76,9 +76,12 @@ class ReadOnlyJournal:
         namespace: str | None = None,
         name: str | None = None,
         types: Collection[RecordType] | None = None,
+        through: int | None = None,
     ) -> list[Record]:
+        """Records committed when the read starts with seq > ``after`` (and <= ``through``) matching
+        every filter, in seq order."""
         sql, args = reading.query(
-            after=after, limit=limit, kind=kind, namespace=namespace, name=name, types=types
+            after=after, through=through, limit=limit, kind=kind, namespace=namespace, name=name, types=types
         )
         return await reading.select(self._db, sql, args)
 
@@ -93,7 +96,7 @@ class ReadOnlyJournal:
         return await positions.seq_at(self._db, moment)
 
 
-if TYPE_CHECKING:  # a read-only journal is a store.ports.RecordReader
+if TYPE_CHECKING:  # a read-only journal offers the readers of store.ports, and no writer
 
-    def _port(journal: ReadOnlyJournal) -> tuple[ports.RecordReader, ports.PositionReader]:
+    def _port(journal: ReadOnlyJournal) -> tuple[ports.JournalReader, ports.PositionReader]:
         return journal, journal

@@ -1,13 +1,15 @@
 """List+watch loops per kind. They only append ``observed`` (and ``sync``) records to the journal; they
-never decide, and they import nothing of the project but ``store.records``.
+never decide, and they import nothing of the project but ``store`` and the table of ARC kinds
+(``statemachines.kinds``): an import-linter contract in ``pyproject.toml`` holds them to it.
 
     supervising.Watchers(api=..., journal=journal, known=journal.projection, settings=WatchSettings(...))
 
-Modules: ``kinds`` (the watched kinds), ``settings``, ``ports`` (what they need of the journal),
-``objects`` (the cache of what was journaled), ``slimming`` (what is journaled of an observed object:
-the fields the controller reads; a Pod without its spec), ``listing`` (lists and the diff a list reveals),
-``streams`` (watch streams to records), ``requesting`` and ``errors`` (the HTTP edge), ``retrying``
-(backoff), ``watching`` (one watcher's loop), ``supervising`` (all of them).
+Modules: ``kinds`` (the watched kinds), ``settings``, ``ports`` (what they need of the projection; of the
+journal they need ``store.ports.JournalWriter``), ``objects`` (the cache of what was journaled),
+``slimming`` (what is journaled of an observed object: the fields the controller reads; a Pod without its
+spec), ``listing`` (lists and the diff a list reveals), ``streams`` (watch streams to records),
+``requesting`` and ``errors`` (the HTTP edge), ``retrying`` (backoff), ``watching`` (one watcher's loop),
+``supervising`` (all of them).
 
 The package exports the kinds, ports and settings; the loops (``supervising.Watchers``,
 ``watching.Watcher``) are imported from their modules, so reading the settings does not bring in
@@ -15,7 +17,7 @@ kubernetes_asyncio's client.
 """
 
 from watchers.kinds import KINDS, WatchedKind
-from watchers.ports import Appender, Known
+from watchers.ports import Known
 from watchers.settings import Backoff, WatchSettings
 
-__all__ = ["KINDS", "Appender", "Backoff", "Known", "WatchSettings", "WatchedKind"]
+__all__ = ["KINDS", "Backoff", "Known", "WatchSettings", "WatchedKind"]

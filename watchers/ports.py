@@ -1,24 +1,13 @@
-"""What the watchers need from the journal, as two small ports.
+"""What the watchers need of the projection, as a small port; what they need of the journal is
+``store.ports.JournalWriter`` (they only append).
 
-``store.journal.Journal`` satisfies ``Appender`` and its ``projection`` satisfies ``Known``; tests may pass
-anything else that does.
+``store.journal.Journal``'s ``projection`` satisfies ``Known``; tests may pass anything else that does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
-
-from store.records import Record
-
-
-class Appender(Protocol):
-    async def append(self, records: Sequence[Record]) -> Sequence[Record]:
-        """Append ``records`` in order, durably, in one commit; return them with their ``seq``.
-
-        Raises if nothing was appended; then the watcher appends the same facts again later.
-        """
-        ...
 
 
 class Known(Protocol):

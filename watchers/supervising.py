@@ -13,7 +13,8 @@ from types import TracebackType
 
 from kubernetes_asyncio import client
 
-from watchers.ports import Appender, Known
+from store.ports import JournalWriter
+from watchers.ports import Known
 from watchers.settings import WatchSettings
 from watchers.watching import Watcher
 
@@ -25,7 +26,7 @@ class Watchers:
         self,
         *,
         api: client.ApiClient,
-        journal: Appender,
+        journal: JournalWriter,
         known: Known,
         settings: WatchSettings | None = None,
     ) -> None:

@@ -22,10 +22,11 @@ from typing import NoReturn
 import tenacity
 from kubernetes_asyncio import client
 
+from store.ports import JournalWriter
 from store.records import Record, RecordType
 from watchers import errors, listing, objects, retrying, streams
 from watchers.kinds import WatchedKind
-from watchers.ports import Appender, Known
+from watchers.ports import Known
 from watchers.settings import WatchSettings
 
 log = logging.getLogger("arcsm.watchers")
@@ -55,7 +56,7 @@ class Watcher:
         kind: WatchedKind,
         namespace: str | None,
         api: client.ApiClient,
-        journal: Appender,
+        journal: JournalWriter,
         known: Known,
         settings: WatchSettings,
     ) -> None:

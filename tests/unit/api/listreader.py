@@ -1,5 +1,5 @@
 """An in-memory journal reader for the API's unit tests: a list of records filtered as the journal
-filters them (``store.ports.RecordReader``), counting its reads."""
+filters them (``store.ports.JournalReader``), counting its reads."""
 
 from __future__ import annotations
 
@@ -22,12 +22,14 @@ class ListReader:
         namespace: str | None = None,
         name: str | None = None,
         types: Collection[RecordType] | None = None,
+        through: int | None = None,
     ) -> list[Record]:
         self.reads += 1
         found = [
             r
             for r in self.records
             if (r.seq or 0) > after
+            and (through is None or (r.seq or 0) <= through)
             and (kind is None or r.kind == kind)
             and (namespace is None or r.namespace == namespace)
             and (name is None or r.name == name)

@@ -153,6 +153,18 @@ async def test_a_closed_journal_refuses_appends_and_can_be_reopened(
     assert record.seq == 2
 
 
+async def test_append_refusal_says_what_an_append_would_raise_without_appending(
+    open_journal: OpenJournal,
+) -> None:
+    journal = await open_journal()
+    assert journal.append_refusal is None
+    assert journal.last_seq == 0 and await journal.read() == []
+    await journal.close()
+    with pytest.raises(JournalClosed) as refused:
+        await journal.append([seen("a")])
+    assert journal.append_refusal == str(refused.value)
+
+
 async def test_a_journal_works_as_an_async_context_manager(path: pathlib.Path) -> None:
     async with await Journal.open(path) as journal:
         await journal.append([seen("a")])

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import pathlib
+from typing import Any
 
 from store.journal import Journal
+from store.readonly import ReadOnlyJournal
 from store.records import Record, RecordType
 from store.settings import JournalSettings
 from tests.helpers import eventually
@@ -28,6 +31,21 @@ async def test_read_by_seq_range(journal: Journal) -> None:
     assert seqs(await journal.read(after=2, limit=2)) == [3, 4]
     assert seqs(await journal.read(after=1, through=3)) == [2, 3]
     assert await journal.read(after=6) == []
+
+
+async def test_a_read_only_journal_reads_what_the_writer_reads(journal: Journal, path: pathlib.Path) -> None:
+    await fill(journal)
+    queries: list[dict[str, Any]] = [
+        {},
+        {"after": 2, "limit": 2},
+        {"after": 1, "through": 3},
+        {"kind": "Pod", "namespace": "other"},
+        {"types": {RecordType.DECISION}, "through": 5},
+    ]
+    async with await ReadOnlyJournal.open(path) as reader:
+        assert seqs(await reader.read(after=1, through=3)) == [2, 3]
+        for query in queries:
+            assert seqs(await reader.read(**query)) == seqs(await journal.read(**query)), query
 
 
 async def test_read_by_object(journal: Journal) -> None:
