@@ -38,26 +38,10 @@ _sequence = itertools.count()
 
 def record(api: ApiServer, obj: Obj, event_type: str, reason: str, message: str, *, component: str) -> None:
     """Create an Event about ``obj`` (in its namespace; ``default`` for cluster-scoped objects)."""
-    kind = api.registry.get("", "v1", "events")
-    if kind is None:
-        return
-    m = meta(obj)
-    namespace = str(m.get("namespace") or "default")
     now = api.clock()
-    involved: dict[str, Any] = {
-        "kind": obj.get("kind"),
-        "apiVersion": obj.get("apiVersion"),
-        "name": m.get("name"),
-        "uid": m.get("uid"),
-        "resourceVersion": m.get("resourceVersion"),
-    }
-    if m.get("namespace"):
-        involved["namespace"] = m["namespace"]
-    # Upstream names an event <object>.<unix nanoseconds in hex>; the sequence keeps names unique.
-    nanos = int(now.timestamp() * 1e9) + next(_sequence) % 1000
     body: Obj = {
-        "metadata": {"name": f"{m.get('name')}.{nanos:x}", "namespace": namespace},
-        "involvedObject": involved,
+        "metadata": _metadata(obj, now),
+        "involvedObject": _reference(obj),
         "reason": reason,
         "message": message,
         "source": {"component": component},
@@ -69,10 +53,7 @@ def record(api: ApiServer, obj: Obj, event_type: str, reason: str, message: str,
         "reportingComponent": component,
         "reportingInstance": "",
     }
-    try:
-        api.create(kind, namespace, body)
-    except errors.ApiError as err:
-        log.info("%s: could not record %s event for %s: %s", component, reason, m.get("name"), err.message)
+    _create(api, ("", "v1"), body, reporter=component, reason=reason, about=meta(obj).get("name"))
 
 
 def micro_time(t: datetime) -> str:
@@ -92,13 +73,27 @@ def record_v1(
     instance: str,
 ) -> None:
     """Create an events.k8s.io/v1 Event ``regarding`` ``obj`` (in its namespace, else ``default``)."""
-    kind = api.registry.get("events.k8s.io", "v1", "events")
-    if kind is None:
-        return
-    m = meta(obj)
-    namespace = str(m.get("namespace") or "default")
     now = api.clock()
-    regarding: dict[str, Any] = {
+    body: Obj = {
+        "metadata": _metadata(obj, now),
+        "eventTime": micro_time(now),
+        "reportingController": controller,
+        "reportingInstance": instance,
+        "action": action,
+        "reason": reason,
+        "regarding": _reference(obj),
+        "note": note,
+        "type": event_type,
+    }
+    _create(
+        api, ("events.k8s.io", "v1"), body, reporter=controller, reason=reason, about=meta(obj).get("name")
+    )
+
+
+def _reference(obj: Obj) -> dict[str, Any]:
+    """The object an Event is about, as an ``ObjectReference``."""
+    m = meta(obj)
+    reference: dict[str, Any] = {
         "kind": obj.get("kind"),
         "apiVersion": obj.get("apiVersion"),
         "name": m.get("name"),
@@ -106,20 +101,32 @@ def record_v1(
         "resourceVersion": m.get("resourceVersion"),
     }
     if m.get("namespace"):
-        regarding["namespace"] = m["namespace"]
+        reference["namespace"] = m["namespace"]
+    return reference
+
+
+def _metadata(obj: Obj, now: datetime) -> Obj:
+    """The Event's name and namespace: upstream names an event <object>.<unix nanoseconds in hex> (the
+    sequence keeps names unique), in the object's namespace or ``default`` for a cluster-scoped one."""
+    m = meta(obj)
     nanos = int(now.timestamp() * 1e9) + next(_sequence) % 1000
-    body: Obj = {
-        "metadata": {"name": f"{m.get('name')}.{nanos:x}", "namespace": namespace},
-        "eventTime": micro_time(now),
-        "reportingController": controller,
-        "reportingInstance": instance,
-        "action": action,
-        "reason": reason,
-        "regarding": regarding,
-        "note": note,
-        "type": event_type,
-    }
+    return {"name": f"{m.get('name')}.{nanos:x}", "namespace": str(m.get("namespace") or "default")}
+
+
+def _create(
+    api: ApiServer, group_version: tuple[str, str], body: Obj, *, reporter: str, reason: str, about: object
+) -> None:
+    """Create ``body`` as an Event of ``group_version``; a failure is logged and dropped."""
+    kind = api.registry.get(*group_version, "events")
+    if kind is None:
+        return
     try:
-        api.create(kind, namespace, body)
+        api.create(kind, body["metadata"]["namespace"], body)
     except errors.ApiError as err:
-        log.info("%s: could not record %s event for %s: %s", controller, reason, m.get("name"), err.message)
+        log.info(
+            "%s: could not record %s event for %s: %s",
+            reporter,
+            reason,
+            body["metadata"]["name"],
+            err.message,
+        )
