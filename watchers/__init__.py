@@ -1,5 +1,6 @@
 """List+watch loops per kind. They only append ``observed`` (and ``sync``) records to the journal; they
-never decide, and they import nothing of the project but ``store.records``.
+never decide, and they import nothing of the project but ``store.records`` and, of the machines' package,
+the watched kinds and ``jsonvalues``.
 
     supervising.Watchers(api=..., journal=journal, known=journal.projection, settings=WatchSettings(...))
 
