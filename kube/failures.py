@@ -27,10 +27,12 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import aiohttp
-from kubernetes_asyncio.client.exceptions import ApiException
+
+if TYPE_CHECKING:  # kubernetes_asyncio's client package loads every API model: only the callers need it
+    from kubernetes_asyncio.client.exceptions import ApiException
 
 # What a request raises when no answer came: a refused or broken connection, a timeout, a socket error.
 UNANSWERED: Final = (aiohttp.ClientError, TimeoutError, OSError)
