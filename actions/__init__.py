@@ -26,7 +26,8 @@ The listener (spec §5), by module:
 | ``listenermetrics`` | the §5.5 metrics on a private registry, and their HTTP endpoint |
 
 Rules: every secret is a ``redaction.SecretStr`` until the moment it goes into a header; nothing here
-logs a header or a body; the package imports nothing of the project.
+logs a header or a body; the package imports nothing of the project but ``kube.failures``, the one
+reading of a failed Kubernetes request (for ``kubepatching``).
 """
 
 from actions.client import ActionsClient, ClientSettings, RateLimit

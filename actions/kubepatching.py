@@ -10,38 +10,36 @@
   (which changes nothing), because the listener's Role grants no get.
 
 Both are sent as ``application/merge-patch+json``, which is all the listener's Role allows besides
-nothing (no get, no list). ``ApiException`` and transport failures are translated here into the
-``errors`` classes the listener's loop acts on: ``KubeUnavailable`` (429, 5xx, 409, a timeout or a broken
-connection: retry) and ``KubeRejected`` (anything else, e.g. 403 from RBAC or 404 for the
-EphemeralRunnerSet: exit). ``configuration`` loads kubeconfig files (merged as kubectl merges them) or
-the pod's service account; ``connect`` gives an ``ApiClient`` for an existing client, a
-``Configuration``, or the pod's service account (in-cluster). Which of them a process uses is
-``controller.kubeconfigs``' answer.
+nothing (no get, no list). ``ApiException`` and transport failures are read as a
+``kube.failures.Failure`` and raised here as the ``errors`` classes the listener's loop acts on:
+``KubeUnavailable`` (retryable: 429, 5xx, a timeout or a broken connection; and a 409: retry) and
+``KubeRejected`` (anything else, e.g. 403 from RBAC or 404 for the EphemeralRunnerSet: exit).
+``configuration`` loads kubeconfig files (merged as kubectl merges them) or the pod's service account;
+``connect`` gives an ``ApiClient`` for an existing client, a ``Configuration``, or the pod's service
+account (in-cluster). Which of them a process uses is ``controller.kubeconfigs``' answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, Final
 
-import aiohttp
 import yaml
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from actions import errors
+from kube.failures import UNANSWERED, Failure
 
 GROUP: Final = "actions.github.com"
 VERSION: Final = "v1alpha1"
 RUNNER_SETS: Final = "ephemeralrunnersets"
 RUNNERS: Final = "ephemeralrunners"
 MERGE_PATCH: Final = "application/merge-patch+json"
-TRANSIENT_STATUSES: Final = frozenset({409, 429})
 SESSION_ANNOTATION: Final = "arcsm.io/listener-session"
 
 # What ``connect`` accepts: a client the caller keeps, a Configuration, or None for in-cluster.
@@ -99,31 +97,19 @@ async def _patch(call: Any, *, what: str) -> Any:
     try:
         return await call
     except ApiException as exc:
-        status = int(exc.status or 0)
-        text = f"patching {what} answered {status} {exc.reason or ''}".rstrip() + _status_message(exc.body)
-        if status in TRANSIENT_STATUSES or status >= 500 or status == 0:
-            raise errors.KubeUnavailable(text, retry_after=_retry_after(exc)) from exc
-        raise errors.KubeRejected(text, status=status) from exc
-    except (aiohttp.ClientError, TimeoutError, OSError) as exc:
-        raise errors.KubeUnavailable(f"patching {what} failed: {type(exc).__name__}: {exc}") from exc
+        failure = Failure.from_api_exception(exc)
+        text = f"patching {what} answered {failure.code} {failure.phrase}".rstrip() + _message(failure)
+        if failure.retryable or failure.conflict:
+            raise errors.KubeUnavailable(text, retry_after=failure.retry_after) from exc
+        raise errors.KubeRejected(text, status=failure.code) from exc
+    except UNANSWERED as exc:
+        failure = Failure.unanswered(exc)
+        raise errors.KubeUnavailable(f"patching {what} failed: {failure.phrase}: {failure.message}") from exc
 
 
-def _status_message(body: object) -> str:
+def _message(failure: Failure) -> str:
     """``: <message>`` from a ``Status`` body, on one line; the body never holds a secret here."""
-    try:
-        status = json.loads(body) if isinstance(body, str | bytes) else None
-    except ValueError:
-        return ""
-    message = status.get("message") if isinstance(status, dict) else None
-    return f": {' '.join(str(message).split())[:300]}" if message else ""
-
-
-def _retry_after(exc: ApiException) -> float | None:
-    headers: Mapping[str, str] = exc.headers or {}
-    try:
-        return max(0.0, float(headers.get("Retry-After", "")))
-    except (TypeError, ValueError):
-        return None
+    return f": {' '.join(failure.message.split())[:300]}" if failure.message else ""
 
 
 async def configuration(kubeconfigs: Sequence[Path]) -> client.Configuration:

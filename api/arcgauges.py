@@ -28,13 +28,14 @@ it reconciled last.
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterator, Mapping
-from typing import Any, Final
+from collections.abc import Iterator
+from typing import Final
 
 from prometheus_client.core import GaugeMetricFamily
 
 from api.ports import Objects
 from statemachines import kinds, naming, pods
+from statemachines.jsonvalues import section
 from statemachines.phases import ErPhase
 
 LABELS: Final = ("name", "namespace", "repository", "organization", "enterprise")
@@ -61,11 +62,6 @@ _GAUGE_OF_PHASE: Final = {
 Labels = tuple[str, str, str, str, str]
 
 
-def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = obj.get(key)
-    return value if isinstance(value, Mapping) else {}
-
-
 def _labels(name: str, namespace: str, config_url: object) -> Labels | None:
     try:
         scope = naming.url_scope(str(config_url or ""))
@@ -78,9 +74,9 @@ def runner_counts(objects: Objects) -> dict[Labels, collections.Counter[str]]:
     """Per scale set labels, the runners counted into each of the three runner gauges."""
     counts: dict[Labels, collections.Counter[str]] = {}
     for ers in objects.items(kinds.ERS):
-        meta = _section(ers, "metadata")
-        labels = _section(meta, "labels")
-        runner_spec = _section(_section(ers, "spec"), "ephemeralRunnerSpec")
+        meta = section(ers, "metadata")
+        labels = section(meta, "labels")
+        runner_spec = section(section(ers, "spec"), "ephemeralRunnerSpec")
         key = _labels(
             str(labels.get(naming.LABEL_SCALE_SET_NAME) or ""),
             str(labels.get(naming.LABEL_SCALE_SET_NAMESPACE) or ""),
@@ -93,7 +89,7 @@ def runner_counts(objects: Objects) -> dict[Labels, collections.Counter[str]]:
             runner = objects.get(kind, namespace, name) if kind == kinds.ER else None
             if runner is None or pods.is_terminating(runner):
                 continue
-            phase = ErPhase.of(_section(runner, "status").get("phase")) or ErPhase.PENDING
+            phase = ErPhase.of(section(runner, "status").get("phase")) or ErPhase.PENDING
             gauge = _GAUGE_OF_PHASE.get(phase)
             if gauge is not None:
                 counted[gauge] += 1
@@ -104,9 +100,9 @@ def listeners_running(objects: Objects) -> dict[Labels, int]:
     """Per listener labels, 1 while its pod's listener container runs, else 0."""
     running: dict[Labels, int] = {}
     for al in objects.items(kinds.AL):
-        meta = _section(al, "metadata")
+        meta = section(al, "metadata")
         name, namespace = str(meta.get("name") or ""), str(meta.get("namespace") or "")
-        key = _labels(name, namespace, _section(al, "spec").get("githubConfigUrl"))
+        key = _labels(name, namespace, section(al, "spec").get("githubConfigUrl"))
         if key is None:
             continue
         pod = objects.get("Pod", namespace, name)

@@ -53,6 +53,7 @@ from typing import Any, Protocol
 
 from api.models import PhaseItem
 from statemachines import kinds
+from statemachines.jsonvalues import as_mapping
 from store.records import Record, RecordType
 
 DECIDED = "decided"
@@ -168,10 +169,10 @@ class History:
         obj = record.body.get("object")
         if not isinstance(obj, Mapping):
             return []
-        status = _mapping(obj.get("status"))
+        status = as_mapping(obj.get("status"))
         phase = str(status.get("phase") or "") or None
         seen = self._seen(key, record.uid)
-        seen.terminating = bool(_mapping(obj.get("metadata")).get("deletionTimestamp"))
+        seen.terminating = bool(as_mapping(obj.get("metadata")).get("deletionTimestamp"))
         first, seen.observed = not seen.observed, True
         if seen.ended or phase is None or phase == seen.phase:
             return []
@@ -262,18 +263,14 @@ def _revisions(kind: str, obj: Mapping[str, Any], status: Mapping[str, Any]) -> 
     """The revisions a decided item of the kind carries, as the observed object shows them."""
     if kind == "AutoscalingRunnerSet":
         found = {
-            "generation": _mapping(obj.get("metadata")).get("generation"),
+            "generation": as_mapping(obj.get("metadata")).get("generation"),
             "observedGeneration": status.get("observedGeneration"),
         }
     elif kind == "EphemeralRunnerSet":
         found = {
-            "actionableRevision": _mapping(obj.get("spec")).get("actionableRevision"),
+            "actionableRevision": as_mapping(obj.get("spec")).get("actionableRevision"),
             "appliedActionableRevision": status.get("appliedActionableRevision"),
         }
     else:
         return {}
     return {k: v for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool)}
-
-
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}

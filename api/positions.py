@@ -18,6 +18,7 @@ from typing import Any
 
 from api import phases
 from api.models import ChildAt, DecisionAt, ObjectAt
+from statemachines.jsonvalues import as_mapping, section, str_or_none
 from store import clocks
 from store.ports import PositionReader
 from store.positions import Beyond, Position, Pruned
@@ -81,7 +82,7 @@ async def state_at(journal: PositionReader, *, kind: str, namespace: str, name: 
 
 def _answer(position: Position, observed: Record, *, kind: str, namespace: str, name: str) -> ObjectAt:
     obj = _object(observed)
-    status = _mapping(obj.get("status"))
+    status = as_mapping(obj.get("status"))
     conditions = status.get("conditions")
     return ObjectAt(
         seq=position.seq,
@@ -89,7 +90,7 @@ def _answer(position: Position, observed: Record, *, kind: str, namespace: str, 
         namespace=namespace,
         name=name,
         uid=observed.uid,
-        phase=_str(status.get("phase")),
+        phase=str_or_none(status.get("phase")) or None,
         conditions=[dict(c) for c in conditions if isinstance(c, Mapping)]
         if isinstance(conditions, list)
         else [],
@@ -109,7 +110,7 @@ def _child(record: Record) -> ChildAt:
         namespace=record.namespace,
         name=record.name,
         uid=record.uid,
-        phase=_str(_mapping(obj.get("status")).get("phase")),
+        phase=str_or_none(as_mapping(obj.get("status")).get("phase")) or None,
         seq=record.seq or 0,
         object=dict(obj),
     )
@@ -118,7 +119,7 @@ def _child(record: Record) -> ChildAt:
 def _decision(record: Record) -> DecisionAt:
     transitions = phases.items_of(record)
     changes = [t for t in transitions if t.from_ != t.to] or transitions
-    note = _str(record.body.get("note"))
+    note = str_or_none(record.body.get("note")) or None
     effects = record.body.get("effects")
     read = record.body.get("seq")
     return DecisionAt(
@@ -133,12 +134,4 @@ def _decision(record: Record) -> DecisionAt:
 
 
 def _object(record: Record) -> Mapping[str, Any]:
-    return _mapping(record.body.get("object"))
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) and value else None
+    return section(record.body, "object")

@@ -27,27 +27,15 @@ from api import phases
 from api.models import ListenerState, Revisions, RunnerSetState, ScaleSetView
 from api.phaseindex import PhaseIndex
 from api.ports import JournalView, Objects
+from statemachines.jsonvalues import int_or_none, section, str_or_none
 from statemachines.phases import ErPhase
 
 RECENT = 20  # transitions shown with the scale set
 RUNNER_PHASES = tuple(p.value for p in ErPhase if p is not ErPhase.NONE)
 
 
-def _section(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:
-    value = obj.get(key)
-    return value if isinstance(value, Mapping) else {}
-
-
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
 def runner_sets(objects: Objects, ars: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    uid = str(_section(ars, "metadata").get("uid") or "")
+    uid = str(section(ars, "metadata").get("uid") or "")
     return [
         found
         for kind, namespace, name in objects.children(uid)
@@ -60,18 +48,18 @@ def runners_by_phase(objects: Objects, ars: Mapping[str, Any]) -> dict[str, int]
     """The scale set's EphemeralRunners (through its runner sets) counted by phase, every phase listed."""
     counts = dict.fromkeys(RUNNER_PHASES, 0)
     for ers in runner_sets(objects, ars):
-        uid = str(_section(ers, "metadata").get("uid") or "")
+        uid = str(section(ers, "metadata").get("uid") or "")
         for kind, namespace, name in objects.children(uid):
             runner = objects.get(kind, namespace, name) if kind == phases.Kind.EPHEMERAL_RUNNER else None
             if runner is not None:
-                phase = ErPhase.of(_section(runner, "status").get("phase")) or ErPhase.PENDING
+                phase = ErPhase.of(section(runner, "status").get("phase")) or ErPhase.PENDING
                 counts[phase.value] += 1
     return counts
 
 
 def listener_of(objects: Objects, namespace: str, name: str) -> Mapping[str, Any] | None:
     for al in objects.items(phases.Kind.AUTOSCALING_LISTENER):
-        spec = _section(al, "spec")
+        spec = section(al, "spec")
         if (
             spec.get("autoscalingRunnerSetName") == name
             and spec.get("autoscalingRunnerSetNamespace") == namespace
@@ -100,7 +88,7 @@ async def view(
     )
     if transitions and transitions[-1].to is None:
         return None  # its history ended (finalizer released): gone, though its DELETED is not observed yet
-    meta, status = _section(ars, "metadata"), _section(ars, "status")
+    meta, status = section(ars, "metadata"), section(ars, "status")
     sets = runner_sets(objects, ars)
     ers = sets[0] if sets else None
     conditions = status.get("conditions")
@@ -116,19 +104,19 @@ async def view(
         namespace=namespace,
         name=name,
         uid=str(meta.get("uid") or ""),
-        phase=_str(status.get("phase")) or None,
+        phase=str_or_none(status.get("phase")) or None,
         conditions=[dict(c) for c in conditions if isinstance(c, Mapping)]
         if isinstance(conditions, list)
         else [],
         revisions=Revisions(
-            generation=_int(meta.get("generation")),
-            observed_generation=_int(status.get("observedGeneration")),
+            generation=int_or_none(meta.get("generation")),
+            observed_generation=int_or_none(status.get("observedGeneration")),
             actionable_revision=None
             if ers is None
-            else _int(_section(ers, "spec").get("actionableRevision")),
+            else int_or_none(section(ers, "spec").get("actionableRevision")),
             applied_actionable_revision=None
             if ers is None
-            else _int(_section(ers, "status").get("appliedActionableRevision")),
+            else int_or_none(section(ers, "status").get("appliedActionableRevision")),
         ),
         runner_set=None if ers is None else _runner_set(ers),
         runners=runners_by_phase(objects, ars),
@@ -142,7 +130,7 @@ def _shown(objects: Objects, sets: list[Mapping[str, Any]]) -> list[tuple[str, s
     """The keys of the runner sets and their runners, whose observed versions the view reads."""
     keys: list[tuple[str, str, str]] = []
     for ers in sets:
-        meta = _section(ers, "metadata")
+        meta = section(ers, "metadata")
         keys.append(
             (
                 phases.Kind.EPHEMERAL_RUNNER_SET.value,
@@ -160,9 +148,9 @@ def _shown(objects: Objects, sets: list[Mapping[str, Any]]) -> list[tuple[str, s
 
 def _runner_set(ers: Mapping[str, Any]) -> RunnerSetState:
     return RunnerSetState(
-        name=str(_section(ers, "metadata").get("name") or ""),
-        phase=_str(_section(ers, "status").get("phase")) or None,
-        replicas=_int(_section(ers, "spec").get("replicas")),
+        name=str(section(ers, "metadata").get("name") or ""),
+        phase=str_or_none(section(ers, "status").get("phase")) or None,
+        replicas=int_or_none(section(ers, "spec").get("replicas")),
     )
 
 
@@ -173,7 +161,7 @@ async def _listener(
     al = listener_of(objects, namespace, name)
     if al is None:
         return None, 0
-    meta = _section(al, "metadata")
+    meta = section(al, "metadata")
     al_namespace, al_name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
     recent = await phases.served_last(
         index,
@@ -188,6 +176,6 @@ async def _listener(
         name=al_name,
         namespace=al_namespace,
         state=recent[-1].to if recent else None,
-        pod_phase=None if pod is None else _str(_section(pod, "status").get("phase")),
+        pod_phase=None if pod is None else str_or_none(section(pod, "status").get("phase")),
     )
     return state, recent[-1].seq if recent else 0

@@ -39,8 +39,8 @@ from controller import kubeeffects, results
 from controller.contexts import Context
 from controller.errors import ExecutionError
 from statemachines.effects import ActionsCall, ActionsOp, ReleaseRunner
+from statemachines.jsonvalues import JsonObject
 
-JsonObject = Mapping[str, Any]
 Op = Callable[[ActionsClient, JsonObject], Awaitable[results.Body]]
 
 INVALID_ARGUMENTS: Final = "InvalidArguments"

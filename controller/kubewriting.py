@@ -10,8 +10,9 @@ so one adapter serves the four custom resources and the core and RBAC kinds alik
   pick a strategic merge patch for a dict body on a core kind); status writes go to ``/status``.
 * Every request, reads included, first takes a token from an ``aiolimiter`` bucket that holds ``burst``
   tokens and refills at ``qps`` a second (client-go's QPS/burst).
-* ``ApiException`` and transport failures are translated here, and only here, into ``errors.KubeError``
-  whose ``error`` is the Status ``reason`` (by HTTP code when the body has none).
+* ``ApiException`` and transport failures are read as a ``kube.failures.Failure`` and raised here, and
+  only here, as ``errors.KubeError`` whose ``error`` is the Status ``reason`` (by HTTP code when the
+  body has none).
 
 kubernetes_asyncio logs every response body at DEBUG, Secrets included; ``Kube`` installs a filter that
 drops those records, so no log level shows a token or a JIT config.
@@ -19,45 +20,26 @@ drops those records, so no log level shows a token or a JIT config.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Protocol
 from urllib.parse import quote
 
-import aiohttp
 from aiolimiter import AsyncLimiter
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from controller.errors import KubeError
+from kube import failures
 from statemachines import kinds
 from statemachines.effects import ObjectRef
 
 JSON: Final = "application/json"
 MERGE_PATCH: Final = "application/merge-patch+json"
 RBAC_GROUP: Final = "rbac.authorization.k8s.io"
-UNAVAILABLE: Final = "ServiceUnavailable"
 UNKNOWN_KIND: Final = "UnknownKind"
 MESSAGE_LIMIT: Final = 500
-
-# The reason a real API server gives for each code, for answers whose body is not a Status.
-REASONS: Final = {
-    400: "BadRequest",
-    401: "Unauthorized",
-    403: "Forbidden",
-    404: "NotFound",
-    405: "MethodNotAllowed",
-    409: "Conflict",
-    410: "Expired",
-    415: "UnsupportedMediaType",
-    422: "Invalid",
-    429: "TooManyRequests",
-    500: "InternalError",
-    503: UNAVAILABLE,
-    504: "Timeout",
-}
 
 
 @dataclass(frozen=True)
@@ -191,10 +173,11 @@ class Kube:
                 )
             except ApiException as exc:
                 raise translate(exc) from exc
-            except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+            except failures.UNANSWERED as exc:
+                failure = failures.Failure.unanswered(exc)
                 raise KubeError(
-                    UNAVAILABLE,
-                    f"{method} {path}: the API server could not be reached ({type(exc).__name__})",
+                    failure.reason_or_default(),
+                    f"{method} {path}: the API server could not be reached ({failure.phrase})",
                 ) from exc
 
 
@@ -208,32 +191,9 @@ def delete_options(uid: str, propagation: str) -> dict[str, Any]:
 
 
 def translate(exc: ApiException) -> KubeError:
-    """The ``KubeError`` for an error answer: the Status reason and message, on one line."""
-    code = int(exc.status or 0)
-    status = _status(exc.body)
-    fallback = REASONS.get(code) or (UNAVAILABLE if code == 0 else "Failed")
-    reason = str(status.get("reason") or "") or fallback
-    message = " ".join(str(status.get("message") or exc.reason or f"answered {code}").split())
+    """The ``KubeError`` for an error answer: the Status reason (else the code's), the message on one line."""
+    failure = failures.Failure.from_api_exception(exc)
+    message = " ".join((failure.message or failure.phrase or f"answered {failure.code}").split())
     if len(message) > MESSAGE_LIMIT:
         message = message[: MESSAGE_LIMIT - 1] + "…"
-    return KubeError(reason, message, code=code, retry_after=_retry_after(exc, status))
-
-
-def _status(body: object) -> Mapping[str, Any]:
-    try:
-        data = json.loads(body) if isinstance(body, str | bytes) else None
-    except ValueError:
-        return {}
-    return data if isinstance(data, Mapping) else {}
-
-
-def _retry_after(exc: ApiException, status: Mapping[str, Any]) -> float | None:
-    details = status.get("details")
-    seconds: object = details.get("retryAfterSeconds") if isinstance(details, Mapping) else None
-    if seconds is None:
-        headers: Mapping[str, str] = exc.headers or {}
-        seconds = headers.get("Retry-After")
-    try:
-        return max(0.0, float(str(seconds))) if seconds is not None else None
-    except (TypeError, ValueError):
-        return None
+    return KubeError(failure.reason_or_default(), message, code=failure.code, retry_after=failure.retry_after)

@@ -32,12 +32,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from controller.reconciling import Executor, NotLeading
 from controller.settings import LeaderElectionSettings
+from kube.failures import UNANSWERED, Failure
 from statemachines.effects import Effect
 
 log = logging.getLogger("arcsm.controller")
@@ -100,8 +100,11 @@ class Elector:
         try:
             lease = await self._leases.read_namespaced_lease(name, namespace)
         except ApiException as exc:
-            if exc.status != 404:
-                log.warning("cannot read the lease %s/%s: %s %s", namespace, name, exc.status, exc.reason)
+            failure = Failure.from_api_exception(exc)
+            if not failure.not_found:
+                log.warning(
+                    "cannot read the lease %s/%s: %s %s", namespace, name, failure.code, failure.phrase
+                )
                 return False
             return await self._create(now, started)
         spec = lease.spec
@@ -123,8 +126,11 @@ class Elector:
         try:
             written = await self._leases.replace_namespaced_lease(name, namespace, body)
         except ApiException as exc:
-            if exc.status != 409:
-                log.warning("cannot update the lease %s/%s: %s %s", namespace, name, exc.status, exc.reason)
+            failure = Failure.from_api_exception(exc)
+            if not failure.conflict:
+                log.warning(
+                    "cannot update the lease %s/%s: %s %s", namespace, name, failure.code, failure.phrase
+                )
             return False  # 409: another candidate wrote it first
         self._won(written, started)
         return True
@@ -134,13 +140,14 @@ class Elector:
         try:
             created = await self._leases.create_namespaced_lease(self.settings.namespace, body)
         except ApiException as exc:
-            if exc.status != 409:
+            failure = Failure.from_api_exception(exc)
+            if not failure.conflict:
                 log.warning(
                     "cannot create the lease %s/%s: %s %s",
                     self.settings.namespace,
                     self.settings.lease_name,
-                    exc.status,
-                    exc.reason,
+                    failure.code,
+                    failure.phrase,
                 )
             return False
         self._won(created, started)
@@ -237,7 +244,7 @@ class Elector:
                 return await self.try_acquire_or_renew()
         except TimeoutError:
             return False
-        except (aiohttp.ClientError, OSError, ValueError) as exc:  # unreachable, or an answer not a Lease
+        except (*UNANSWERED, ValueError) as exc:  # unreachable, or an answer not a Lease
             log.warning("lease %s: %s", self.settings.lease_name, exc)
             return False
 
@@ -261,7 +268,7 @@ class Elector:
                 await self._leases.replace_namespaced_lease(
                     self.settings.lease_name, self.settings.namespace, body
                 )
-        except (ApiException, aiohttp.ClientError, OSError, TimeoutError) as exc:
+        except (ApiException, *UNANSWERED) as exc:
             log.warning("could not release the lease %s: %s", self.settings.lease_name, exc)
             return False
         self._observed = None

@@ -14,13 +14,11 @@ replay, a snapshot read back). ``Projection.find`` answers in the order a sorted
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 from statemachines import listenerobjects
+from statemachines.jsonvalues import JsonObject
 from statemachines.kinds import AL, ARS
 from store.projection import Index, ObjectKey
-
-JsonObject = Mapping[str, Any]
 
 
 def _scale_set_named(key: ObjectKey, listener: JsonObject) -> Iterable[tuple[str, str]]:

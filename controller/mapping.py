@@ -20,18 +20,16 @@ to the owner they serve: the object's own key is always delivered. They are an o
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from controller import lookups, snapshotting
 from controller.snapshotting import DECIDED
 from statemachines import listenerobjects, predicates
 from statemachines.effects import ObjectRef
+from statemachines.jsonvalues import JsonObject, as_mapping
 from statemachines.kinds import AL, ARS, ER, ERS
 from store.projection import Projection
-
-JsonObject = Mapping[str, Any]
 
 # (owned kind, owner kind) → deliver an update of the owned object to the owner?
 UPDATE_PREDICATES: dict[tuple[str, str], Callable[[object, object], bool]] = {
@@ -68,10 +66,6 @@ class Change:
         return tuple(obj for obj in (self.old, self.new) if obj is not None)
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
 def keys_for(change: Change, projection: Projection, *, use_predicates: bool = True) -> list[ObjectRef]:
     """The keys to decide after ``change`` (each once, in a stable order)."""
     keys: dict[ObjectRef, None] = {}
@@ -96,9 +90,9 @@ def owners(change: Change) -> list[ObjectRef]:
     """The owners of a decided kind named by the old or new object's ownerReferences (same namespace)."""
     found: dict[ObjectRef, None] = {}
     for obj in change.objects():
-        refs = _mapping(obj.get("metadata")).get("ownerReferences")
+        refs = as_mapping(obj.get("metadata")).get("ownerReferences")
         for ref in refs if isinstance(refs, list) else ():
-            ref = _mapping(ref)
+            ref = as_mapping(ref)
             kind, name = ref.get("kind"), ref.get("name")
             if kind in DECIDED and isinstance(name, str) and name:
                 found[ObjectRef(str(kind), change.namespace, name)] = None
@@ -121,7 +115,7 @@ def _related(change: Change, projection: Projection) -> Iterable[ObjectRef]:
 
 
 def _labelled_listener(obj: JsonObject) -> Iterable[ObjectRef]:
-    labels = _mapping(_mapping(obj.get("metadata")).get("labels"))
+    labels = as_mapping(as_mapping(obj.get("metadata")).get("labels"))
     for namespace_label, name_label in LISTENER_LABELS:
         namespace, name = labels.get(namespace_label), labels.get(name_label)
         if isinstance(namespace, str) and isinstance(name, str) and namespace and name:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote, urlsplit, urlunsplit
@@ -28,15 +27,10 @@ from controller import errors
 from controller.errors import KubeError, ScopeUnavailable
 from controller.kubewriting import ObjectReader
 from statemachines.effects import ActionsScope
-
-JsonObject = Mapping[str, Any]
+from statemachines.jsonvalues import JsonObject, as_mapping
 
 PROXY_USERNAME: Final = "username"
 PROXY_PASSWORD: Final = "password"
-
-
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
 
 
 @dataclass(frozen=True)
@@ -56,7 +50,7 @@ class ProxyUrls:
 
 
 def check_supported(scope: ActionsScope) -> None:
-    if _mapping(scope.vault).get("type"):
+    if as_mapping(scope.vault).get("type"):
         raise ScopeUnavailable(
             errors.INVALID_CONFIGURATION,
             f"vaultConfig type {scope.vault.get('type')!r} is not supported by arcsm; put the GitHub "
@@ -84,8 +78,8 @@ async def credentials_secret(reader: ObjectReader, scope: ActionsScope) -> dict[
 
 
 def parse_credentials(secret: JsonObject) -> Credentials:
-    meta = _mapping(secret.get("metadata"))
-    data = {str(k): str(v) for k, v in _mapping(secret.get("data")).items()}
+    meta = as_mapping(secret.get("metadata"))
+    data = {str(k): str(v) for k, v in as_mapping(secret.get("data")).items()}
     try:
         return actions_credentials.from_secret_data(data)
     except actions_errors.InvalidCredentials as exc:
@@ -99,7 +93,7 @@ async def read_credentials(reader: ObjectReader, scope: ActionsScope) -> Credent
 
 async def root_ca(reader: ObjectReader, scope: ActionsScope) -> str:
     """The PEM ``scope.tls`` names (a ConfigMap key in ``scope.namespace``), or "" when it names none."""
-    ref = _mapping(_mapping(_mapping(scope.tls).get("certificateFrom")).get("configMapKeyRef"))
+    ref = as_mapping(as_mapping(as_mapping(scope.tls).get("certificateFrom")).get("configMapKeyRef"))
     if not ref:
         return ""
     name, key = str(ref.get("name") or ""), str(ref.get("key") or "")
@@ -112,7 +106,7 @@ async def root_ca(reader: ObjectReader, scope: ActionsScope) -> str:
             f"cannot read githubServerTLS's ConfigMap {where} ({exc.reason}): {exc}",
             retry_after=exc.retry_after,
         ) from exc
-    pem = _mapping(config_map.get("data")).get(key)
+    pem = as_mapping(config_map.get("data")).get(key)
     if not isinstance(pem, str) or not pem.strip():
         raise ScopeUnavailable(
             errors.ROOT_CA_UNAVAILABLE, f"the ConfigMap {where} has no key {key!r} with a PEM certificate"
@@ -126,8 +120,8 @@ async def proxy_urls(reader: ObjectReader, proxy: JsonObject, namespace: str) ->
         return ProxyUrls()
     no_proxy = tuple(str(h) for h in proxy.get("noProxy") or () if str(h))
     return ProxyUrls(
-        http=await _proxy_url(reader, _mapping(proxy.get("http")), namespace),
-        https=await _proxy_url(reader, _mapping(proxy.get("https")), namespace),
+        http=await _proxy_url(reader, as_mapping(proxy.get("http")), namespace),
+        https=await _proxy_url(reader, as_mapping(proxy.get("https")), namespace),
         no_proxy=no_proxy,
     )
 
@@ -138,7 +132,7 @@ async def _proxy_url(reader: ObjectReader, server: JsonObject, namespace: str) -
     if not url or not ref:
         return url
     secret = await read_secret(reader, namespace, ref, what=f"the credentials of the proxy {url}")
-    data = _mapping(secret.get("data"))
+    data = as_mapping(secret.get("data"))
     username = _decode(data.get(PROXY_USERNAME), f"{namespace}/{ref}", PROXY_USERNAME)
     password = _decode(data.get(PROXY_PASSWORD), f"{namespace}/{ref}", PROXY_PASSWORD)
     return with_user_info(url, username, password)

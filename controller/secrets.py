@@ -25,8 +25,7 @@ from actions.credentials import Credentials, GitHubApp, PersonalAccessToken
 from actions.models import JitConfig
 from statemachines import naming
 from statemachines.effects import CreateJitConfigSecret, CreateListenerConfigSecret, WriteProxySecret
-
-JsonObject = Mapping[str, Any]
+from statemachines.jsonvalues import JsonObject, as_mapping, as_strings
 
 JIT_TOKEN: Final = "jitToken"
 RUNNER_NAME: Final = "runnerName"
@@ -49,22 +48,14 @@ def decode(value: object) -> str:
         return ""
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
-def _strings(value: object) -> dict[str, str]:
-    return {str(k): str(v) for k, v in _mapping(value).items()}
-
-
 def _metadata(
     name: str, namespace: str, metadata: JsonObject, owner: JsonObject, *, annotations: Mapping[str, str]
 ) -> dict[str, Any]:
     return {
         "name": name,
         "namespace": namespace,
-        "labels": _strings(metadata.get("labels")),
-        "annotations": {**_strings(metadata.get("annotations")), **annotations},
+        "labels": as_strings(metadata.get("labels")),
+        "annotations": {**as_strings(metadata.get("annotations")), **annotations},
         "ownerReferences": [dict(owner)] if owner else [],
     }
 
@@ -99,8 +90,8 @@ def jit_secret(effect: CreateJitConfigSecret, jit: JitConfig) -> dict[str, Any]:
 
 def owner_uids(obj: JsonObject) -> list[str]:
     """The uids of ``obj``'s ownerReferences."""
-    refs = _mapping(obj.get("metadata")).get("ownerReferences")
-    return [str(_mapping(ref).get("uid") or "") for ref in refs] if isinstance(refs, list) else []
+    refs = as_mapping(obj.get("metadata")).get("ownerReferences")
+    return [str(as_mapping(ref).get("uid") or "") for ref in refs] if isinstance(refs, list) else []
 
 
 def owned_by(secret: JsonObject, owner: JsonObject) -> bool:
@@ -114,8 +105,8 @@ def owned_by(secret: JsonObject, owner: JsonObject) -> bool:
 def jit_facts(secret: JsonObject) -> dict[str, Any]:
     """``runnerId`` and ``runnerName`` an existing JIT Secret names (annotations first, then data);
     ``runnerId`` is left out when neither holds a positive integer."""
-    annotations = _strings(_mapping(secret.get("metadata")).get("annotations"))
-    data = _mapping(secret.get("data"))
+    annotations = as_strings(as_mapping(secret.get("metadata")).get("annotations"))
+    data = as_mapping(secret.get("data"))
     raw_id = annotations.get(naming.ANNOTATION_JIT_RUNNER_ID) or decode(data.get(RUNNER_ID))
     name = annotations.get(naming.ANNOTATION_JIT_RUNNER_NAME) or decode(data.get(RUNNER_NAME))
     facts: dict[str, Any] = {"runnerName": name}
@@ -161,7 +152,7 @@ def listener_config_secret(effect: CreateListenerConfigSecret, config: JsonObjec
 
 
 def proxy_annotations(effect: WriteProxySecret, data: Mapping[str, str]) -> dict[str, str]:
-    wanted = _strings(effect.metadata.get("annotations"))
+    wanted = as_strings(effect.metadata.get("annotations"))
     return {**wanted, naming.ANNOTATION_INTEGRITY_HASH: naming.secret_hash(dict(data))}
 
 
@@ -175,20 +166,20 @@ def proxy_secret(effect: WriteProxySecret, data: Mapping[str, str]) -> dict[str,
 
 def proxy_patch(effect: WriteProxySecret, data: Mapping[str, str], live: JsonObject) -> dict[str, Any]:
     """The merge patch that brings ``live`` to ``data`` and the effect's metadata; {} when it matches."""
-    live_meta = _mapping(live.get("metadata"))
+    live_meta = as_mapping(live.get("metadata"))
     patch: dict[str, Any] = {}
     meta: dict[str, Any] = {}
     for key, wanted in (
-        ("labels", _strings(effect.metadata.get("labels"))),
+        ("labels", as_strings(effect.metadata.get("labels"))),
         ("annotations", proxy_annotations(effect, data)),
     ):
-        have = _strings(live_meta.get(key))
+        have = as_strings(live_meta.get(key))
         changed = {k: v for k, v in wanted.items() if have.get(k) != v}
         if changed:
             meta[key] = changed
     if meta:
         patch["metadata"] = meta
-    live_data = {str(k): decode(v) for k, v in _mapping(live.get("data")).items()}
+    live_data = {str(k): decode(v) for k, v in as_mapping(live.get("data")).items()}
     if live_data != dict(data):
         changed_data: dict[str, str | None] = {k: encode(v) for k, v in data.items()}
         changed_data.update({k: None for k in live_data if k not in data})

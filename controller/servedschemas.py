@@ -21,11 +21,10 @@ import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
-import aiohttp
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from controller import kubewriting
+from kube import failures
 from statemachines import kinds
 from statemachines.kinds import AL, ARS, ER, ERS
 
@@ -39,7 +38,7 @@ REQUIRED: Final[Mapping[str, tuple[tuple[str, ...], ...]]] = {
 }
 DECIDED: Final = (ARS, ERS, ER, AL)
 READ_TIMEOUT: Final = 10.0  # seconds per CRD read: a start must not hang on an API server that is not there
-TRANSPORT_ERRORS: Final = (aiohttp.ClientError, OSError, TimeoutError)
+TRANSPORT_ERRORS: Final = failures.UNANSWERED
 
 
 def crd_name(kind: str) -> str:
@@ -84,7 +83,7 @@ async def _read(api: client.ApiClient, name: str) -> Mapping[str, Any]:
     )
     try:
         if not 200 <= resp.status < 300:  # left raw, the answer is not raised as an ApiException
-            raise Unreadable(kubewriting.REASONS.get(resp.status, f"HTTP {resp.status}"))
+            raise Unreadable(failures.REASONS.get(resp.status, f"HTTP {resp.status}"))
         found: Mapping[str, Any] = json.loads(await resp.read())
     finally:
         resp.release()

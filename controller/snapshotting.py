@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from controller import lookups
 from statemachines import autoscalinglisteners as al
@@ -40,24 +39,20 @@ from statemachines import (
     runners,
 )
 from statemachines.effects import ObjectRef
+from statemachines.jsonvalues import JsonObject, as_mapping, section
 from statemachines.kinds import AL, ARS, ER, ERS
 from statemachines.snapshots import Settings, Snapshot
 from store.projection import Projection
 from store.records import Record, RecordType
 
-JsonObject = Mapping[str, Any]
 Related = dict[str, JsonObject | None]
 
 # The kinds a machine decides about, in the order a restart enqueues them.
 DECIDED: tuple[str, ...] = (ARS, ERS, ER, AL)
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
 def meta(obj: JsonObject | None) -> JsonObject:
-    return _mapping((obj or {}).get("metadata"))
+    return section(obj, "metadata")
 
 
 def uid(obj: JsonObject | None) -> str:
@@ -196,7 +191,7 @@ def _ars(
         ars.ERS: _runner_set_of(projection, ref, obj),
         ars.LISTENER: _listener_of(projection, ref, obj, settings),
     }
-    annotations = _mapping(meta(obj).get("annotations"))
+    annotations = as_mapping(meta(obj).get("annotations"))
     for annotation, kind in ars.DEPENDENTS:
         name = annotations.get(annotation)
         if isinstance(name, str) and name:

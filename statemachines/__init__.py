@@ -2,4 +2,6 @@
 
 Pure: no I/O, no ``await``, no clock reads. A machine reads a snapshot and returns a decision
 (transitions taken and effects as data); the controller records and executes it.
+
+``jsonvalues`` declares ``JsonObject`` and the coercions that read observed JSON, for every package.
 """

@@ -59,11 +59,10 @@ from statemachines import (
 )
 from statemachines.decisions import Decision
 from statemachines.drafts import Draft
+from statemachines.jsonvalues import JsonObject, as_mapping
 from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ListenerState
 from statemachines.snapshots import Snapshot
-
-JsonObject = Mapping[str, Any]
 
 KIND = "AutoscalingListener"
 FINALIZER = "autoscalinglistener.actions.github.com/finalizer"
@@ -107,12 +106,8 @@ class Trigger(enum.StrEnum):
 # -- reading the snapshot ---------------------------------------------------------------------------------
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
 def _annotations(obj: JsonObject | None) -> JsonObject:
-    return _mapping(_mapping((obj or {}).get("metadata")).get("annotations"))
+    return as_mapping(as_mapping((obj or {}).get("metadata")).get("annotations"))
 
 
 def current_state(s: Snapshot) -> ListenerState:
@@ -279,11 +274,11 @@ def _conditions(p: _Pass) -> None:
 def _metadata_patch(observed: JsonObject | None, wanted: JsonObject, *, skip: str = "") -> dict[str, Any]:
     """The labels and annotations of ``wanted`` that ``observed`` lacks or holds otherwise (merged, so keys
     only ``observed`` has are kept)."""
-    have, want = _mapping((observed or {}).get("metadata")), _mapping(wanted.get("metadata"))
+    have, want = as_mapping((observed or {}).get("metadata")), as_mapping(wanted.get("metadata"))
     out: dict[str, Any] = {}
     for field in ("labels", "annotations"):
-        current = _mapping(have.get(field))
-        changed = {k: v for k, v in _mapping(want.get(field)).items() if k != skip and current.get(k) != v}
+        current = as_mapping(have.get(field))
+        changed = {k: v for k, v in as_mapping(want.get(field)).items() if k != skip and current.get(k) != v}
         if changed:
             out[field] = changed
     return {"metadata": out} if out else {}
@@ -351,7 +346,7 @@ def _runner_set_gone(p: _Pass) -> bool:
 
 
 def _ref_of(body: JsonObject) -> effects.ObjectRef:
-    meta = _mapping(body.get("metadata"))
+    meta = as_mapping(body.get("metadata"))
     return effects.ObjectRef(str(body.get("kind")), str(meta.get("namespace")), str(meta.get("name")))
 
 
@@ -377,7 +372,7 @@ def _service_account(p: _Pass) -> bool:
             return True
         taken = MACHINE.fire(Trigger.BUILDING, current_state(p.s).value, p.s)
         p.draft.record(taken)
-        meta = _mapping(wanted["metadata"])
+        meta = as_mapping(wanted["metadata"])
         state = {ANNOTATION_STATE: taken.to} if taken is not None else {}
         body = {**wanted, "metadata": {**meta, "annotations": {**meta["annotations"], **state}}}
         p.draft.add(effects.CreateObject(_ref_of(wanted), body))
@@ -459,7 +454,7 @@ def _config_secret(p: _Pass) -> bool:
         p.requeue(REQUEUE_SOON)
         return p.end("config secret created")
     hash_key = listenerobjects.INTEGRITY_HASH
-    if _annotations(observed).get(hash_key) != _mapping(effect.metadata.get("annotations")).get(hash_key):
+    if _annotations(observed).get(hash_key) != as_mapping(effect.metadata.get("annotations")).get(hash_key):
         if not pods.is_terminating(observed):
             p.draft.add(effects.DeleteObject(effect.target, uid=pods.uid(observed)))
         p.requeue(REQUEUE_SOON)

@@ -82,7 +82,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,9 +110,10 @@ from statemachines.effects import (
     ObjectRef,
     RequeueAfter,
 )
+from statemachines.jsonvalues import JsonObject, as_mapping, parse_int, section
 from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ArsPhase
-from statemachines.snapshots import JsonObject, Snapshot
+from statemachines.snapshots import Snapshot
 
 ERS = "ers"
 LISTENER = "listener"
@@ -149,44 +150,27 @@ class Trigger(enum.StrEnum):
 # -- reading the snapshot --------------------------------------------------------------------------------
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
-def _int(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | str):
-        return 0
-    try:
-        return int(value)
-    except ValueError:
-        return 0
-
-
-def _section(obj: JsonObject | None, name: str) -> JsonObject:
-    return _mapping((obj or {}).get(name))
-
-
 def _terminating(obj: JsonObject | None) -> bool:
-    return bool(_section(obj, "metadata").get("deletionTimestamp"))
+    return bool(section(obj, "metadata").get("deletionTimestamp"))
 
 
 def _ref(kind: str, obj: JsonObject) -> ObjectRef:
-    meta = _section(obj, "metadata")
+    meta = section(obj, "metadata")
     return ObjectRef(kind, str(meta.get("namespace", "")), str(meta.get("name", "")))
 
 
 def generation(s: Snapshot) -> int:
-    return _int(s.meta.get("generation"))
+    return parse_int(s.meta.get("generation"))
 
 
 def observed_generation(s: Snapshot) -> int:
-    return _int(s.status.get("observedGeneration"))
+    return parse_int(s.status.get("observedGeneration"))
 
 
 def revisions_of(ers: JsonObject | None) -> tuple[int, int]:
     """The runner set's ``spec.actionableRevision`` and ``status.appliedActionableRevision``."""
-    spec, status = _section(ers, "spec"), _section(ers, "status")
-    return _int(spec.get("actionableRevision")), _int(status.get("appliedActionableRevision"))
+    spec, status = section(ers, "spec"), section(ers, "status")
+    return parse_int(spec.get("actionableRevision")), parse_int(status.get("appliedActionableRevision"))
 
 
 # -- guards: small named predicates over the snapshot ------------------------------------------------------
@@ -204,7 +188,7 @@ def generation_applied(s: Snapshot) -> bool:
 def runner_set_outdated_at_applied_revision(s: Snapshot) -> bool:
     """``ephemeralRunnerSetOutdatedForAppliedRevision``: Outdated about the spec in force (C4); nil-safe."""
     ers = s.get(ERS)
-    if ers is None or _section(ers, "status").get("phase") != "Outdated":
+    if ers is None or section(ers, "status").get("phase") != "Outdated":
         return False
     revision, applied = revisions_of(ers)
     return applied >= revision
@@ -220,8 +204,11 @@ def not_recovering(s: Snapshot) -> bool:
 
 
 def runners_active(s: Snapshot) -> bool:
-    status = _section(s.get(ERS), "status")
-    return _int(status.get("runningEphemeralRunners")) + _int(status.get("pendingEphemeralRunners")) > 0
+    status = section(s.get(ERS), "status")
+    return (
+        parse_int(status.get("runningEphemeralRunners")) + parse_int(status.get("pendingEphemeralRunners"))
+        > 0
+    )
 
 
 def has_runner_set(s: Snapshot) -> bool:
@@ -303,7 +290,7 @@ class _Pass:
 
     @classmethod
     def start(cls, s: Snapshot) -> _Pass:
-        phase, runners = _phase(s.status.get("phase")), _int(s.status.get("currentRunners"))
+        phase, runners = _phase(s.status.get("phase")), parse_int(s.status.get("currentRunners"))
         return cls(s, phase, observed_generation(s), runners, Draft(s.subject))
 
     def emit(self, *effects: Effect) -> None:
@@ -352,16 +339,16 @@ def update_status(
     The counters are copied from ``ers`` when its total differs from the ARS's ``currentRunners``.
     ``revisions`` go into the recorded transition beside the generations.
     """
-    ers_status = _section(ers, "status")
-    count_diff = ers is not None and _int(ers_status.get("currentReplicas")) != p.current_runners
+    ers_status = section(ers, "status")
+    count_diff = ers is not None and parse_int(ers_status.get("currentReplicas")) != p.current_runners
     phase = ArsPhase(taken.to)
     if phase == p.phase and observed == p.observed and not count_diff:
         return False
     status: dict[str, Any] = {"phase": phase.value, "observedGeneration": observed}
     if count_diff:
-        status["currentRunners"] = _int(ers_status.get("currentReplicas"))
+        status["currentRunners"] = parse_int(ers_status.get("currentReplicas"))
         for key in ("pendingEphemeralRunners", "runningEphemeralRunners", "failedEphemeralRunners"):
-            status[key] = _int(ers_status.get(key))
+            status[key] = parse_int(ers_status.get(key))
         p.current_runners = status["currentRunners"]
     p.emit(MergePatch(p.s.subject, {"status": status}, subresource="status"))
     p.phase, p.observed = phase, observed
@@ -374,26 +361,26 @@ def _cleanup(p: _Pass, kind: str, obj: JsonObject | None) -> bool:
     if obj is None:
         return True
     if not _terminating(obj):
-        p.emit(DeleteObject(_ref(kind, obj), uid=str(_section(obj, "metadata").get("uid", ""))))
+        p.emit(DeleteObject(_ref(kind, obj), uid=str(section(obj, "metadata").get("uid", ""))))
     return False
 
 
 def _pin(p: _Pass, ers: JsonObject) -> bool:
     """Pin the runner set at replicas 0 / patchID 0 (C7); False when it already is."""
-    spec = _section(ers, "spec")
-    if _int(spec.get("replicas")) == 0 and _int(spec.get("patchID")) == 0:
+    spec = section(ers, "spec")
+    if parse_int(spec.get("replicas")) == 0 and parse_int(spec.get("patchID")) == 0:
         return False
     p.emit(MergePatch(_ref(desired.KIND_ERS, ers), {"spec": {"replicas": 0, "patchID": 0}}))
     return True
 
 
 def _finalizers(obj: JsonObject | None) -> list[str]:
-    found = _section(obj, "metadata").get("finalizers")
+    found = section(obj, "metadata").get("finalizers")
     return [str(f) for f in found] if isinstance(found, list) else []
 
 
 def _without_finalizer(kind: str, obj: JsonObject, finalizer: str) -> MergePatch:
-    meta = _section(obj, "metadata")
+    meta = section(obj, "metadata")
     remaining = [f for f in _finalizers(obj) if f != finalizer]
     return MergePatch(
         _ref(kind, obj),
@@ -440,9 +427,9 @@ def _protected_dependents(s: Snapshot) -> list[tuple[str, JsonObject]]:
     """The dependents named by the cleanup annotations that still carry cleanup-protection, in order."""
     found: list[tuple[str, JsonObject]] = []
     for annotation, kind in DEPENDENTS:
-        name = _mapping(s.meta.get("annotations")).get(annotation)
+        name = as_mapping(s.meta.get("annotations")).get(annotation)
         dependent = s.get(annotation) if name else None
-        if dependent is None or _section(dependent, "metadata").get("name") != name:
+        if dependent is None or section(dependent, "metadata").get("name") != name:
             continue
         if CLEANUP_PROTECTION in _finalizers(dependent):
             found.append((kind, dependent))
@@ -612,7 +599,7 @@ def _listener(p: _Pass) -> str | None:
     ers = p.s.get(ERS)
     try:
         want = desired.autoscaling_listener(
-            p.s.obj or {}, str(_section(ers, "metadata").get("name", "")), p.s.settings
+            p.s.obj or {}, str(section(ers, "metadata").get("name", "")), p.s.settings
         )
     except desired.BuildError as exc:
         return p.warn("InvalidListener", str(exc))
@@ -641,11 +628,11 @@ def _listener(p: _Pass) -> str | None:
 def _reported_refusal(obj: JsonObject, what: str, reasons: tuple[str, ...]) -> tuple[str, str] | None:
     """The refusal the runner set's or the listener's own ``Ready`` reports (one of the objects it
     writes, with one of ``reasons``), as the scale set's."""
-    ready = conditions.find(_section(obj, "status"), conditions.READY) or {}
+    ready = conditions.find(section(obj, "status"), conditions.READY) or {}
     reason = str(ready.get("reason") or "")
     if ready.get("status") != conditions.FALSE or reason not in reasons:
         return None
-    meta = _section(obj, "metadata")
+    meta = section(obj, "metadata")
     where = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
     return reason, f"{what} {where}: {ready.get('message') or reason}"
 

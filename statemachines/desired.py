@@ -18,7 +18,8 @@ from typing import Any
 
 from statemachines import kinds, memos, naming, patches, semantics
 from statemachines.effects import ObjectRef
-from statemachines.snapshots import JsonObject, Settings
+from statemachines.jsonvalues import JsonObject, as_mapping, as_strings, section
+from statemachines.snapshots import Settings
 
 KIND_ARS = kinds.ARS
 KIND_ERS = kinds.ERS
@@ -40,10 +41,6 @@ class BuildError(ValueError):
     """The ARS cannot be turned into its children: no usable scale set id, or an unusable config URL."""
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
 def _str_map(value: object) -> dict[str, str] | None:
     """A labels/annotations map as strings; None when absent (Go's nil map)."""
     if not isinstance(value, Mapping):
@@ -58,7 +55,7 @@ def _compact(fields: Mapping[str, Any]) -> dict[str, Any]:
 
 def scale_set_id(ars: JsonObject) -> int | None:
     """The ``runner-scale-set-id`` annotation as a number; None when it is missing or unparsable."""
-    annotations = _mapping(_mapping(ars.get("metadata")).get("annotations"))
+    annotations = as_mapping(as_mapping(ars.get("metadata")).get("annotations"))
     try:
         return int(str(annotations.get(naming.ANNOTATION_RUNNER_SCALE_SET_ID, "")).strip())
     except ValueError:
@@ -66,7 +63,7 @@ def scale_set_id(ars: JsonObject) -> int | None:
 
 
 def _url_labels(ars: JsonObject) -> dict[str, str]:
-    url = str(_mapping(ars.get("spec")).get("githubConfigUrl") or "")
+    url = str(as_mapping(ars.get("spec")).get("githubConfigUrl") or "")
     try:
         return naming.url_labels(url)
     except naming.InvalidConfigUrl as exc:
@@ -76,17 +73,17 @@ def _url_labels(ars: JsonObject) -> dict[str, str]:
 def _labels(ars: JsonObject, overlay: dict[str, str], settings: Settings) -> dict[str, str]:
     """The ARS labels (minus excluded prefixes) with ``overlay`` on top, then the URL labels."""
     labels = naming.filter_and_merge_labels(
-        _str_map(_mapping(ars.get("metadata")).get("labels")), overlay, settings.exclude_label_prefixes
+        _str_map(as_mapping(ars.get("metadata")).get("labels")), overlay, settings.exclude_label_prefixes
     )
     return {**(labels or {}), **_url_labels(ars)}
 
 
 def _overlay(ars: JsonObject, component: str) -> dict[str, str]:
-    meta = _mapping(ars.get("metadata"))
+    meta = as_mapping(ars.get("metadata"))
     return {
         naming.LABEL_PART_OF: PART_OF,
         naming.LABEL_COMPONENT: component,
-        naming.LABEL_VERSION: str(_mapping(meta.get("labels")).get(naming.LABEL_VERSION, "")),
+        naming.LABEL_VERSION: str(as_mapping(meta.get("labels")).get(naming.LABEL_VERSION, "")),
         naming.LABEL_SCALE_SET_NAME: naming.name_label(str(meta.get("name", ""))),
         naming.LABEL_SCALE_SET_NAMESPACE: str(meta.get("namespace", "")),
     }
@@ -106,7 +103,7 @@ def _with_user_metadata(
 
 
 def owner_reference(ars: JsonObject) -> dict[str, Any]:
-    meta = _mapping(ars.get("metadata"))
+    meta = as_mapping(ars.get("metadata"))
     return {
         "apiVersion": kinds.API_VERSION,
         "kind": KIND_ARS,
@@ -119,8 +116,8 @@ def owner_reference(ars: JsonObject) -> dict[str, Any]:
 
 def runner_spec(ars: JsonObject, scale_set: int) -> dict[str, Any]:
     """The EphemeralRunnerSpec every runner of the set is built from (the pod template is inline)."""
-    spec = _mapping(ars.get("spec"))
-    template = _mapping(spec.get("template"))
+    spec = as_mapping(ars.get("spec"))
+    template = as_mapping(spec.get("template"))
     return _compact(
         {
             "githubConfigUrl": spec.get("githubConfigUrl", ""),
@@ -146,9 +143,9 @@ def ephemeral_runner_set(ars: JsonObject, settings: Settings) -> dict[str, Any]:
     scale_set = scale_set_id(ars)
     if scale_set is None:
         raise BuildError(f"annotation {naming.ANNOTATION_RUNNER_SCALE_SET_ID} is missing or not a number")
-    meta = _mapping(ars.get("metadata"))
-    spec = _mapping(ars.get("spec"))
-    ars_annotations = _mapping(meta.get("annotations"))
+    meta = as_mapping(ars.get("metadata"))
+    spec = as_mapping(ars.get("spec"))
+    ars_annotations = as_mapping(meta.get("annotations"))
     labels = _labels(ars, _overlay(ars, COMPONENT_RUNNER_SET), settings)
     annotations = {
         key: str(ars_annotations.get(key, ""))
@@ -181,8 +178,8 @@ def ephemeral_runner_set(ars: JsonObject, settings: Settings) -> dict[str, Any]:
 
 def listener_ref(ars: JsonObject, settings: Settings) -> ObjectRef:
     """Where the listener of ``ars`` lives: the controller namespace, under a name hashing group and URL."""
-    meta = _mapping(ars.get("metadata"))
-    spec = _mapping(ars.get("spec"))
+    meta = as_mapping(ars.get("metadata"))
+    spec = as_mapping(ars.get("spec"))
     name = naming.listener_name(
         str(meta.get("name", "")),
         str(meta.get("namespace", "")),
@@ -196,8 +193,8 @@ def listener_spec(ars: JsonObject, ers_name: str, settings: Settings) -> dict[st
     scale_set = scale_set_id(ars)
     if scale_set is None:
         raise BuildError(f"annotation {naming.ANNOTATION_RUNNER_SCALE_SET_ID} is missing or not a number")
-    meta = _mapping(ars.get("metadata"))
-    spec = _mapping(ars.get("spec"))
+    meta = as_mapping(ars.get("metadata"))
+    spec = as_mapping(ars.get("spec"))
     max_runners, min_runners = spec.get("maxRunners"), spec.get("minRunners")
     return _compact(
         {
@@ -236,7 +233,7 @@ def autoscaling_listener(ars: JsonObject, ers_name: str, settings: Settings) -> 
     ref = listener_ref(ars, settings)
     labels = _labels(ars, _overlay(ars, COMPONENT_LISTENER), settings)
     annotations = {naming.ANNOTATION_INTEGRITY_HASH: spec_hash(spec)}
-    user = _mapping(ars.get("spec")).get("autoscalingListener")
+    user = as_mapping(ars.get("spec")).get("autoscalingListener")
     labels, annotations = _with_user_metadata(user, labels, annotations, settings)
     return {
         "apiVersion": kinds.API_VERSION,
@@ -254,34 +251,26 @@ def autoscaling_listener(ars: JsonObject, ers_name: str, settings: Settings) -> 
 # -- how far observed objects are from the desired ones -------------------------------------------------
 
 
-def _section(obj: JsonObject, name: str) -> JsonObject:
-    return _mapping(obj.get(name))
-
-
-def _strings(value: object) -> dict[str, str]:
-    return {str(k): str(v) for k, v in _mapping(value).items()}
-
-
 @memos.by_identity(REMEMBERED)
 def runner_spec_drifted(ers: JsonObject, want: JsonObject) -> bool:
     """C3's drift check: only the runner spec counts, compared semantically (§4.12)."""
-    have, wanted = _section(ers, "spec"), _section(want, "spec")
+    have, wanted = section(ers, "spec"), section(want, "spec")
     return not semantics.semantic_equal(have.get("ephemeralRunnerSpec"), wanted.get("ephemeralRunnerSpec"))
 
 
 def runner_spec_patch(ers: JsonObject, want: JsonObject) -> dict[str, Any]:
     """The ``spec`` merge patch that publishes the desired runner spec (empty when it is the same text)."""
-    have, wanted = _section(ers, "spec"), _section(want, "spec")
+    have, wanted = section(ers, "spec"), section(want, "spec")
     changed = patches.diff(
-        _mapping(have.get("ephemeralRunnerSpec")), _mapping(wanted.get("ephemeralRunnerSpec"))
+        as_mapping(have.get("ephemeralRunnerSpec")), as_mapping(wanted.get("ephemeralRunnerSpec"))
     )
     return {"ephemeralRunnerSpec": changed} if changed else {}
 
 
 def runner_metadata_patch(ers: JsonObject, want: JsonObject) -> dict[str, Any]:
     """The ``spec`` merge patch for ``ephemeralRunnerMetadata``; empty when it is semantically equal."""
-    before = _section(ers, "spec").get("ephemeralRunnerMetadata")
-    after = _section(want, "spec").get("ephemeralRunnerMetadata")
+    before = section(ers, "spec").get("ephemeralRunnerMetadata")
+    after = section(want, "spec").get("ephemeralRunnerMetadata")
     if semantics.semantic_equal(before, after):
         return {}
     if isinstance(before, Mapping) and isinstance(after, Mapping):
@@ -295,10 +284,13 @@ def metadata_patch(ers: JsonObject, want: JsonObject, excluded: tuple[str, ...])
     [R] §8 item 3: the merged result is compared with what is there, so a key only the observed object
     has never counts as drift; the legacy ``integrity-hash`` annotation is dropped on the way.
     """
-    have_meta, want_meta = _section(ers, "metadata"), _section(want, "metadata")
-    have_labels, have_annotations = _strings(have_meta.get("labels")), _strings(have_meta.get("annotations"))
-    labels = naming.filter_and_merge_labels(have_labels, _strings(want_meta.get("labels")), excluded) or {}
-    annotations = naming.merge_annotations(have_annotations, _strings(want_meta.get("annotations"))) or {}
+    have_meta, want_meta = section(ers, "metadata"), section(want, "metadata")
+    have_labels, have_annotations = (
+        as_strings(have_meta.get("labels")),
+        as_strings(have_meta.get("annotations")),
+    )
+    labels = naming.filter_and_merge_labels(have_labels, as_strings(want_meta.get("labels")), excluded) or {}
+    annotations = naming.merge_annotations(have_annotations, as_strings(want_meta.get("annotations"))) or {}
     annotations.pop(naming.ANNOTATION_INTEGRITY_HASH, None)
     out: dict[str, Any] = {}
     if label_patch := patches.diff(have_labels, labels):
@@ -316,12 +308,15 @@ def listener_drifted(listener: JsonObject, want: JsonObject) -> bool:
     Compared as the runner set is (``metadata_patch``): ``want``'s labels and annotations merged into the
     observed ones must change nothing, so a key someone else added to the listener never restarts it.
     """
-    have_meta, want_meta = _section(listener, "metadata"), _section(want, "metadata")
-    have_labels, have_annotations = _strings(have_meta.get("labels")), _strings(have_meta.get("annotations"))
+    have_meta, want_meta = section(listener, "metadata"), section(want, "metadata")
+    have_labels, have_annotations = (
+        as_strings(have_meta.get("labels")),
+        as_strings(have_meta.get("annotations")),
+    )
     return (
         (have_meta.get("namespace"), have_meta.get("name"))
         != (want_meta.get("namespace"), want_meta.get("name"))
-        or not semantics.semantic_equal(_section(listener, "spec"), _section(want, "spec"))
-        or {**have_labels, **_strings(want_meta.get("labels"))} != have_labels
-        or {**have_annotations, **_strings(want_meta.get("annotations"))} != have_annotations
+        or not semantics.semantic_equal(section(listener, "spec"), section(want, "spec"))
+        or {**have_labels, **as_strings(want_meta.get("labels"))} != have_labels
+        or {**have_annotations, **as_strings(want_meta.get("annotations"))} != have_annotations
     )

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-JsonObject = Mapping[str, Any]
+from statemachines.jsonvalues import JsonObject
 
 
 @dataclass(frozen=True)

@@ -72,12 +72,11 @@ from statemachines import (
 from statemachines.conditions import Condition
 from statemachines.decisions import Decision
 from statemachines.drafts import Draft
+from statemachines.jsonvalues import JsonObject, as_mapping
 from statemachines.outcomes import Failure, Outcome
 from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ErPhase
 from statemachines.snapshots import Snapshot
-
-JsonObject = Mapping[str, Any]
 
 KIND = "EphemeralRunner"
 POD = "pod"
@@ -124,10 +123,6 @@ class Trigger(enum.StrEnum):
 # -- reading the snapshot ---------------------------------------------------------------------------------
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
 def current_phase(s: Snapshot) -> ErPhase:
     return ErPhase.of(s.status.get("phase"))
 
@@ -141,7 +136,7 @@ def secret_ref(s: Snapshot) -> effects.ObjectRef:
 
 
 def failures(s: Snapshot) -> Mapping[str, object]:
-    return _mapping(s.status.get("failures"))
+    return as_mapping(s.status.get("failures"))
 
 
 def pod_phase(s: Snapshot) -> str:
@@ -254,9 +249,9 @@ class _Pass:
             config_url=str(spec.get("githubConfigUrl") or ""),
             namespace=self.s.subject.namespace,
             secret_name=str(spec.get("githubConfigSecret") or ""),
-            proxy=_mapping(spec.get("proxy")),
-            tls=_mapping(spec.get("githubServerTLS")),
-            vault=_mapping(spec.get("vaultConfig")),
+            proxy=as_mapping(spec.get("proxy")),
+            tls=as_mapping(spec.get("githubServerTLS")),
+            vault=as_mapping(spec.get("vaultConfig")),
         )
 
     def call(self, op: effects.ActionsOp, **args: Any) -> effects.ActionsCall:
@@ -294,7 +289,7 @@ class _Pass:
         key = effects.MergePatch(self.s.subject, {}, subresource="status").key
         drafted = next((e for e in self.draft.effects if e.key == key), None)
         patch = drafted.patch.get("status") if isinstance(drafted, effects.MergePatch) else None
-        return {**self.s.status, **_mapping(patch)}
+        return {**self.s.status, **as_mapping(patch)}
 
     def delete_self(self) -> None:
         self.deleting = True
@@ -466,7 +461,7 @@ def _finalizers(p: _Pass) -> bool:
 
 
 def _jit_effect(p: _Pass) -> effects.CreateJitConfigSecret:
-    meta = _mapping(p.s.spec.get("ephemeralRunnerConfigSecretMetadata"))
+    meta = as_mapping(p.s.spec.get("ephemeralRunnerConfigSecretMetadata"))
     return effects.CreateJitConfigSecret(
         target=secret_ref(p.s),
         scope=p.scope(),
@@ -474,7 +469,7 @@ def _jit_effect(p: _Pass) -> effects.CreateJitConfigSecret:
         scale_set_id=int(p.s.spec.get("runnerScaleSetId") or 0),
         work_folder=runnerpods.work_folder(p.er),
         owner=runners.owner_reference(p.er, KIND),
-        metadata={k: dict(_mapping(meta.get(k))) for k in ("labels", "annotations") if meta.get(k)},
+        metadata={k: dict(as_mapping(meta.get(k))) for k in ("labels", "annotations") if meta.get(k)},
     )
 
 
@@ -527,7 +522,7 @@ def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: Outcome) -> bool:
         return p.end("a runner of this name exists: looking it up")
     if not found.ok:
         return _retry(p, lookup, found, "looking up the runner of this name")
-    existing = _mapping(found.facts.get("runner"))
+    existing = as_mapping(found.facts.get("runner"))
     if not existing:
         return _retry_after(p, jit, found, "no runner of this name after all: generating the JIT config")
     if existing.get("runnerScaleSetId") != int(p.s.spec.get("runnerScaleSetId") or 0):
@@ -562,7 +557,7 @@ def _retry_after(p: _Pass, effect: effects.Effect, since: Outcome, doing: str) -
 
 def secret_runner(s: Snapshot, jit_result: Outcome | None) -> tuple[int, str] | None:
     """The runner id and name the JIT Secret holds; None when it names no valid id."""
-    annotations = _mapping(_mapping((s.get(SECRET) or {}).get("metadata")).get("annotations"))
+    annotations = as_mapping(as_mapping((s.get(SECRET) or {}).get("metadata")).get("annotations"))
     if naming.ANNOTATION_JIT_RUNNER_ID in annotations:
         source: JsonObject = {
             "runnerId": annotations.get(naming.ANNOTATION_JIT_RUNNER_ID),
@@ -629,8 +624,12 @@ def _backoff(p: _Pass) -> bool:
 
 
 def _owner_uids(obj: JsonObject) -> list[str]:
-    refs = _mapping(obj.get("metadata")).get("ownerReferences")
-    return [str(_mapping(r)["uid"]) for r in refs if _mapping(r).get("uid")] if isinstance(refs, list) else []
+    refs = as_mapping(obj.get("metadata")).get("ownerReferences")
+    return (
+        [str(as_mapping(r)["uid"]) for r in refs if as_mapping(r).get("uid")]
+        if isinstance(refs, list)
+        else []
+    )
 
 
 def _taken_message(kind: str, name: str, other: JsonObject) -> str:

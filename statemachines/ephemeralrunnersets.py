@@ -61,10 +61,11 @@ from statemachines import effects, naming, outcomes, readycondition, refusals, r
 from statemachines.conditions import Condition
 from statemachines.decisions import Decision, Transition
 from statemachines.effects import Effect, ObjectRef
+from statemachines.jsonvalues import JsonObject, as_int, section
 from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ErPhase, ErsPhase
 from statemachines.runners import RunnersByState
-from statemachines.snapshots import JsonObject, Snapshot
+from statemachines.snapshots import Snapshot
 
 FINALIZER = naming.FINALIZER_EPHEMERAL_RUNNER_SET
 PROXY_SECRET = "proxy_secret"  # the key of Snapshot.related
@@ -99,16 +100,12 @@ class Trigger(enum.StrEnum):
 # -- reading the snapshot --------------------------------------------------------------------------------
 
 
-def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
-
-
 def spec_revision(s: Snapshot) -> int:
-    return _int(s.spec.get("actionableRevision"))
+    return as_int(s.spec.get("actionableRevision"))
 
 
 def applied_revision(s: Snapshot) -> int:
-    return _int(s.status.get("appliedActionableRevision"))
+    return as_int(s.status.get("appliedActionableRevision"))
 
 
 def target_revision(s: Snapshot) -> int:
@@ -125,8 +122,7 @@ def current_phase(s: Snapshot) -> ErsPhase:
 
 
 def runner_spec(s: Snapshot) -> JsonObject:
-    value = s.spec.get("ephemeralRunnerSpec")
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
+    return section(s.spec, "ephemeralRunnerSpec")
 
 
 def runner_ref(s: Snapshot, runner: JsonObject) -> ObjectRef:
@@ -189,7 +185,7 @@ def proxy_configured(s: Snapshot) -> bool:
 
 def scaling_allowed(s: Snapshot) -> bool:
     """Step 9: a new listener patch, or patch id 0 ("force the state")."""
-    patch_id = _int(s.spec.get("patchID"))
+    patch_id = as_int(s.spec.get("patchID"))
     return patch_id == 0 or patch_id != runners_of(s).latest_patch_id
 
 
@@ -401,7 +397,7 @@ def _with_status(
 
 def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str, tuple[str, str] | None]:
     """Step 9: the runners to create or release, the note, and a refused runner create (``refusals``)."""
-    replicas = _int(s.spec.get("replicas"))
+    replicas = as_int(s.spec.get("replicas"))
     total = by_state.scale_total
     if total < replicas:
         if by_state.outdated:
@@ -437,7 +433,7 @@ def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str, tu
                 problem,
             )
         return created, f"step 9: creating {len(created)} runners, one was refused", problem
-    if _int(s.spec.get("patchID")) == 0 and total > replicas:
+    if as_int(s.spec.get("patchID")) == 0 and total > replicas:
         chosen = _idle_releases(s, by_state, total - replicas)
         return chosen, f"step 9: releasing {len(chosen)} of {total - replicas} surplus runners", None
     return [], "step 9: at scale", None
@@ -453,7 +449,7 @@ def _idle_releases(s: Snapshot, by_state: RunnersByState, count: int) -> list[Ef
     would fix it. Without a runner id it cannot be running a job; it is deleted without a RemoveRunner
     (``_release``).
     """
-    pinned = _int(s.spec.get("replicas")) == 0
+    pinned = as_int(s.spec.get("replicas")) == 0
     candidates = [(r, True) for r in by_state.pending] + [(r, False) for r in by_state.running]
     chosen: list[Effect] = []
     for runner, pending in candidates:
@@ -555,7 +551,7 @@ def pods_refused(s: Snapshot, applied: int) -> tuple[str, str] | None:
             r
             for r in s.children
             if runners.phase(r) is ErPhase.FAILED
-            and _status_of(r).get("reason") == REASON_INVALID_POD
+            and section(r, "status").get("reason") == REASON_INVALID_POD
             and runners.revision(r) == applied
             and not runners.is_deleting(r)
         ),
@@ -563,14 +559,9 @@ def pods_refused(s: Snapshot, applied: int) -> tuple[str, str] | None:
     )
     if not refused:
         return None
-    verdict = _REFUSED_PREFIX.sub("", str(_status_of(refused[0]).get("message") or ""), count=1)
+    verdict = _REFUSED_PREFIX.sub("", str(section(refused[0], "status").get("message") or ""), count=1)
     message = f"the API server refuses the runner pods: {verdict or 'no reason given'}; fix the pod template"
     return PODS_REFUSED, readycondition.one_line(message)
-
-
-def _status_of(runner: JsonObject) -> JsonObject:
-    status = runner.get("status")
-    return status if isinstance(status, Mapping) else {}
 
 
 def _status_patch(

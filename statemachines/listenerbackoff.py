@@ -18,14 +18,11 @@ the times come from ``Snapshot.now`` and the pod's own status, so a replay decid
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from statemachines import naming, pods
-
-JsonObject = Mapping[str, Any]
+from statemachines.jsonvalues import JsonObject, as_mapping
 
 BASE_SECONDS = 5.0
 CAP_SECONDS = 300.0
@@ -37,12 +34,8 @@ ANNOTATION_FAILED_AT = naming.ARCSM_PREFIX + "listener-failed-at"
 ANNOTATION_FAILED_HASH = naming.ARCSM_PREFIX + "listener-failed-hash"
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
 def annotations_of(obj: JsonObject | None) -> JsonObject:
-    return _mapping(_mapping((obj or {}).get("metadata")).get("annotations"))
+    return as_mapping(as_mapping((obj or {}).get("metadata")).get("annotations"))
 
 
 def pod_hash(pod: JsonObject | None) -> str:
@@ -59,10 +52,10 @@ def delay(count: int) -> float:
 
 def run_seconds(pod: JsonObject | None, now: datetime) -> float:
     """How long the listener container ran (to its end, or to ``now``); 0 when it never started."""
-    state = _mapping((pods.container_status(pod, LISTENER_CONTAINER) or {}).get("state"))
-    ended = _mapping(state.get("terminated"))
-    started = pods.parse_time(ended.get("startedAt") or _mapping(state.get("running")).get("startedAt"))
-    started = started or pods.parse_time(_mapping((pod or {}).get("status")).get("startTime"))
+    state = as_mapping((pods.container_status(pod, LISTENER_CONTAINER) or {}).get("state"))
+    ended = as_mapping(state.get("terminated"))
+    started = pods.parse_time(ended.get("startedAt") or as_mapping(state.get("running")).get("startedAt"))
+    started = started or pods.parse_time(as_mapping((pod or {}).get("status")).get("startTime"))
     if started is None:
         return 0.0
     finished = pods.parse_time(ended.get("finishedAt")) or now

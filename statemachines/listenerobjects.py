@@ -19,9 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from statemachines import effects, memos, naming, runners
+from statemachines.jsonvalues import JsonObject, as_list, as_mapping, as_strings
 from statemachines.snapshots import Settings
-
-JsonObject = Mapping[str, Any]
 
 KIND = "AutoscalingListener"
 LISTENER_CONTAINER = "listener"
@@ -55,24 +54,12 @@ CONTAINER_REPLACED = (
 )  # fmt: skip
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
-def _list(value: object) -> list[Any]:
-    return list(value) if isinstance(value, list) else []
-
-
-def _strings(value: object) -> dict[str, str]:
-    return {str(k): str(v) for k, v in _mapping(value).items()}
-
-
 def spec(al: JsonObject) -> JsonObject:
-    return _mapping(al.get("spec"))
+    return as_mapping(al.get("spec"))
 
 
 def meta(al: JsonObject) -> JsonObject:
-    return _mapping(al.get("metadata"))
+    return as_mapping(al.get("metadata"))
 
 
 def name(al: JsonObject) -> str:
@@ -102,8 +89,11 @@ def _metadata(
     user: object, labels: Mapping[str, str], annotations: Mapping[str, str]
 ) -> tuple[dict[str, str], dict[str, str]]:
     """A ResourceMeta block (``labels``/``annotations``) as the base, the computed keys over it."""
-    block = _mapping(user)
-    return {**_strings(block.get("labels")), **labels}, {**_strings(block.get("annotations")), **annotations}
+    block = as_mapping(user)
+    return {**as_strings(block.get("labels")), **labels}, {
+        **as_strings(block.get("annotations")),
+        **annotations,
+    }
 
 
 def _body(api_version: str, kind: str, obj_meta: dict[str, Any], **rest: Any) -> dict[str, Any]:
@@ -115,7 +105,7 @@ def _body(api_version: str, kind: str, obj_meta: dict[str, Any], **rest: Any) ->
 
 @memos.by_identity(REMEMBERED)
 def service_account(al: JsonObject) -> dict[str, Any]:
-    labels = {**_strings(meta(al).get("labels")), **_scale_set_labels(al)}
+    labels = {**as_strings(meta(al).get("labels")), **_scale_set_labels(al)}
     annotations = {INTEGRITY_HASH: naming.stable_hash(labels)}
     labels, annotations = _metadata(spec(al).get("serviceAccountMetadata"), labels, annotations)
     obj_meta = {
@@ -147,7 +137,7 @@ def role_rules(al: JsonObject) -> list[dict[str, Any]]:
 
 def _rbac_labels(al: JsonObject) -> dict[str, str]:
     return {
-        **_strings(meta(al).get("labels")),
+        **as_strings(meta(al).get("labels")),
         **_scale_set_labels(al),
         LABEL_LISTENER_NAMESPACE: namespace(al),
         LABEL_LISTENER_NAME: name(al),
@@ -189,9 +179,9 @@ def scope(al: JsonObject) -> effects.ActionsScope:
         config_url=str(spec(al).get("githubConfigUrl") or ""),
         namespace=ars_namespace(al),
         secret_name=str(spec(al).get("githubConfigSecret") or ""),
-        proxy=_mapping(spec(al).get("proxy")),
-        tls=_mapping(spec(al).get("githubServerTLS")),
-        vault=_mapping(spec(al).get("vaultConfig")),
+        proxy=as_mapping(spec(al).get("proxy")),
+        tls=as_mapping(spec(al).get("githubServerTLS")),
+        vault=as_mapping(spec(al).get("vaultConfig")),
     )
 
 
@@ -220,9 +210,9 @@ def config_settings(al: JsonObject, settings: Settings) -> dict[str, Any]:
         "metrics_endpoint": settings.listener_metrics_endpoint if metrics else "",
         "metrics": s.get("metrics"),
     }
-    vault = _mapping(s.get("vaultConfig"))
+    vault = as_mapping(s.get("vaultConfig"))
     if vault.get("type"):
-        azure = _mapping(vault.get("azureKeyVault"))
+        azure = as_mapping(vault.get("azureKeyVault"))
         block: dict[str, Any] = {
             "tenant_id": azure.get("tenantId", ""),
             "client_id": azure.get("clientId", ""),
@@ -246,9 +236,9 @@ def config_secret(
     """The effect that writes ``<AL>-config``; ``credentials`` is the observed credentials Secret, if any."""
     wanted = scope(al)
     config = config_settings(al, settings)
-    version = str(_mapping((credentials or {}).get("metadata")).get("resourceVersion") or "")
+    version = str(as_mapping((credentials or {}).get("metadata")).get("resourceVersion") or "")
     digest = naming.stable_hash(config, dataclasses.asdict(wanted), version)
-    user = _mapping(spec(al).get("configSecretMetadata"))
+    user = as_mapping(spec(al).get("configSecretMetadata"))
     labels, annotations = _metadata(user, {}, {INTEGRITY_HASH: digest})
     return effects.CreateListenerConfigSecret(
         target=config_secret_ref(al),
@@ -267,7 +257,7 @@ def proxy_secret(al: JsonObject) -> effects.WriteProxySecret:
     """``<AL>-proxy``: the executor builds the data and stamps the integrity hash over it."""
     return effects.WriteProxySecret(
         target=proxy_secret_ref(al),
-        proxy=_mapping(spec(al).get("proxy")),
+        proxy=as_mapping(spec(al).get("proxy")),
         owner=owner(al),
         metadata={"labels": _scale_set_labels(al)},
     )
@@ -316,7 +306,7 @@ def _merge_container(base: dict[str, Any], extra: JsonObject) -> dict[str, Any]:
     out = dict(base)
     for key in CONTAINER_APPENDED:
         if key in out or key in extra:
-            out[key] = [*_list(out.get(key)), *_list(extra.get(key))]
+            out[key] = [*as_list(out.get(key)), *as_list(extra.get(key))]
     for key in CONTAINER_IF_SET:
         if extra.get(key):
             out[key] = extra[key]
@@ -336,18 +326,18 @@ def pod_spec(al: JsonObject, settings: Settings) -> dict[str, Any]:
         "nodeSelector": {"kubernetes.io/os": "linux"},
         "restartPolicy": "Never",
         "terminationGracePeriodSeconds": 60,
-        "imagePullSecrets": [dict(_mapping(p)) for p in _list(spec(al).get("imagePullSecrets"))],
+        "imagePullSecrets": [dict(as_mapping(p)) for p in as_list(spec(al).get("imagePullSecrets"))],
     }
-    template = _mapping(spec(al).get("template"))
+    template = as_mapping(spec(al).get("template"))
     if not template:
         return out
-    tmpl = _mapping(template.get("spec"))
-    containers = [c for c in _list(tmpl.get("containers")) if isinstance(c, Mapping)]
+    tmpl = as_mapping(template.get("spec"))
+    containers = [c for c in as_list(tmpl.get("containers")) if isinstance(c, Mapping)]
     for c in containers:
         if c.get("name") == LISTENER_CONTAINER:
             out["containers"][0] = _merge_container(out["containers"][0], c)
     out["containers"] += [c for c in containers if c.get("name") != LISTENER_CONTAINER]
-    out["volumes"] += _list(tmpl.get("volumes"))
+    out["volumes"] += as_list(tmpl.get("volumes"))
     for key in TEMPLATE_POD_FIELDS:
         out.pop(key, None)
         if tmpl.get(key) is not None:
@@ -363,12 +353,12 @@ def listener_pod(al: JsonObject, settings: Settings, dependencies: Mapping[str, 
     """The listener pod; ``dependencies`` are the integrity hashes of the objects it runs with."""
     pod_spec_ = pod_spec(al, settings)
     digest = naming.stable_hash(pod_spec_, spec(al), dict(dependencies), settings.listener_metrics_addr)
-    labels = _strings(meta(al).get("labels"))
+    labels = as_strings(meta(al).get("labels"))
     annotations = {INTEGRITY_HASH: digest}
-    tmpl_meta = _mapping(_mapping(spec(al).get("template")).get("metadata"))
+    tmpl_meta = as_mapping(as_mapping(spec(al).get("template")).get("metadata"))
     # Template labels and annotations are only added where the listener's own are absent.
-    labels = {**_strings(tmpl_meta.get("labels")), **labels}
-    annotations = {**_strings(tmpl_meta.get("annotations")), **annotations}
+    labels = {**as_strings(tmpl_meta.get("labels")), **labels}
+    annotations = {**as_strings(tmpl_meta.get("annotations")), **annotations}
     obj_meta = {
         "name": name(al),
         "namespace": namespace(al),

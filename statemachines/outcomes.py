@@ -25,16 +25,13 @@ measured from it has always elapsed.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 from statemachines import pods
 from statemachines.effects import DeleteObject, Effect, ObjectRef
+from statemachines.jsonvalues import JsonObject
 from statemachines.snapshots import Snapshot
-
-JsonObject = Mapping[str, Any]
 
 
 class Failure(enum.StrEnum):

@@ -10,9 +10,8 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
 
-JsonObject = Mapping[str, Any]
+from statemachines.jsonvalues import JsonObject, as_mappings, section
 
 RUNNER_CONTAINER = "runner"
 LISTENER_CONTAINER = "listener"
@@ -49,17 +48,6 @@ def _utc_text(value: datetime) -> str:
 _remembered_utc_text = functools.lru_cache(maxsize=256)(_utc_text)
 
 
-def _status(pod: JsonObject | None) -> JsonObject:
-    status = (pod or {}).get("status")
-    return status if isinstance(status, Mapping) else {}
-
-
-def _list(value: object) -> list[JsonObject]:
-    if not isinstance(value, list):
-        return []
-    return [item for item in value if isinstance(item, Mapping)]
-
-
 def pod_ready(pod: JsonObject | None) -> bool:
     """Upstream's ``podReady``: the Ready condition with the strictly latest ``lastTransitionTime``.
 
@@ -68,7 +56,7 @@ def pod_ready(pod: JsonObject | None) -> bool:
     """
     latest = ZERO_TIME
     ready = False
-    for condition in _list(_status(pod).get("conditions")):
+    for condition in as_mappings(section(pod, "status").get("conditions")):
         if condition.get("type") != "Ready":
             continue
         at = parse_time(condition.get("lastTransitionTime"))
@@ -80,7 +68,7 @@ def pod_ready(pod: JsonObject | None) -> bool:
 
 def container_status(pod: JsonObject | None, name: str) -> JsonObject | None:
     """The status of the (non-init) container called ``name``; None when the pod reports none."""
-    for status in _list(_status(pod).get("containerStatuses")):
+    for status in as_mappings(section(pod, "status").get("containerStatuses")):
         if status.get("name") == name:
             return status
     return None
@@ -114,19 +102,22 @@ def is_running(status: JsonObject | None) -> bool:
 
 def init_container_failed(pod: JsonObject | None) -> bool:
     """True when any init container terminated with a non-zero exit code."""
-    return any(exit_code(s) not in (None, 0) for s in _list(_status(pod).get("initContainerStatuses")))
+    return any(
+        exit_code(s) not in (None, 0)
+        for s in as_mappings(section(pod, "status").get("initContainerStatuses"))
+    )
 
 
 def phase(pod: JsonObject | None) -> str:
-    return str(_status(pod).get("phase") or "")
+    return str(section(pod, "status").get("phase") or "")
 
 
 def reason(pod: JsonObject | None) -> str:
-    return str(_status(pod).get("reason") or "")
+    return str(section(pod, "status").get("reason") or "")
 
 
 def message(pod: JsonObject | None) -> str:
-    return str(_status(pod).get("message") or "")
+    return str(section(pod, "status").get("message") or "")
 
 
 def uid(pod: JsonObject | None) -> str:

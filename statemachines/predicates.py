@@ -38,8 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from statemachines import conditions, pods, semantics
-
-JsonObject = Mapping[str, Any]
+from statemachines.jsonvalues import JsonObject, as_mapping
 
 
 @dataclass(frozen=True)
@@ -60,12 +59,8 @@ def _canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
 def object_metadata(obj: JsonObject) -> dict[str, Any]:
-    meta = _mapping(obj.get("metadata"))
+    meta = as_mapping(obj.get("metadata"))
     return {
         "generation": meta.get("generation"),
         "deletionTimestamp": meta.get("deletionTimestamp"),
@@ -78,7 +73,7 @@ def object_metadata(obj: JsonObject) -> dict[str, Any]:
 
 def runner_set_projection(ers: JsonObject) -> Projection:
     """What the AutoscalingRunnerSet machine reads of its EphemeralRunnerSet."""
-    status = _mapping(ers.get("status"))
+    status = as_mapping(ers.get("status"))
     read = (
         "phase",
         "appliedActionableRevision",
@@ -100,7 +95,7 @@ def runner_set_projection(ers: JsonObject) -> Projection:
 
 def runner_projection(runner: JsonObject) -> Projection:
     """What the EphemeralRunnerSet machine reads of its EphemeralRunners."""
-    status = _mapping(runner.get("status"))
+    status = as_mapping(runner.get("status"))
     return Projection(
         strict={
             "metadata": object_metadata(runner),
@@ -112,8 +107,8 @@ def runner_projection(runner: JsonObject) -> Projection:
 
 def pod_projection(pod: JsonObject) -> Projection:
     """What the EphemeralRunner machine reads of its runner pod."""
-    meta = _mapping(pod.get("metadata"))
-    status = _mapping(pod.get("status"))
+    meta = as_mapping(pod.get("metadata"))
+    status = as_mapping(pod.get("status"))
     runner = pods.runner_container_status(pod)
     return Projection(
         strict={

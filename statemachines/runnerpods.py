@@ -14,8 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from statemachines import naming, runners
-
-JsonObject = Mapping[str, Any]
+from statemachines.jsonvalues import JsonObject, as_mapping, as_strings
 
 KIND = "EphemeralRunner"
 RUNNER_CONTAINER = "runner"
@@ -35,21 +34,13 @@ LABEL_RUNNER_POD = "runner-pod"
 _PROXY_ENVS = (("http_proxy", "http"), ("https_proxy", "https"), ("no_proxy", "noProxy"))
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
-def _strings(value: object) -> dict[str, str]:
-    return {str(k): str(v) for k, v in _mapping(value).items()}
-
-
 def template(runner: JsonObject) -> JsonObject:
     """The runner's inline pod template: ``{"metadata": ..., "spec": ...}`` under the runner's spec."""
-    return _mapping(runner.get("spec"))
+    return as_mapping(runner.get("spec"))
 
 
 def runner_container(runner: JsonObject) -> JsonObject | None:
-    containers = _mapping(template(runner).get("spec")).get("containers")
+    containers = as_mapping(template(runner).get("spec")).get("containers")
     for container in containers if isinstance(containers, list) else []:
         if isinstance(container, Mapping) and container.get("name") == RUNNER_CONTAINER:
             return container
@@ -74,15 +65,15 @@ def _secret_env(name: str, secret: str, key: str) -> dict[str, Any]:
 
 def runner_env(runner: JsonObject, *, build_version: str) -> list[dict[str, Any]]:
     """What is appended to the ``runner`` container's env, in upstream's order."""
-    name = str(_mapping(runner.get("metadata")).get("name") or "")
+    name = str(as_mapping(runner.get("metadata")).get("name") or "")
     env = [
         _secret_env(ENV_JIT_CONFIG, name, JIT_TOKEN_KEY),
         {"name": ENV_EXTRA_USER_AGENT, "value": f"actions-runner-controller/{build_version}"},
         {"name": ENV_DEPRECATED_EXIT_CODE, "value": "1"},
     ]
-    spec = _mapping(runner.get("spec"))
+    spec = as_mapping(runner.get("spec"))
     proxy_secret = str(spec.get("proxySecretRef") or "")
-    proxy = _mapping(spec.get("proxy"))
+    proxy = as_mapping(spec.get("proxy"))
     if proxy_secret:
         env.extend(_secret_env(var, proxy_secret, var) for var, key in _PROXY_ENVS if _proxy_sets(proxy, key))
     return env
@@ -96,16 +87,16 @@ def _proxy_sets(proxy: JsonObject, key: str) -> bool:
 
 def runner_pod(runner: JsonObject, secret: JsonObject | None, *, build_version: str) -> dict[str, Any]:
     """The pod body for ``runner`` whose JIT config is in ``secret`` (the observed Secret, for its uid)."""
-    meta = _mapping(runner.get("metadata"))
+    meta = as_mapping(runner.get("metadata"))
     tmpl = template(runner)
-    tmpl_meta = _mapping(tmpl.get("metadata"))
-    labels = {**_strings(meta.get("labels")), **_strings(tmpl_meta.get("labels"))}
+    tmpl_meta = as_mapping(tmpl.get("metadata"))
+    labels = {**as_strings(meta.get("labels")), **as_strings(tmpl_meta.get("labels"))}
     labels[LABEL_EPHEMERAL_RUNNER] = "True"
-    annotations = {**_strings(meta.get("annotations")), **_strings(tmpl_meta.get("annotations"))}
+    annotations = {**as_strings(meta.get("annotations")), **as_strings(tmpl_meta.get("annotations"))}
     # Upstream hashes the secret's data; the journal never holds it, and a new JIT config is a new Secret.
-    secret_uid = str(_mapping((secret or {}).get("metadata")).get("uid") or "")
+    secret_uid = str(as_mapping((secret or {}).get("metadata")).get("uid") or "")
     labels[LABEL_POD_TEMPLATE_HASH] = naming.stable_hash(labels, annotations, runner.get("spec"), secret_uid)
-    pod_spec = dict(_mapping(tmpl.get("spec")))
+    pod_spec = dict(as_mapping(tmpl.get("spec")))
     extra = runner_env(runner, build_version=build_version)
     containers = pod_spec.get("containers")
     pod_spec["containers"] = [

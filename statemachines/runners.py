@@ -26,9 +26,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from statemachines import kinds, naming, pods
+from statemachines.jsonvalues import JsonObject, as_strings, section
 from statemachines.phases import ErPhase
-
-JsonObject = Mapping[str, Any]
 
 RUNNER_KIND = "EphemeralRunner"
 SET_KIND = "EphemeralRunnerSet"
@@ -41,16 +40,6 @@ _SUFFIX_LENGTH = 5
 _MAX_GENERATED_PREFIX = 58  # the API server's cut for generateName prefixes, kept for the same lengths
 
 
-def _meta(obj: JsonObject) -> JsonObject:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, Mapping) else {}
-
-
-def _status(obj: JsonObject) -> JsonObject:
-    status = obj.get("status")
-    return status if isinstance(status, Mapping) else {}
-
-
 def _parse_int(value: object) -> int | None:
     """Go's strconv parse of a decimal annotation: an optional sign and digits, within int64."""
     if not isinstance(value, str) or not _INTEGER.match(value):
@@ -60,15 +49,15 @@ def _parse_int(value: object) -> int | None:
 
 
 def name_of(runner: JsonObject) -> str:
-    return str(_meta(runner).get("name") or "")
+    return str(section(runner, "metadata").get("name") or "")
 
 
 def uid_of(runner: JsonObject) -> str:
-    return str(_meta(runner).get("uid") or "")
+    return str(section(runner, "metadata").get("uid") or "")
 
 
 def annotation(runner: JsonObject, key: str) -> object:
-    annotations = _meta(runner).get("annotations")
+    annotations = section(runner, "metadata").get("annotations")
     return annotations.get(key) if isinstance(annotations, Mapping) else None
 
 
@@ -84,13 +73,13 @@ def patch_id(runner: JsonObject) -> int | None:
 
 def runner_id(runner: JsonObject) -> int:
     """The Actions service's id for the runner; 0 until it registered."""
-    value = _status(runner).get("runnerId")
+    value = section(runner, "status").get("runnerId")
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def has_job(runner: JsonObject) -> bool:
     """Upstream's ``HasJob``: the listener recorded a job id on the runner."""
-    return bool(_status(runner).get("jobId"))
+    return bool(section(runner, "status").get("jobId"))
 
 
 def is_deleting(runner: JsonObject) -> bool:
@@ -98,11 +87,11 @@ def is_deleting(runner: JsonObject) -> bool:
 
 
 def phase(runner: JsonObject) -> ErPhase:
-    return ErPhase.of(_status(runner).get("phase"))
+    return ErPhase.of(section(runner, "status").get("phase"))
 
 
 def created_at(runner: JsonObject) -> datetime:
-    return pods.parse_time(_meta(runner).get("creationTimestamp")) or _EPOCH
+    return pods.parse_time(section(runner, "metadata").get("creationTimestamp")) or _EPOCH
 
 
 def oldest_first(runners: Iterable[JsonObject]) -> tuple[JsonObject, ...]:
@@ -192,7 +181,7 @@ def _suffix(seed: str) -> str:
 
 def runner_names(runner_set: JsonObject, count: int, taken: Collection[str]) -> list[str]:
     """``count`` new runner names for ``runner_set``, none of them in ``taken`` (see the module doc)."""
-    meta = _meta(runner_set)
+    meta = section(runner_set, "metadata")
     prefix = f"{meta.get('name', '')}-runner-"[:_MAX_GENERATED_PREFIX]
     seed = f"{meta.get('uid', '')}/{meta.get('generation', 0)}"
     names: list[str] = []
@@ -207,7 +196,7 @@ def runner_names(runner_set: JsonObject, count: int, taken: Collection[str]) -> 
 
 def owner_reference(obj: JsonObject, kind: str) -> dict[str, Any]:
     """The controller ownerReference ``SetControllerReference`` writes for ``obj``."""
-    meta = _meta(obj)
+    meta = section(obj, "metadata")
     return {
         "apiVersion": kinds.API_VERSION,
         "kind": kind,
@@ -216,10 +205,6 @@ def owner_reference(obj: JsonObject, kind: str) -> dict[str, Any]:
         "controller": True,
         "blockOwnerDeletion": True,
     }
-
-
-def _strings(value: object) -> dict[str, str]:
-    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
 
 
 def new_runner(
@@ -236,17 +221,17 @@ def new_runner(
     not filtered, as upstream filters none. The spec is the set's ``ephemeralRunnerSpec`` (shared, never
     mutated), plus ``proxySecretRef`` when the set has a proxy.
     """
-    meta = _meta(runner_set)
+    meta = section(runner_set, "metadata")
     spec = runner_set.get("spec") or {}
     template_meta = spec.get("ephemeralRunnerMetadata") or {}
-    own = {**_strings(meta.get("labels")), naming.LABEL_COMPONENT: COMPONENT_RUNNER}
+    own = {**as_strings(meta.get("labels")), naming.LABEL_COMPONENT: COMPONENT_RUNNER}
     labels = (
-        naming.filter_and_merge_labels(_strings(template_meta.get("labels")), own, exclude_label_prefixes)
+        naming.filter_and_merge_labels(as_strings(template_meta.get("labels")), own, exclude_label_prefixes)
         or {}
     )
     annotations = {
-        **_strings(template_meta.get("annotations")),
-        **_strings(meta.get("annotations")),
+        **as_strings(template_meta.get("annotations")),
+        **as_strings(meta.get("annotations")),
         naming.ANNOTATION_PATCH_ID: str(spec.get("patchID") or 0),
         naming.ANNOTATION_ACTIONABLE_REVISION: str(spec.get("actionableRevision") or 0),
     }

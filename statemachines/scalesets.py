@@ -44,7 +44,8 @@ from typing import Any
 from statemachines import arsconditions, desired, naming, outcomes
 from statemachines.arsconditions import Problem
 from statemachines.effects import ActionsCall, ActionsOp, ActionsScope, Effect, EmitEvent, MergePatch
-from statemachines.snapshots import JsonObject, Snapshot
+from statemachines.jsonvalues import JsonObject, as_mapping, parse_int
+from statemachines.snapshots import Snapshot
 
 DEFAULT_RUNNER_GROUP_ID = 1
 
@@ -65,35 +66,20 @@ class _Answer:
     ask: Step | None  # the call still to make: no answer yet, or the last one failed
 
 
-def _mapping(value: object) -> JsonObject:
-    return value if type(value) is dict or isinstance(value, Mapping) else {}
-
-
-def _int(value: object) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    try:
-        return int(str(value))
-    except ValueError:
-        return 0
-
-
 def scope(s: Snapshot) -> ActionsScope:
     """The Actions client of the ARS: its config URL and credentials, proxy, TLS and vault (§2.0)."""
     return ActionsScope(
         config_url=str(s.spec.get("githubConfigUrl") or ""),
         namespace=s.subject.namespace,
         secret_name=str(s.spec.get("githubConfigSecret") or ""),
-        proxy=_mapping(s.spec.get("proxy")),
-        tls=_mapping(s.spec.get("githubServerTLS")),
-        vault=_mapping(s.spec.get("vaultConfig")),
+        proxy=as_mapping(s.spec.get("proxy")),
+        tls=as_mapping(s.spec.get("githubServerTLS")),
+        vault=as_mapping(s.spec.get("vaultConfig")),
     )
 
 
 def _call(s: Snapshot, op: ActionsOp, **args: Any) -> ActionsCall:
-    epoch = f"{s.meta.get('uid', '')}/{_int(s.meta.get('generation'))}"
+    epoch = f"{s.meta.get('uid', '')}/{parse_int(s.meta.get('generation'))}"
     return ActionsCall(subject=s.subject, scope=scope(s), op=op, args=args, epoch=epoch)
 
 
@@ -120,7 +106,7 @@ def _group_id(s: Snapshot) -> _Answer:
     found = _answer(s, _call(s, ActionsOp.GET_RUNNER_GROUP_BY_NAME, name=group), "runnerGroup")
     if found.ask is not None:
         return found
-    group_id = _int(_mapping(found.value).get("id"))
+    group_id = parse_int(as_mapping(found.value).get("id"))
     if group_id <= 0:
         return _Answer(None, Step((), f"GetRunnerGroupByName({group!r}) answered without an id"))
     return _Answer(group_id, None)
@@ -137,7 +123,7 @@ def _labels(name: str, extra: object) -> list[str]:
 
 def _annotate(s: Snapshot, scale_set: JsonObject, keys: tuple[str, ...]) -> dict[str, str]:
     values = {
-        naming.ANNOTATION_RUNNER_SCALE_SET_ID: str(_int(scale_set.get("id"))),
+        naming.ANNOTATION_RUNNER_SCALE_SET_ID: str(parse_int(scale_set.get("id"))),
         naming.ANNOTATION_RUNNER_SCALE_SET_NAME: str(scale_set.get("name") or ""),
         naming.ANNOTATION_RUNNER_GROUP_NAME: str(scale_set.get("runnerGroupName") or ""),
     }
@@ -172,8 +158,8 @@ def ensure(s: Snapshot) -> Step:
         created = _answer(s, create, "scaleSet")
         if created.ask is not None:
             return created.ask
-        scale_set = _mapping(created.value)
-    if _int(scale_set.get("id")) <= 0:
+        scale_set = as_mapping(created.value)
+    if parse_int(scale_set.get("id")) <= 0:
         return Step((), "the Actions service answered with a scale set without an id")
     keys = (
         naming.ANNOTATION_RUNNER_SCALE_SET_NAME,
@@ -187,7 +173,7 @@ def ensure(s: Snapshot) -> Step:
 
 
 def _needs_sync(s: Snapshot, annotation: str, wanted: str) -> bool:
-    annotations = _mapping(s.meta.get("annotations"))
+    annotations = as_mapping(s.meta.get("annotations"))
     if annotation not in annotations:
         return True
     return bool(wanted) and wanted.lower() != str(annotations[annotation]).lower()
@@ -209,7 +195,7 @@ def sync_group(s: Snapshot) -> Step | None:
     if updated.ask is not None:
         return updated.ask
     keys = (naming.ANNOTATION_RUNNER_GROUP_NAME, naming.ANNOTATION_RUNNER_SCALE_SET_NAME)
-    patch = {"metadata": {"annotations": _annotate(s, _mapping(updated.value), keys)}}
+    patch = {"metadata": {"annotations": _annotate(s, as_mapping(updated.value), keys)}}
     return Step((MergePatch(s.subject, patch),), f"scale set moved to runner group {group.value}")
 
 
@@ -226,7 +212,7 @@ def sync_name(s: Snapshot) -> Step | None:
     if updated.ask is not None:
         return updated.ask
     keys = (naming.ANNOTATION_RUNNER_SCALE_SET_NAME,)
-    patch = {"metadata": {"annotations": _annotate(s, _mapping(updated.value), keys)}}
+    patch = {"metadata": {"annotations": _annotate(s, as_mapping(updated.value), keys)}}
     return Step((MergePatch(s.subject, patch),), f"scale set renamed to {name!r}")
 
 

@@ -10,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from statemachines.effects import ObjectRef
-
-JsonObject = Mapping[str, Any]
+from statemachines.jsonvalues import JsonObject
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from typing import Any
 
 import aiosqlite
 
+from statemachines.jsonvalues import section
 from store import clocks, reading, retention, rows, schema, snapshots
 from store.errors import JournalCorrupt, JournalError, translate
 from store.projection import Projection, owner_uids
@@ -293,5 +294,4 @@ async def _last_of_each(db: aiosqlite.Connection, keys: list[tuple[str, str, str
 
 
 def _object(record: Record) -> Mapping[str, Any]:
-    obj = record.body.get("object")
-    return obj if isinstance(obj, Mapping) else {}
+    return section(record.body, "object")

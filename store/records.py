@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, NewType
 
-Seq = NewType("Seq", int)
+from statemachines.jsonvalues import JsonObject
 
-JsonObject = Mapping[str, Any]
+Seq = NewType("Seq", int)
 
 
 class RecordType(enum.StrEnum):

@@ -21,8 +21,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from statemachines.jsonvalues import JsonObject
 from store import records
-from store.records import JsonObject, Record, RecordType
+from store.records import Record, RecordType
 
 encode = json.JSONEncoder(separators=(",", ":"), allow_nan=False).encode
 

@@ -16,9 +16,10 @@ from typing import Any
 
 import aiosqlite
 
+from statemachines.jsonvalues import JsonObject
 from store import jsontext, redacting
 from store.errors import InvalidRecord, JournalCorrupt
-from store.records import RECORD_TYPES, JsonObject, Record, RecordType, Seq
+from store.records import RECORD_TYPES, Record, RecordType, Seq
 
 COLUMNS = "seq, at, type, kind, namespace, name, uid, resource_version, body, checksum"
 INSERT = f"INSERT INTO records ({COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"

@@ -1,6 +1,7 @@
 """List+watch loops per kind. They only append ``observed`` (and ``sync``) records to the journal; they
-never decide, and they import nothing of the project but ``store`` and the table of ARC kinds
-(``statemachines.kinds``): an import-linter contract in ``pyproject.toml`` holds them to it.
+never decide, and they import nothing of the project but ``store``, of the machines' package the table of
+ARC kinds (``statemachines.kinds``) and the JSON helpers (``statemachines.jsonvalues``), and the Kubernetes
+error model (``kube``): an import-linter contract in ``pyproject.toml`` holds them to it.
 
     supervising.Watchers(api=..., journal=journal, known=journal.projection, settings=WatchSettings(...))
 

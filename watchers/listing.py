@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from store.records import JsonObject, Record, observed
+from statemachines.jsonvalues import JsonObject
+from store.records import Record, observed
 from watchers import decoding, objects, requesting, retrying
 from watchers.errors import WatchError
 from watchers.kinds import ListCall, WatchedKind

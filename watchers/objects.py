@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from store.records import JsonObject, Record, RecordType, redact
+from statemachines.jsonvalues import JsonObject, section
+from store.records import Record, RecordType, redact
 from watchers import slimming
 from watchers.kinds import WatchedKind
 
@@ -34,8 +35,7 @@ def unchanged(kind: WatchedKind, before: JsonObject | None, after: JsonObject, *
 
 
 def meta(obj: JsonObject) -> Mapping[str, Any]:
-    value = obj.get("metadata")
-    return value if isinstance(value, Mapping) else {}
+    return section(obj, "metadata")
 
 
 def uid(obj: JsonObject) -> str:

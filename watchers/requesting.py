@@ -8,10 +8,11 @@ from typing import Any
 
 import aiohttp
 
+from kube import failures
 from watchers import errors
 from watchers.kinds import ListCall
 
-TRANSPORT_ERRORS = (aiohttp.ClientError, OSError, TimeoutError)
+TRANSPORT_ERRORS = failures.UNANSWERED
 
 
 async def send(

@@ -42,7 +42,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from store.records import JsonObject
+from statemachines.jsonvalues import JsonObject, as_mapping
 
 POD = "Pod"
 # The Pod status fields kept whole (``statemachines.pods``, ``predicates.pod_projection``,
@@ -50,10 +50,6 @@ POD = "Pod"
 POD_STATUS = ("phase", "reason", "message", "startTime", "containerStatuses", "initContainerStatuses")
 # The only condition type anything reads of a Pod (``pods.pod_ready``).
 POD_CONDITIONS = frozenset({"Ready"})
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
 
 
 def slim(kind: str, obj: JsonObject) -> dict[str, Any]:
@@ -92,5 +88,5 @@ def unchanged(kind: str, before: JsonObject | None, after: JsonObject) -> bool:
 
 
 def _without_version(obj: JsonObject) -> dict[str, Any]:
-    meta = {k: v for k, v in _mapping(obj.get("metadata")).items() if k != "resourceVersion"}
+    meta = {k: v for k, v in as_mapping(obj.get("metadata")).items() if k != "resourceVersion"}
     return {**obj, "metadata": meta}

@@ -17,7 +17,8 @@ from typing import Any
 
 import aiohttp
 
-from store.records import JsonObject, Record, observed
+from statemachines.jsonvalues import JsonObject
+from store.records import Record, observed
 from watchers import decoding, errors, objects, requesting
 from watchers.kinds import ListCall, WatchedKind
 from watchers.objects import Cache
