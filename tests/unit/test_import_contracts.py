@@ -33,7 +33,9 @@ TYPES: dict[str, type[Contract]] = {
 }
 
 SIM_ONLY = "Only the emulator commands and the demo import the emulator"
-WATCHERS = "Watchers import only store and the table of ARC kinds"
+WATCHERS = (
+    "Watchers import only store, the table of ARC kinds, the JSON helpers and the Kubernetes error model"
+)
 API_READS = "The HTTP API never loads the journal's writer"
 
 # (contract, importer, imported, whether the contract still holds with that import added)
@@ -51,6 +53,8 @@ CASES = [
     (WATCHERS, "watchers.watching", "actions.errors", False),
     (WATCHERS, "watchers.slimming", "statemachines.kinds", True),
     (WATCHERS, "watchers.watching", "store.journal", True),
+    (WATCHERS, "watchers.watching", "statemachines.jsonvalues", True),
+    (WATCHERS, "watchers.watching", "kube.failures", True),
     (API_READS, "api.health", "store.journal", False),
     (API_READS, "api.phases", "store.appending", False),
     (API_READS, "api.health", "store.positions", True),
