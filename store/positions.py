@@ -120,14 +120,25 @@ class Window:
 class Snapshots:
     """Snapshot windows read back once and kept (``CACHED`` of them, the most recently used): a
     snapshot's projection never changes, and its window's owner map only grows as records are appended
-    after the newest snapshot (``Window.through``)."""
+    after the newest snapshot (``Window.through``). On a journal with the ``owners`` table (format 3)
+    the owner map is not read: the children named after the snapshot are looked up by index instead."""
 
     def __init__(self) -> None:
         self._held: collections.OrderedDict[int, Window] = collections.OrderedDict()
+        self._indexed = False
 
-    async def window(self, db: aiosqlite.Connection, seq: int, *, raw_horizon: int) -> Window:
+    async def indexed(self, db: aiosqlite.Connection) -> bool:
+        """Whether the journal has the ``owners`` table (an older one opened read-only has not)."""
+        if not self._indexed:
+            self._indexed = "owners" in await schema.tables(db)
+        return self._indexed
+
+    async def window(
+        self, db: aiosqlite.Connection, seq: int, *, raw_horizon: int, owners: bool = True
+    ) -> Window:
         """The window of the newest snapshot at or before ``seq`` (not below the raw horizon) that reads
-        back, its owner map reaching at least ``seq``; without one, the window from the first record."""
+        back, with (``owners``) its owner map reaching at least ``seq``; without one, the window from the
+        first record."""
         async with db.execute(
             "SELECT seq FROM snapshots WHERE seq <= ? AND seq >= ? ORDER BY seq DESC", (seq, raw_horizon)
         ) as cursor:
@@ -143,7 +154,7 @@ class Snapshots:
         self._held.move_to_end(window.seq)
         if len(self._held) > CACHED:
             self._held.popitem(last=False)
-        if window.through < seq:
+        if owners and window.through < seq:
             await _extend(db, window, seq)
         return window
 
@@ -223,10 +234,15 @@ async def at(
             return Position(seq=seq, observed=observed)
         uid = observed.uid
         decision = await _last(db, kind, namespace, name, _DECISION, seq, uid=uid)
-        window = await cache.window(db, seq, raw_horizon=horizons.raw)
-        children = await _children(
-            db, window.candidates(uid, seq) if uid else set(), uid=uid, seq=seq, own=observed
-        )
+        indexed = await cache.indexed(db)
+        window = await cache.window(db, seq, raw_horizon=horizons.raw, owners=not indexed)
+        if not uid:
+            keys: set[Key] = set()
+        elif indexed:
+            keys = await _named_after(db, window, uid, seq)
+        else:
+            keys = window.candidates(uid, seq)
+        children = await _children(db, keys, uid=uid, seq=seq, own=observed)
     except sqlite3.Error as exc:
         raise translate(exc, doing="read") from exc
     return Position(
@@ -236,6 +252,23 @@ async def at(
         decision=decision,
         snapshot=window.seq,
     )
+
+
+async def _named_after(db: aiosqlite.Connection, window: Window, uid: str, seq: int) -> set[Key]:
+    """The keys that may have been owned by ``uid`` at ``seq``, by the ``owners`` index: the snapshot's
+    children, and those whose last record naming ``uid`` after the snapshot, at or before ``seq``, was
+    not their deletion."""
+    keys = set(window.projection.children(uid)) if window.projection is not None else set()
+    found = await db.execute_fetchall(
+        "SELECT r.kind, r.namespace, r.name, o.gone FROM owners AS o JOIN records AS r ON r.seq = o.seq "
+        "WHERE o.uid = ? AND o.seq > ? AND o.seq <= ? ORDER BY o.seq",
+        (uid, window.seq, seq),
+    )
+    last: dict[Key, bool] = {}
+    for kind, namespace, name, gone in found:
+        last[(str(kind), str(namespace), str(name))] = bool(gone)
+    keys.update(key for key, gone in last.items() if not gone)
+    return keys
 
 
 async def _last(
