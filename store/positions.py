@@ -8,19 +8,25 @@ is folded from the journal's first record:
 * the object's own records and its decision come from the object index (kind, namespace, name, seq),
   read backwards from N;
 * its children are read by the same index, for candidate keys from the snapshot window of N
-  (``Window``): the children the newest snapshot at or before N holds for its uid, and the objects that
-  named the uid in their ``ownerReferences`` in the records after that snapshot (up to the next one)
-  during a range of seqs open at N. Each candidate's last observation at or before N is kept if it was
-  not DELETED and still names the owner.
+  (``Window``): the children the newest snapshot at or before N holds for its uid, and the objects
+  whose records after that snapshot, up to N, named the uid in their ``ownerReferences`` and whose last
+  such record is not their deletion, looked up in the ``owners`` index (``store.schema``, format 3) by
+  (uid, seq). Each candidate's last observation at or before N is kept if it was not DELETED and still
+  names the owner.
 
-A window is read once: the snapshot's projection is unpacked and the owners the observed records after it
-name (``json_extract`` of their ``ownerReferences``, no body decoded in Python) are filed by owner uid; the
-``CACHED`` most recently used windows are kept (``Snapshots``, one per reader), and the window after the
-newest snapshot grows as records are appended. So the first position asked in a window costs a read of
-that window (at most ``snapshot_every`` records), and every later one a few index lookups. Without a
-snapshot at or before N the window starts at the journal's first record (a journal younger than
-``snapshot_every`` records, or a position before the oldest snapshot kept; the journal keeps
-``snapshots_kept``, two by default): still correct, its first read longer.
+So a position costs the snapshot's projection, unpacked once per window and kept (``Snapshots``, the
+``CACHED`` most recently used, one cache per reader), and a few index lookups; no record body is read
+but the object's, its decision's and its candidates'. Without a snapshot at or before N the window
+starts at the journal's first record (a journal younger than ``snapshot_every`` records, or a position
+before the oldest snapshot kept; the journal keeps ``snapshots_kept``, two by default): still correct,
+the owners looked up reach back to the first record.
+
+A format-2 journal read as it is (read-only, beside an older arcsm) has no ``owners`` table: there a
+window is read once instead, the owners the observed records after the snapshot name (``json_extract``
+of their ``ownerReferences``) filed by owner uid with the seq ranges in which they named it; the window
+after the newest snapshot grows as records are appended. The first position asked in such a window
+costs a read of every observed record in it (at most ``snapshot_every`` records).
+
 Where retention pruned records the journal may no longer say what held at N: a position at or below the
 raw horizon, or between it and the oldest snapshot kept, raises ``Pruned`` naming the first position it
 can answer (``first``).
@@ -88,8 +94,9 @@ Key = tuple[str, str, str]
 @dataclass
 class Window:
     """What one snapshot window holds: the projection at its snapshot (``seq`` 0: none, the first record)
-    and, for the observed records after it up to ``through``, owner uid → child key → the seq ranges
-    ``[first, ended]`` in which the child named that owner (``ended`` 0 while it lives)."""
+    and, on a journal without the owners index, for the observed records after it up to ``through``,
+    owner uid → child key → the seq ranges ``[first, ended]`` in which the child named that owner
+    (``ended`` 0 while it lives)."""
 
     projection: Projection | None
     through: int
