@@ -266,14 +266,13 @@ async def _named_after(db: aiosqlite.Connection, window: Window, uid: str, seq: 
     children, and those whose last record naming ``uid`` after the snapshot, at or before ``seq``, was
     not their deletion."""
     keys = set(window.projection.children(uid)) if window.projection is not None else set()
+    # The bare column ``gone`` is the one of the row where max(seq) is found (SQLite's rule).
     found = await db.execute_fetchall(
-        "SELECT r.kind, r.namespace, r.name, o.gone FROM owners AS o JOIN records AS r ON r.seq = o.seq "
-        "WHERE o.uid = ? AND o.seq > ? AND o.seq <= ? ORDER BY o.seq",
+        "SELECT kind, namespace, name, gone, max(seq) FROM owners WHERE uid = ? AND seq > ? AND seq <= ? "
+        "GROUP BY kind, namespace, name",
         (uid, window.seq, seq),
     )
-    last: dict[Key, bool] = {}
-    for kind, namespace, name, gone in found:
-        last[(str(kind), str(namespace), str(name))] = bool(gone)
+    last = {(str(kind), str(namespace), str(name)): bool(gone) for kind, namespace, name, gone, _ in found}
     keys.update(key for key, gone in last.items() if not gone)
     return keys
 

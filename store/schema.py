@@ -10,7 +10,8 @@ Tables:
 * ``horizons`` — one row: every raw record at or below ``raw`` and every record at or below ``history``
   was pruned by retention. Above ``raw`` the sequence has no gaps.
 * ``owners`` — derived, kept by triggers: one row per owner uid an observed record's object names in its
-  ``ownerReferences`` (uid, seq, and whether the record is a DELETED event), so the objects an owner had
+  ``ownerReferences`` (uid, seq, the record's kind, namespace and name, and whether it is a DELETED
+  event; keyed by uid and seq, so an owner's rows are read without a record), so the objects an owner had
   at a position are found by index (``store.positions``) instead of by reading every body. It is filled
   by SQLite itself on every insert into ``records`` (whatever writes it: append, import, upgrade) and
   emptied with the records retention deletes.
@@ -73,10 +74,10 @@ _REFS = "'$.object.metadata.ownerReferences'"
 
 
 def _owner_rows(row: str, *, tables: str = "", where: str = "") -> str:
-    """A SELECT of the rows (uid, seq, gone) for the owners the observed record ``row`` names (``row``
-    from ``tables`` and ``where``, when it is not the trigger's ``NEW``)."""
+    """A SELECT of the owners rows for the owners the observed record ``row`` names (``row`` from
+    ``tables`` and ``where``, when it is not the trigger's ``NEW``)."""
     return (
-        f"SELECT json_extract(ref.value, '$.uid'), {row}.seq, "
+        f"SELECT json_extract(ref.value, '$.uid'), {row}.seq, {row}.kind, {row}.namespace, {row}.name, "
         f"coalesce(json_extract({row}.body, '$.event') = 'DELETED', 0) "
         f"FROM {tables}json_each({row}.body, {_REFS}) AS ref "
         f"WHERE {where}ref.type = 'object' AND json_type(ref.value, '$.uid') = 'text'"
@@ -85,16 +86,17 @@ def _owner_rows(row: str, *, tables: str = "", where: str = "") -> str:
 
 # Statements of their own: a trigger's body holds semicolons, so these are not split like ``DDL``.
 OWNERS_DDL = (
-    "CREATE TABLE owners (uid TEXT NOT NULL, seq INTEGER NOT NULL, gone INTEGER NOT NULL, "
+    "CREATE TABLE owners (uid TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, "
+    "namespace TEXT NOT NULL, name TEXT NOT NULL, gone INTEGER NOT NULL, "
     "PRIMARY KEY (uid, seq)) WITHOUT ROWID",
     "CREATE INDEX owners_by_seq ON owners (seq)",
     "CREATE TRIGGER owners_of_observed AFTER INSERT ON records "
     f"WHEN NEW.type = 'observed' AND json_type(NEW.body, {_REFS}) = 'array' BEGIN "
-    f"INSERT OR IGNORE INTO owners (uid, seq, gone) {_owner_rows('NEW')}; END",
+    f"INSERT OR IGNORE INTO owners {_owner_rows('NEW')}; END",
     "CREATE TRIGGER owners_of_pruned AFTER DELETE ON records WHEN OLD.type = 'observed' BEGIN "
     "DELETE FROM owners WHERE seq = OLD.seq; END",
 )
-OWNERS_BACKFILL = "INSERT OR IGNORE INTO owners (uid, seq, gone) " + _owner_rows(
+OWNERS_BACKFILL = "INSERT OR IGNORE INTO owners " + _owner_rows(
     "r", tables="records AS r, ", where=f"r.type = 'observed' AND json_type(r.body, {_REFS}) = 'array' AND "
 )
 
