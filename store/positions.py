@@ -8,19 +8,25 @@ is folded from the journal's first record:
 * the object's own records and its decision come from the object index (kind, namespace, name, seq),
   read backwards from N;
 * its children are read by the same index, for candidate keys from the snapshot window of N
-  (``Window``): the children the newest snapshot at or before N holds for its uid, and the objects that
-  named the uid in their ``ownerReferences`` in the records after that snapshot (up to the next one)
-  during a range of seqs open at N. Each candidate's last observation at or before N is kept if it was
-  not DELETED and still names the owner.
+  (``Window``): the children the newest snapshot at or before N holds for its uid, and the objects
+  whose records after that snapshot, up to N, named the uid in their ``ownerReferences`` and whose last
+  such record is not their deletion, looked up in the ``owners`` index (``store.schema``, format 3) by
+  (uid, seq). Each candidate's last observation at or before N is kept if it was not DELETED and still
+  names the owner.
 
-A window is read once: the snapshot's projection is unpacked and the owners the observed records after it
-name (``json_extract`` of their ``ownerReferences``, no body decoded in Python) are filed by owner uid; the
-``CACHED`` most recently used windows are kept (``Snapshots``, one per reader), and the window after the
-newest snapshot grows as records are appended. So the first position asked in a window costs a read of
-that window (at most ``snapshot_every`` records), and every later one a few index lookups. Without a
-snapshot at or before N the window starts at the journal's first record (a journal younger than
-``snapshot_every`` records, or a position before the oldest snapshot kept; the journal keeps
-``snapshots_kept``, two by default): still correct, its first read longer.
+So a position costs the snapshot's projection, unpacked once per window and kept (``Snapshots``, the
+``CACHED`` most recently used, one cache per reader), and a few index lookups; no record body is read
+but the object's, its decision's and its candidates'. Without a snapshot at or before N the window
+starts at the journal's first record (a journal younger than ``snapshot_every`` records, or a position
+before the oldest snapshot kept; the journal keeps ``snapshots_kept``, two by default): still correct,
+the owners looked up reach back to the first record.
+
+A format-2 journal read as it is (read-only, beside an older arcsm) has no ``owners`` table: there a
+window is read once instead, the owners the observed records after the snapshot name (``json_extract``
+of their ``ownerReferences``) filed by owner uid with the seq ranges in which they named it; the window
+after the newest snapshot grows as records are appended. The first position asked in such a window
+costs a read of every observed record in it (at most ``snapshot_every`` records).
+
 Where retention pruned records the journal may no longer say what held at N: a position at or below the
 raw horizon, or between it and the oldest snapshot kept, raises ``Pruned`` naming the first position it
 can answer (``first``).
@@ -88,8 +94,9 @@ Key = tuple[str, str, str]
 @dataclass
 class Window:
     """What one snapshot window holds: the projection at its snapshot (``seq`` 0: none, the first record)
-    and, for the observed records after it up to ``through``, owner uid → child key → the seq ranges
-    ``[first, ended]`` in which the child named that owner (``ended`` 0 while it lives)."""
+    and, on a journal without the owners index, for the observed records after it up to ``through``,
+    owner uid → child key → the seq ranges ``[first, ended]`` in which the child named that owner
+    (``ended`` 0 while it lives)."""
 
     projection: Projection | None
     through: int
@@ -120,14 +127,25 @@ class Window:
 class Snapshots:
     """Snapshot windows read back once and kept (``CACHED`` of them, the most recently used): a
     snapshot's projection never changes, and its window's owner map only grows as records are appended
-    after the newest snapshot (``Window.through``)."""
+    after the newest snapshot (``Window.through``). On a journal with the ``owners`` table (format 3)
+    the owner map is not read: the children named after the snapshot are looked up by index instead."""
 
     def __init__(self) -> None:
         self._held: collections.OrderedDict[int, Window] = collections.OrderedDict()
+        self._indexed = False
 
-    async def window(self, db: aiosqlite.Connection, seq: int, *, raw_horizon: int) -> Window:
+    async def indexed(self, db: aiosqlite.Connection) -> bool:
+        """Whether the journal has the ``owners`` table (an older one opened read-only has not)."""
+        if not self._indexed:
+            self._indexed = "owners" in await schema.tables(db)
+        return self._indexed
+
+    async def window(
+        self, db: aiosqlite.Connection, seq: int, *, raw_horizon: int, owners: bool = True
+    ) -> Window:
         """The window of the newest snapshot at or before ``seq`` (not below the raw horizon) that reads
-        back, its owner map reaching at least ``seq``; without one, the window from the first record."""
+        back, with (``owners``) its owner map reaching at least ``seq``; without one, the window from the
+        first record."""
         async with db.execute(
             "SELECT seq FROM snapshots WHERE seq <= ? AND seq >= ? ORDER BY seq DESC", (seq, raw_horizon)
         ) as cursor:
@@ -143,7 +161,7 @@ class Snapshots:
         self._held.move_to_end(window.seq)
         if len(self._held) > CACHED:
             self._held.popitem(last=False)
-        if window.through < seq:
+        if owners and window.through < seq:
             await _extend(db, window, seq)
         return window
 
@@ -223,10 +241,15 @@ async def at(
             return Position(seq=seq, observed=observed)
         uid = observed.uid
         decision = await _last(db, kind, namespace, name, _DECISION, seq, uid=uid)
-        window = await cache.window(db, seq, raw_horizon=horizons.raw)
-        children = await _children(
-            db, window.candidates(uid, seq) if uid else set(), uid=uid, seq=seq, own=observed
-        )
+        indexed = await cache.indexed(db)
+        window = await cache.window(db, seq, raw_horizon=horizons.raw, owners=not indexed)
+        if not uid:
+            keys: set[Key] = set()
+        elif indexed:
+            keys = await _named_after(db, window, uid, seq)
+        else:
+            keys = window.candidates(uid, seq)
+        children = await _children(db, keys, uid=uid, seq=seq, own=observed)
     except sqlite3.Error as exc:
         raise translate(exc, doing="read") from exc
     return Position(
@@ -236,6 +259,22 @@ async def at(
         decision=decision,
         snapshot=window.seq,
     )
+
+
+async def _named_after(db: aiosqlite.Connection, window: Window, uid: str, seq: int) -> set[Key]:
+    """The keys that may have been owned by ``uid`` at ``seq``, by the ``owners`` index: the snapshot's
+    children, and those whose last record naming ``uid`` after the snapshot, at or before ``seq``, was
+    not their deletion."""
+    keys = set(window.projection.children(uid)) if window.projection is not None else set()
+    # The bare column ``gone`` is the one of the row where max(seq) is found (SQLite's rule).
+    found = await db.execute_fetchall(
+        "SELECT kind, namespace, name, gone, max(seq) FROM owners WHERE uid = ? AND seq > ? AND seq <= ? "
+        "GROUP BY kind, namespace, name",
+        (uid, window.seq, seq),
+    )
+    last = {(str(kind), str(namespace), str(name)): bool(gone) for kind, namespace, name, gone, _ in found}
+    keys.update(key for key, gone in last.items() if not gone)
+    return keys
 
 
 async def _last(

@@ -9,6 +9,12 @@ Tables:
   of the ``snapshot`` record written with them.
 * ``horizons`` — one row: every raw record at or below ``raw`` and every record at or below ``history``
   was pruned by retention. Above ``raw`` the sequence has no gaps.
+* ``owners`` — derived, kept by triggers: one row per owner uid an observed record's object names in its
+  ``ownerReferences`` (uid, seq, the record's kind, namespace and name, and whether it is a DELETED
+  event; keyed by uid and seq, so an owner's rows are read without a record), so the objects an owner had
+  at a position are found by index (``store.positions``) instead of by reading every body. It is filled
+  by SQLite itself on every insert into ``records`` (whatever writes it: append, import, upgrade) and
+  emptied with the records retention deletes.
 
 A connection is opened in WAL mode (readers never block the writer) with ``synchronous=FULL`` for durable
 commits, and incremental auto-vacuum so pruned pages can be given back to the disk.
@@ -27,8 +33,12 @@ from store.errors import InvalidRecord, JournalCorrupt, JournalError, JournalFor
 from store.records import Record
 
 # 1: the tables below. 2: the same tables; records of type ``settings`` may appear, which an arcsm that
-# reads format 1 would take for damage, so it is told to upgrade instead.
-FORMAT = 2
+# reads format 1 would take for damage, so it is told to upgrade instead. 3: the ``owners`` table and its
+# triggers (an arcsm that reads format 2 would not keep it as it appends), filled from the records on upgrade.
+FORMAT = 3
+# The oldest format a read-only connection may read as it is: format 2 lacks only the owners index, which
+# ``store.positions`` does without (reading the owners from the records' bodies instead).
+READABLE = 2
 
 DDL = """
 CREATE TABLE records (
@@ -59,6 +69,36 @@ CREATE TABLE horizons (
 );
 INSERT INTO horizons (id, raw, history) VALUES (0, 0, 0);
 """
+
+_REFS = "'$.object.metadata.ownerReferences'"
+
+
+def _owner_rows(row: str, *, tables: str = "", where: str = "") -> str:
+    """A SELECT of the owners rows for the owners the observed record ``row`` names (``row`` from
+    ``tables`` and ``where``, when it is not the trigger's ``NEW``)."""
+    return (
+        f"SELECT json_extract(ref.value, '$.uid'), {row}.seq, {row}.kind, {row}.namespace, {row}.name, "
+        f"coalesce(json_extract({row}.body, '$.event') = 'DELETED', 0) "
+        f"FROM {tables}json_each({row}.body, {_REFS}) AS ref "
+        f"WHERE {where}ref.type = 'object' AND json_type(ref.value, '$.uid') = 'text'"
+    )
+
+
+# Statements of their own: a trigger's body holds semicolons, so these are not split like ``DDL``.
+OWNERS_DDL = (
+    "CREATE TABLE owners (uid TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, "
+    "namespace TEXT NOT NULL, name TEXT NOT NULL, gone INTEGER NOT NULL, "
+    "PRIMARY KEY (uid, seq)) WITHOUT ROWID",
+    "CREATE INDEX owners_by_seq ON owners (seq)",
+    "CREATE TRIGGER owners_of_observed AFTER INSERT ON records "
+    f"WHEN NEW.type = 'observed' AND json_type(NEW.body, {_REFS}) = 'array' BEGIN "
+    f"INSERT OR IGNORE INTO owners {_owner_rows('NEW')}; END",
+    "CREATE TRIGGER owners_of_pruned AFTER DELETE ON records WHEN OLD.type = 'observed' BEGIN "
+    "DELETE FROM owners WHERE seq = OLD.seq; END",
+)
+OWNERS_BACKFILL = "INSERT OR IGNORE INTO owners " + _owner_rows(
+    "r", tables="records AS r, ", where=f"r.type = 'observed' AND json_type(r.body, {_REFS}) = 'array' AND "
+)
 
 V0_COLUMNS = ("seq", "at", "type", "kind", "namespace", "name", "uid", "resource_version", "body")
 WAL_LIMIT = 64 << 20  # bytes the write-ahead log is truncated to after a checkpoint
@@ -157,7 +197,7 @@ async def prepare(db: aiosqlite.Connection, path: pathlib.Path) -> None:
                 if version == 0:
                     await _upgrade_from_0(db, path)
                 elif version < FORMAT:
-                    await db.execute(f"PRAGMA user_version = {FORMAT}")
+                    await _upgrade_from_2(db)
             await db.execute("COMMIT")
         except BaseException:
             await db.execute("ROLLBACK")
@@ -209,9 +249,18 @@ async def _upgrade_from_0(db: aiosqlite.Connection, path: pathlib.Path) -> None:
     await db.execute("DROP TABLE records_v0")
 
 
+async def _upgrade_from_2(db: aiosqlite.Connection) -> None:
+    """Format 1 or 2 → 3: the owners table, filled from the observed records already there."""
+    if "owners" not in await tables(db):
+        for statement in OWNERS_DDL:
+            await db.execute(statement)
+        await db.execute(OWNERS_BACKFILL)
+    await db.execute(f"PRAGMA user_version = {FORMAT}")
+
+
 async def _create(db: aiosqlite.Connection) -> None:
     # Statement by statement: executescript would commit the open transaction first.
-    for statement in DDL.split(";"):
+    for statement in [*DDL.split(";"), *OWNERS_DDL]:
         if statement.strip():
             await db.execute(statement)
     await db.execute(f"PRAGMA user_version = {FORMAT}")

@@ -48,7 +48,7 @@ def user_version(path: pathlib.Path) -> int:
 
 async def test_a_new_journal_has_the_current_format(path: pathlib.Path) -> None:
     await (await Journal.open(path)).close()
-    assert user_version(path) == schema.FORMAT == 2
+    assert user_version(path) == schema.FORMAT == 3
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -79,7 +79,7 @@ async def test_a_format_1_journal_becomes_format_2_on_open_and_keeps_its_records
         db.execute("PRAGMA user_version = 1")
     async with await Journal.open(path) as journal:
         assert [r.type for r in await journal.read()] == [RecordType.TIMER]
-    assert user_version(path) == schema.FORMAT == 2
+    assert user_version(path) == schema.FORMAT == 3
 
 
 async def test_verify_upgrades_an_old_journal_first(path: pathlib.Path) -> None:
