@@ -9,12 +9,13 @@ Tables:
   of the ``snapshot`` record written with them.
 * ``horizons`` — one row: every raw record at or below ``raw`` and every record at or below ``history``
   was pruned by retention. Above ``raw`` the sequence has no gaps.
-* ``owners`` — derived, kept by triggers: one row per owner uid an observed record's object names in its
+* ``owners`` — derived: one row per owner uid an observed record's object names in its
   ``ownerReferences`` (uid, seq, the record's kind, namespace and name, and whether it is a DELETED
   event; keyed by uid and seq, so an owner's rows are read without a record), so the objects an owner had
-  at a position are found by index (``store.positions``) instead of by reading every body. It is filled
-  by SQLite itself on every insert into ``records`` (whatever writes it: append, import, upgrade) and
-  emptied with the records retention deletes.
+  at a position are found by index (``store.positions``) instead of by reading every body. Filled in the
+  transaction that inserts the records (``rows.insert``, ``rows.insert_now``: append, import, upgrade)
+  and from the records themselves on an upgrade from format 2; a trigger empties it with the records
+  retention deletes.
 
 A connection is opened in WAL mode (readers never block the writer) with ``synchronous=FULL`` for durable
 commits, and incremental auto-vacuum so pruned pages can be given back to the disk.
@@ -34,7 +35,7 @@ from store.records import Record
 
 # 1: the tables below. 2: the same tables; records of type ``settings`` may appear, which an arcsm that
 # reads format 1 would take for damage, so it is told to upgrade instead. 3: the ``owners`` table and its
-# triggers (an arcsm that reads format 2 would not keep it as it appends), filled from the records on upgrade.
+# trigger (an arcsm that reads format 2 would not keep it as it appends), filled from the records on upgrade.
 FORMAT = 3
 # The oldest format a read-only connection may read as it is: format 2 lacks only the owners index, which
 # ``store.positions`` does without (reading the owners from the records' bodies instead).
@@ -73,31 +74,24 @@ INSERT INTO horizons (id, raw, history) VALUES (0, 0, 0);
 _REFS = "'$.object.metadata.ownerReferences'"
 
 
-def _owner_rows(row: str, *, tables: str = "", where: str = "") -> str:
-    """A SELECT of the owners rows for the owners the observed record ``row`` names (``row`` from
-    ``tables`` and ``where``, when it is not the trigger's ``NEW``)."""
-    return (
-        f"SELECT json_extract(ref.value, '$.uid'), {row}.seq, {row}.kind, {row}.namespace, {row}.name, "
-        f"coalesce(json_extract({row}.body, '$.event') = 'DELETED', 0) "
-        f"FROM {tables}json_each({row}.body, {_REFS}) AS ref "
-        f"WHERE {where}ref.type = 'object' AND json_type(ref.value, '$.uid') = 'text'"
-    )
-
-
-# Statements of their own: a trigger's body holds semicolons, so these are not split like ``DDL``.
+# A statement of its own: a trigger's body holds a semicolon, so these are not split like ``DDL``.
 OWNERS_DDL = (
     "CREATE TABLE owners (uid TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, "
     "namespace TEXT NOT NULL, name TEXT NOT NULL, gone INTEGER NOT NULL, "
     "PRIMARY KEY (uid, seq)) WITHOUT ROWID",
     "CREATE INDEX owners_by_seq ON owners (seq)",
-    "CREATE TRIGGER owners_of_observed AFTER INSERT ON records "
-    f"WHEN NEW.type = 'observed' AND json_type(NEW.body, {_REFS}) = 'array' BEGIN "
-    f"INSERT OR IGNORE INTO owners {_owner_rows('NEW')}; END",
+    # Whatever deletes records (retention, a rebuild) takes their rows with them. Deletes are rare and in
+    # the background; inserts fill the table from Python (``rows.owner_rows``), a trigger costing each one.
     "CREATE TRIGGER owners_of_pruned AFTER DELETE ON records WHEN OLD.type = 'observed' BEGIN "
     "DELETE FROM owners WHERE seq = OLD.seq; END",
 )
-OWNERS_BACKFILL = "INSERT OR IGNORE INTO owners " + _owner_rows(
-    "r", tables="records AS r, ", where=f"r.type = 'observed' AND json_type(r.body, {_REFS}) = 'array' AND "
+# The rows ``rows.owner_rows`` gives, read from a format-2 journal's records by SQLite on its upgrade.
+OWNERS_BACKFILL = (
+    "INSERT OR IGNORE INTO owners SELECT json_extract(ref.value, '$.uid'), r.seq, r.kind, r.namespace, "
+    "r.name, coalesce(json_extract(r.body, '$.event') = 'DELETED', 0) "
+    f"FROM records AS r, json_each(r.body, {_REFS}) AS ref "
+    f"WHERE r.type = 'observed' AND json_type(r.body, {_REFS}) = 'array' "
+    "AND ref.type = 'object' AND json_type(ref.value, '$.uid') = 'text'"
 )
 
 V0_COLUMNS = ("seq", "at", "type", "kind", "namespace", "name", "uid", "resource_version", "body")

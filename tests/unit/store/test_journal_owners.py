@@ -70,9 +70,8 @@ def owner_rows(path: pathlib.Path) -> Rows:
 
 
 def as_format_2(path: pathlib.Path) -> None:
-    """The journal as an arcsm of format 2 wrote it: no owners table, no triggers."""
+    """The journal as an arcsm of format 2 wrote it: no owners table, no trigger."""
     with sqlite3.connect(path) as db:
-        db.execute("DROP TRIGGER owners_of_observed")
         db.execute("DROP TRIGGER owners_of_pruned")
         db.execute("DROP TABLE owners")
         db.execute("PRAGMA user_version = 2")
@@ -159,3 +158,17 @@ async def test_retention_prunes_the_owners_of_the_records_it_deletes(open_journa
     rows = owner_rows(journal.path)
     assert rows == expected_rows(await journal.read())
     assert rows and min(seq for _, seq, _ in rows) > raw
+
+
+async def test_appended_records_fill_the_index_in_their_own_transaction(open_journal: OpenJournal) -> None:
+    journal = await open_journal(QUIET)
+    appended = await journal.append(odd_records())
+    appended += await journal.append([seen("solo", owners=("o-5",)), seen("none")])
+    with sqlite3.connect(journal.path) as db:
+        found = set(db.execute("SELECT uid, seq, kind, namespace, name, gone FROM owners"))
+    by_seq = {r.seq: r for r in appended}
+    assert {(uid, seq, gone) for uid, seq, _, _, _, gone in found} == expected_rows(appended)
+    assert all(
+        (kind, namespace, name) == (by_seq[seq].kind, by_seq[seq].namespace, by_seq[seq].name)
+        for _, seq, kind, namespace, name, _ in found
+    )
