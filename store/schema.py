@@ -85,12 +85,16 @@ OWNERS_DDL = (
     "CREATE TRIGGER owners_of_pruned AFTER DELETE ON records WHEN OLD.type = 'observed' BEGIN "
     "DELETE FROM owners WHERE seq = OLD.seq; END",
 )
-# The rows ``rows.owner_rows`` gives, read from a format-2 journal's records by SQLite on its upgrade.
+# The rows ``rows.owner_rows`` gives, read from a format-2 journal's records by SQLite on its upgrade. A
+# body that is not JSON (a damaged record, which ``arcsm journal verify`` names) names no owner here
+# either, rather than failing the upgrade: SQLite's JSON functions raise on it, so each sees it only
+# through ``json_valid``.
+_BODY = "CASE WHEN json_valid(r.body) THEN r.body END"
 OWNERS_BACKFILL = (
     "INSERT OR IGNORE INTO owners SELECT json_extract(ref.value, '$.uid'), r.seq, r.kind, r.namespace, "
-    "r.name, coalesce(json_extract(r.body, '$.event') = 'DELETED', 0) "
-    f"FROM records AS r, json_each(r.body, {_REFS}) AS ref "
-    f"WHERE r.type = 'observed' AND json_type(r.body, {_REFS}) = 'array' "
+    f"r.name, coalesce(json_extract({_BODY}, '$.event') = 'DELETED', 0) "
+    f"FROM records AS r, json_each({_BODY}, {_REFS}) AS ref "
+    f"WHERE r.type = 'observed' AND json_type({_BODY}, {_REFS}) = 'array' "
     "AND ref.type = 'object' AND json_type(ref.value, '$.uid') = 'text'"
 )
 

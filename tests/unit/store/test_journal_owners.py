@@ -172,3 +172,16 @@ async def test_appended_records_fill_the_index_in_their_own_transaction(open_jou
         (kind, namespace, name) == (by_seq[seq].kind, by_seq[seq].namespace, by_seq[seq].name)
         for _, seq, kind, namespace, name, _ in found
     )
+
+
+async def test_a_damaged_body_does_not_stop_the_upgrade_and_names_no_owner(open_journal: OpenJournal) -> None:
+    journal, taken, records = await written(open_journal)
+    await journal.close()
+    as_format_2(journal.path)
+    damaged = next(r for r in records if (r.seq or 0) < taken and expected_rows([r]))
+    with sqlite3.connect(journal.path) as db:
+        db.execute("UPDATE records SET body = substr(body, 1, 40) WHERE seq = ?", (damaged.seq,))
+    upgraded = await open_journal(QUIET, at=journal.path)
+    with sqlite3.connect(upgraded.path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == schema.FORMAT
+    assert owner_rows(upgraded.path) == expected_rows([r for r in records if r.seq != damaged.seq])
