@@ -50,7 +50,9 @@ async def test_a_deleted_scale_set_and_its_runners_end_on_the_timeline(tmp_path:
                     f"{SCALE_SET} .bar > *", "nodes => nodes.map(n => [...n.classList])"
                 )
                 ends = [i for i, classes in enumerate(segments) if "end" in classes]
-                assert ends == [len(segments) - 1] or (ends == [len(segments) - 2] and segments[-1] == ["spacer"]), segments
+                assert ends == [len(segments) - 1] or (
+                    ends == [len(segments) - 2] and segments[-1] == ["spacer"]
+                ), segments
 
                 await page.click(f"{SCALE_SET} summary")
                 last = page.locator(f"{SCALE_SET} table.transitions tr[data-seq]").last
