@@ -176,7 +176,8 @@ async def check(db: aiosqlite.Connection, path: pathlib.Path, *, empty_ok: bool 
         raise JournalFormatError(
             f"{path} is not an arcsm journal (it holds tables {', '.join(sorted(found))})"
         )
-    if version >= 1 and not {"records", "snapshots", "horizons"} <= found:
+    needed = {"records", "snapshots", "horizons"} | ({"owners"} if version >= 3 else set())
+    if version >= 1 and not needed <= found:
         raise JournalFormatError(
             f"{path} is a damaged journal: tables are missing (it holds {sorted(found)})"
         )
