@@ -29,8 +29,9 @@ first position asked in a window reads the owners every observed record after th
 (``json_extract`` of their ``ownerReferences``), at most ``snapshot_every`` records, for every owner at
 once.
 
-A position is read whole on the reader's connection thread, in one hand-off (``store.onthread``): an
-aiosqlite call per statement cost more than SQLite's work for them.
+A position is read whole on the reader's connection thread, in one hand-off (``store.onthread``), rather
+than with an aiosqlite call (a queue put and two thread wake-ups) per statement; its cache is touched
+only there, so by one request at a time.
 
 Where retention pruned records the journal may no longer say what held at N: a position at or below the
 raw horizon, or between it and the oldest snapshot kept, raises ``Pruned`` naming the first position it
