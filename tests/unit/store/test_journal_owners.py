@@ -185,3 +185,32 @@ async def test_a_damaged_body_does_not_stop_the_upgrade_and_names_no_owner(open_
     with sqlite3.connect(upgraded.path) as db:
         assert db.execute("PRAGMA user_version").fetchone()[0] == schema.FORMAT
     assert owner_rows(upgraded.path) == expected_rows([r for r in records if r.seq != damaged.seq])
+
+
+async def test_a_window_read_before_more_records_came_still_answers_for_them(
+    open_journal: OpenJournal,
+) -> None:
+    # The owner ranges a window keeps were read up to the position then asked; records appended after
+    # it (past the newest snapshot) must reach later answers, in chunks and with a snapshot midway.
+    records = story()
+    journal = await open_journal(QUIET)
+    keys = owners_in(records)
+    projection = Projection()
+    checked = 0
+    for start in range(0, len(records), 25):
+        before = journal.last_seq
+        await journal.import_records(dataclasses.replace(r, seq=None) for r in records[start : start + 25])
+        if start == 100:
+            await journal.snapshot()
+        for record in await journal.read(after=before):
+            projection.apply(record)
+        tip = journal.last_seq
+        for kind, namespace, name in keys:
+            obj = projection.get(kind, namespace, name)
+            position = await journal.at(kind=kind, namespace=namespace, name=name, seq=tip)
+            if obj is None:
+                continue
+            expected = projection.children(obj["metadata"]["uid"])
+            assert [(c.kind, c.namespace, c.name) for c in position.children] == expected, (name, tip)
+            checked += bool(expected)
+    assert checked > 10
