@@ -3,8 +3,9 @@
 A journal of N records with a controller's mix (``historyjournal``) is written straight into SQLite, and
 projection snapshots are added to it every ``--snapshot-every`` records (50,000, the journal's default
 cadence), each the projection folded up to its seq, as the journal writes them. All of them are kept
-here (the journal keeps ``snapshots_kept`` = 2 by default: a position before the older one is read from
-the first record, measured apart as the "no snapshot" row). A server subprocess opens the journal and
+here (the server opens the journal with ``snapshots_kept`` above their number; the journal keeps 2 by
+default: a position before the older one is read from the first record, measured apart as the "no
+snapshot" row). A server subprocess opens the journal and
 serves ``create_app(journal)`` with uvicorn on loopback, as ``arcsm run --http`` does; once its phase
 index has folded the journal, an aiohttp client in this process asks, one request at a time:
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import os
 import sqlite3
@@ -96,7 +98,10 @@ async def serve(path: Path) -> None:
     from api.serving import ApiServer
     from store.journal import OFFLINE, Journal
 
-    journal = await Journal.open(path, settings=OFFLINE)  # nothing pruned, no snapshot written
+    # Nothing pruned and no snapshot written; every snapshot kept (the default keeps two, and the journal
+    # drops the others as it opens: positions before them would be read from the first record).
+    kept = dataclasses.replace(OFFLINE, snapshots_kept=1_000_000)
+    journal = await Journal.open(path, settings=kept)
     app = create_app(journal)
     server = await ApiServer.start(app, host="127.0.0.1", port=0)
     await app.state.api.phases.caught_up(journal.last_seq)

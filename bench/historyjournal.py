@@ -219,9 +219,9 @@ def build(path: Path, count: int) -> None:
     for seq, record in enumerate(history(count), start=1):
         chunk.append(rows.encode(record, seq, at(seq))[0])
         if len(chunk) == 10_000:
-            db.executemany(rows.INSERT, chunk)
+            rows.insert_now(db, chunk)
             chunk = []
     if chunk:
-        db.executemany(rows.INSERT, chunk)
+        rows.insert_now(db, chunk)
     db.execute("COMMIT")
     db.close()

@@ -13,9 +13,10 @@ same run, so the ratio cancels out the machine:
 * journal, 64 appenders — 64 tasks each awaiting every single-record append before the next (each
   waits for its own durable commit: latency-bound, shown for information).
 
-Run: ``.venv/bin/python bench/journal_throughput.py [--records N] [--repeat R]``. Figures are the best of
-R runs; the journal must reach at least half of the ceiling. ``--gil`` instead shows why the journal
-inserts with multi-row statements rather than ``executemany``.
+Run: ``.venv/bin/python bench/journal_throughput.py [--records N] [--repeat R] [--owned]``. Figures are the
+best of R runs; the journal must reach at least half of the ceiling. ``--owned`` gives every record an
+owner reference (as runners and pods have), so the journal also fills its owners index for each.
+``--gil`` instead shows why the journal inserts with multi-row statements rather than ``executemany``.
 """
 
 from __future__ import annotations
@@ -41,15 +42,17 @@ APPENDERS = 64
 BURST = 500
 
 
-def make_records(n: int) -> list[Record]:
+def make_records(n: int, *, owned: bool = False) -> list[Record]:
     made = []
     for i in range(n):
-        meta = {
+        meta: dict[str, object] = {
             "name": f"cm-{i % 1000}",
             "namespace": "default",
             "uid": f"uid-{i % 1000}",
             "resourceVersion": str(i),
         }
+        if owned:  # as a runner names its runner set: the journal indexes it (the ``owners`` table)
+            meta["ownerReferences"] = [{"apiVersion": "v1", "kind": "ConfigMap", "name": "o", "uid": "o-1"}]
         obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": meta, "data": {"payload": ""}}
         record = records.observed("MODIFIED", "ConfigMap", obj)
         pad = 1024 - len(json.dumps(record.body, separators=(",", ":")))
@@ -197,8 +200,9 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--gil", action="store_true", help="compare executemany and multi-row inserts")
+    parser.add_argument("--owned", action="store_true", help="every record names an owner")
     args = parser.parse_args()
-    batch = make_records(args.records)
+    batch = make_records(args.records, owned=args.owned)
     few = batch[: max(1, args.records // 5)]
     # The prepared records are the benchmark's fixture, not work of either side: keep the garbage
     # collector from walking them over and over during the runs.
@@ -217,7 +221,8 @@ def main() -> None:
             asyncio.run(appenders(fresh(directory, "waiting.sqlite"), few, waiting))
     top = ceiling_figure
     print(
-        f"cores: {os.cpu_count()}; {args.records:,} records of 1 KiB; best of {args.repeat}; synchronous=FULL"
+        f"cores: {os.cpu_count()}; {args.records:,} records of 1 KiB{', each naming an owner' * args.owned}; "
+        f"best of {args.repeat}; synchronous=FULL"
     )
     print(f"{'':46} {'records/s':>10} {'x ceiling':>10} {'CPU us/rec':>11} {'x ceiling':>10}  transactions")
     table = [

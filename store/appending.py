@@ -35,8 +35,10 @@ import aiosqlite
 
 from store import clocks, onthread, rows
 from store.errors import JournalClosed, JournalError, JournalWriteFailed, translate
-from store.records import Record
+from store.records import Record, RecordType
 from store.settings import JournalSettings
+
+_OBSERVED = RecordType.OBSERVED.value
 
 T = TypeVar("T")
 
@@ -282,6 +284,7 @@ class Writer:
     async def _commit_group(self, group: list[_Append]) -> None:
         at, seq = self.stamp(), self._last_seq
         written: list[rows.Row] = []
+        owners: list[rows.OwnerRow] = []
         journaled: list[list[Record]] = []
         for append in group:
             mine = []
@@ -290,9 +293,11 @@ class Writer:
                 row, record = rows.finish(prepared, seq, at)
                 written.append(row)
                 mine.append(record)
+                if row[2] == _OBSERVED:
+                    owners += rows.owners_of(seq, row[2], row[3], row[4], row[5], prepared[2])
             journaled.append(mine)
         try:
-            await self.write("append", lambda connection: rows.insert_now(connection, written))
+            await self.write("append", lambda connection: rows.insert_now(connection, written, owners))
         except JournalError as exc:
             if len(group) == 1 or self._failure is not None:
                 if self.outage is not None:

@@ -62,10 +62,10 @@ async def select(db: aiosqlite.Connection, sql: str, args: Sequence[object]) -> 
         found = await db.execute_fetchall(sql, args)  # one hand-off to the connection's thread
     except sqlite3.Error as exc:
         raise translate(exc, doing="read") from exc
-    return [rows.decode(_row(row)) for row in found]
+    return [rows.decode(as_row(row)) for row in found]
 
 
-def _row(row: sqlite3.Row | tuple[object, ...]) -> rows.Row:
+def as_row(row: sqlite3.Row | tuple[object, ...]) -> rows.Row:
     return tuple(row)
 
 
@@ -78,7 +78,7 @@ async def scan(
     try:
         async with db.execute(sql, args) as cursor:
             while page := await cursor.fetchmany(PAGE):
-                yield [_row(row) for row in page]
+                yield [as_row(row) for row in page]
     except sqlite3.Error as exc:
         raise translate(exc, doing="scan") from exc
 

@@ -3,7 +3,8 @@
 (``arcsm history`` reads with it, and anything else that follows a journal another process writes can).
 
 It never writes, so it needs no lock and may be open while a controller appends; each ``read`` sees the
-records committed when it starts.
+records committed when it starts. It reads the current format and format 2 (a journal an older arcsm is
+writing: it lacks only the owners index, ``store.schema``); an older one must be upgraded first.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ class ReadOnlyJournal:
         """Open the journal at ``path`` for reading; ``JournalError`` if it is missing or not a journal."""
         db = await schema.connect(pathlib.Path(path), read_only=True)
         try:
-            if await schema.check(db, pathlib.Path(path), empty_ok=False) < schema.FORMAT:
+            if await schema.check(db, pathlib.Path(path), empty_ok=False) < schema.READABLE:
                 raise JournalFormatError(
                     f"{path} is a journal of an older format; upgrade it first (arcsm journal export does)"
                 )

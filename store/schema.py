@@ -9,6 +9,13 @@ Tables:
   of the ``snapshot`` record written with them.
 * ``horizons`` — one row: every raw record at or below ``raw`` and every record at or below ``history``
   was pruned by retention. Above ``raw`` the sequence has no gaps.
+* ``owners`` — derived: one row per owner uid an observed record's object names in its
+  ``ownerReferences`` (uid, seq, the record's kind, namespace and name, and whether it is a DELETED
+  event; keyed by uid and seq, so an owner's rows are read without a record), so the objects an owner had
+  at a position are found by index (``store.positions``) instead of by reading every body. Filled in the
+  transaction that inserts the records (``rows.insert``, ``rows.insert_now``: append, import, upgrade)
+  and from the records themselves on an upgrade from format 2; a trigger empties it with the records
+  retention deletes.
 
 A connection is opened in WAL mode (readers never block the writer) with ``synchronous=FULL`` for durable
 commits, and incremental auto-vacuum so pruned pages can be given back to the disk.
@@ -27,8 +34,12 @@ from store.errors import InvalidRecord, JournalCorrupt, JournalError, JournalFor
 from store.records import Record
 
 # 1: the tables below. 2: the same tables; records of type ``settings`` may appear, which an arcsm that
-# reads format 1 would take for damage, so it is told to upgrade instead.
-FORMAT = 2
+# reads format 1 would take for damage, so it is told to upgrade instead. 3: the ``owners`` table and its
+# trigger (an arcsm that reads format 2 would not keep it as it appends), filled from the records on upgrade.
+FORMAT = 3
+# The oldest format a read-only connection may read as it is: format 2 lacks only the owners index, which
+# ``store.positions`` does without (reading the owners from the records' bodies instead).
+READABLE = 2
 
 DDL = """
 CREATE TABLE records (
@@ -59,6 +70,33 @@ CREATE TABLE horizons (
 );
 INSERT INTO horizons (id, raw, history) VALUES (0, 0, 0);
 """
+
+_REFS = "'$.object.metadata.ownerReferences'"
+
+
+# A statement of its own: a trigger's body holds a semicolon, so these are not split like ``DDL``.
+OWNERS_DDL = (
+    "CREATE TABLE owners (uid TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, "
+    "namespace TEXT NOT NULL, name TEXT NOT NULL, gone INTEGER NOT NULL, "
+    "PRIMARY KEY (uid, seq)) WITHOUT ROWID",
+    "CREATE INDEX owners_by_seq ON owners (seq)",
+    # Whatever deletes records (retention, a rebuild) takes their rows with them. Deletes are rare and in
+    # the background; inserts fill the table from Python (``rows.owner_rows``), a trigger costing each one.
+    "CREATE TRIGGER owners_of_pruned AFTER DELETE ON records WHEN OLD.type = 'observed' BEGIN "
+    "DELETE FROM owners WHERE seq = OLD.seq; END",
+)
+# The rows ``rows.owner_rows`` gives, read from a format-2 journal's records by SQLite on its upgrade. A
+# body that is not JSON (a damaged record, which ``arcsm journal verify`` names) names no owner here
+# either, rather than failing the upgrade: SQLite's JSON functions raise on it, so each sees it only
+# through ``json_valid``.
+_BODY = "CASE WHEN json_valid(r.body) THEN r.body END"
+OWNERS_BACKFILL = (
+    "INSERT OR IGNORE INTO owners SELECT json_extract(ref.value, '$.uid'), r.seq, r.kind, r.namespace, "
+    f"r.name, coalesce(json_extract({_BODY}, '$.event') = 'DELETED', 0) "
+    f"FROM records AS r, json_each({_BODY}, {_REFS}) AS ref "
+    f"WHERE r.type = 'observed' AND json_type({_BODY}, {_REFS}) = 'array' "
+    "AND ref.type = 'object' AND json_type(ref.value, '$.uid') = 'text'"
+)
 
 V0_COLUMNS = ("seq", "at", "type", "kind", "namespace", "name", "uid", "resource_version", "body")
 WAL_LIMIT = 64 << 20  # bytes the write-ahead log is truncated to after a checkpoint
@@ -138,7 +176,8 @@ async def check(db: aiosqlite.Connection, path: pathlib.Path, *, empty_ok: bool 
         raise JournalFormatError(
             f"{path} is not an arcsm journal (it holds tables {', '.join(sorted(found))})"
         )
-    if version >= 1 and not {"records", "snapshots", "horizons"} <= found:
+    needed = {"records", "snapshots", "horizons"} | ({"owners"} if version >= 3 else set())
+    if version >= 1 and not needed <= found:
         raise JournalFormatError(
             f"{path} is a damaged journal: tables are missing (it holds {sorted(found)})"
         )
@@ -157,7 +196,7 @@ async def prepare(db: aiosqlite.Connection, path: pathlib.Path) -> None:
                 if version == 0:
                     await _upgrade_from_0(db, path)
                 elif version < FORMAT:
-                    await db.execute(f"PRAGMA user_version = {FORMAT}")
+                    await _upgrade_from_2(db)
             await db.execute("COMMIT")
         except BaseException:
             await db.execute("ROLLBACK")
@@ -209,9 +248,18 @@ async def _upgrade_from_0(db: aiosqlite.Connection, path: pathlib.Path) -> None:
     await db.execute("DROP TABLE records_v0")
 
 
+async def _upgrade_from_2(db: aiosqlite.Connection) -> None:
+    """Format 1 or 2 → 3: the owners table, filled from the observed records already there."""
+    if "owners" not in await tables(db):
+        for statement in OWNERS_DDL:
+            await db.execute(statement)
+        await db.execute(OWNERS_BACKFILL)
+    await db.execute(f"PRAGMA user_version = {FORMAT}")
+
+
 async def _create(db: aiosqlite.Connection) -> None:
     # Statement by statement: executescript would commit the open transaction first.
-    for statement in DDL.split(";"):
+    for statement in [*DDL.split(";"), *OWNERS_DDL]:
         if statement.strip():
             await db.execute(statement)
     await db.execute(f"PRAGMA user_version = {FORMAT}")

@@ -228,16 +228,31 @@ def write_format_0(path: Path, count: int = 300) -> None:
     db.close()
 
 
-@pytest.mark.parametrize("damage", ["newer-format", "checksum", "pages", "format-0-pages", "format-0-record"])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "newer-format",
+        "checksum",
+        "pages",
+        "format-0-pages",
+        "format-0-record",
+        "format-2-checksum",
+        "format-2-pages",
+    ],
+)
 def test_run_leaves_a_journal_it_refuses_as_it_was(journal: Path, tmp_path: Path, damage: str) -> None:
     if damage.startswith("format-0"):
         journal.unlink()
         write_format_0(journal)
     with sqlite3.connect(journal) as db:
         db.execute("PRAGMA journal_mode = DELETE")  # one file, so its hash is the whole journal
+        if damage.startswith("format-2"):  # as an older arcsm wrote it: refused before its upgrade
+            db.execute("DROP TRIGGER owners_of_pruned")
+            db.execute("DROP TABLE owners")
+            db.execute("PRAGMA user_version = 2")
         if damage == "newer-format":
             db.execute("PRAGMA user_version = 9")
-        elif damage == "checksum":
+        elif damage.endswith("checksum"):
             db.execute("UPDATE records SET body = replace(body, 'r-3', 'r-8') WHERE seq = 4")
         elif damage == "format-0-record":
             db.execute("UPDATE records SET body = substr(body, 1, 40) WHERE seq = 250")

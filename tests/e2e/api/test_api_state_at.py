@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import sqlite3
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -316,3 +317,56 @@ async def test_the_api_and_the_command_read_the_journal_not_the_cluster(tmp_path
         assert isinstance(http, httpx.AsyncClient)
     finally:
         await journal.close()
+
+
+async def test_every_owners_children_are_the_folds_and_a_format_2_journal_read_as_it_is_says_the_same(
+    tmp_path: Path,
+) -> None:
+    # Every object the story's records name as an owner (the scale set, its runner set, its runners), at
+    # every third position: its children over HTTP are the fold's. Then the journal as a format-2 arcsm
+    # wrote it (no owners index): ``arcsm history --at`` reads it as it is, leaves it untouched, and
+    # answers what the API answered from the index.
+    journal, _, records = await seed_story_journal(tmp_path)
+    named = {
+        ref["uid"]
+        for r in records
+        if r.type is RecordType.OBSERVED
+        for ref in r.body["object"]["metadata"].get("ownerReferences", [])
+    }
+    owners = sorted({(r.kind, r.namespace, r.name) for r in records if r.uid in named})
+    assert {kind for kind, _, _ in owners} >= {"AutoscalingRunnerSet", "EphemeralRunnerSet"}
+    served_answers: dict[tuple[str, str, str, int], dict[str, Any]] = {}
+    try:
+        async with served(journal) as (_, http):
+            for seq in range(1, len(records) + 1, 3):
+                projection = folded(records, seq)
+                for kind, namespace, name in owners:
+                    plural = f"{kind.lower()}s"
+                    answer = await http.get(f"/api/v1/namespaces/{namespace}/{plural}/{name}/at?seq={seq}")
+                    obj = projection.get(kind, namespace, name)
+                    assert answer.status_code == (404 if obj is None else 200), (kind, name, seq)
+                    if obj is None:
+                        continue
+                    children = projection.children(obj["metadata"]["uid"])
+                    body = answer.json()
+                    assert [(c["kind"], c["namespace"], c["name"]) for c in body["children"]] == children
+                    assert [c["object"] for c in body["children"]] == [projection.get(*k) for k in children]
+                    if children and sum(k == kind for k, _, _, _ in served_answers) < 3:
+                        served_answers[(kind, namespace, name, seq)] = body
+    finally:
+        await journal.close()
+    assert {kind for kind, _, _, _ in served_answers} >= {"AutoscalingRunnerSet", "EphemeralRunnerSet"}
+
+    with sqlite3.connect(journal.path) as db:  # as format 2: no owners table, no trigger
+        db.execute("DROP TRIGGER owners_of_pruned")
+        db.execute("DROP TABLE owners")
+        db.execute("PRAGMA user_version = 2")
+    db.close()
+    before = journal.path.read_bytes()
+    runner = CliRunner()
+    for (kind, namespace, name, seq), body in served_answers.items():
+        args = ["history", f"{namespace}/{name}", "--kind", kind, "--journal", str(journal.path)]
+        found = await asyncio.to_thread(runner.invoke, app, [*args, "--at", str(seq), "--json"])
+        assert found.exit_code == 0, found.output
+        assert json.loads(found.output) == body, (kind, namespace, name, seq)
+    assert journal.path.read_bytes() == before, "a reader leaves a format-2 journal as it is"

@@ -48,7 +48,7 @@ def user_version(path: pathlib.Path) -> int:
 
 async def test_a_new_journal_has_the_current_format(path: pathlib.Path) -> None:
     await (await Journal.open(path)).close()
-    assert user_version(path) == schema.FORMAT == 2
+    assert user_version(path) == schema.FORMAT == 3
     with sqlite3.connect(path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
@@ -68,6 +68,10 @@ async def test_a_version_0_journal_is_upcast_on_open(path: pathlib.Path) -> None
         assert next_one.seq == 5
     assert user_version(path) == schema.FORMAT
     assert (await verifying.verify(path)).records == 5
+    with sqlite3.connect(path) as db:  # the upgrade's records fill the owners index as appends do
+        assert db.execute("SELECT uid, seq, kind, name, gone FROM owners").fetchall() == [
+            ("o-1", 1, "Pod", "a", 0)
+        ]
 
 
 async def test_a_format_1_journal_becomes_format_2_on_open_and_keeps_its_records(
@@ -79,7 +83,7 @@ async def test_a_format_1_journal_becomes_format_2_on_open_and_keeps_its_records
         db.execute("PRAGMA user_version = 1")
     async with await Journal.open(path) as journal:
         assert [r.type for r in await journal.read()] == [RecordType.TIMER]
-    assert user_version(path) == schema.FORMAT == 2
+    assert user_version(path) == schema.FORMAT == 3
 
 
 async def test_verify_upgrades_an_old_journal_first(path: pathlib.Path) -> None:
@@ -107,3 +111,11 @@ async def test_another_database_is_not_taken_for_a_journal(path: pathlib.Path) -
         await Journal.open(path)
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table'").fetchone()[0] == 2
+
+
+async def test_a_journal_of_format_3_without_its_owners_index_is_damaged(path: pathlib.Path) -> None:
+    await (await Journal.open(path)).close()
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE owners")
+    with pytest.raises(JournalFormatError, match="damaged journal: tables are missing"):
+        await Journal.open(path)
