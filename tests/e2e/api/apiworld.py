@@ -42,7 +42,7 @@ async def recorded_journal(directory: Path) -> Journal:
 async def served(journal: Journal, **options: Any) -> AsyncIterator[tuple[ApiServer, httpx.AsyncClient]]:
     server = await ApiServer.start(create_app(journal, **options), host="127.0.0.1", port=0)
     try:
-        async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+        async with httpx.AsyncClient(base_url=server.url, timeout=60) as client:  # a loaded machine
             yield server, client
     finally:
         await server.stop()

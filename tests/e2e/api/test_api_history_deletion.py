@@ -191,7 +191,7 @@ class Replica:
     urls: list[str]
 
     async def get(self, path: str, **params: Any) -> httpx.Response:
-        async with httpx.AsyncClient(base_url=self.urls[0], timeout=10) as http:
+        async with httpx.AsyncClient(base_url=self.urls[0], timeout=60) as http:
             return await http.get(path, params=params)
 
     async def role(self) -> str:
@@ -201,7 +201,7 @@ class Replica:
         return str(body["role"]) if body.get("ready") or body["role"] == "standby" else ""
 
     async def phases(self, path: str, **params: Any) -> list[dict[str, Any]]:
-        async with httpx.AsyncClient(base_url=self.urls[0], timeout=10) as http:
+        async with httpx.AsyncClient(base_url=self.urls[0], timeout=60) as http:
             return await every(http, path, **params)
 
 

@@ -48,7 +48,7 @@ async def test_the_controller_serves_its_history_health_and_metrics_while_it_run
         try:
             await eventually(lambda: urls or task.done(), timeout=TIMEOUT, what="the API listening")
             assert urls, task
-            async with httpx.AsyncClient(base_url=urls[0], timeout=10) as http:
+            async with httpx.AsyncClient(base_url=urls[0], timeout=60) as http:
 
                 async def ready() -> dict[str, object] | None:
                     answer = await http.get("/readyz")
