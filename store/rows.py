@@ -11,7 +11,7 @@ import functools
 import itertools
 import sqlite3
 import zlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import aiosqlite
@@ -41,10 +41,18 @@ def insert_statement(count: int) -> str:
 
 def insert_chunks(rows: Sequence[Row]) -> Iterator[tuple[str, list[object]]]:
     """(statement, parameters) pairs that insert ``rows`` in order."""
+    return _chunks(rows, insert_statement)
+
+
+def _chunks(
+    rows: Sequence[Sequence[object]], statement: Callable[[int], str]
+) -> Iterator[tuple[str, list[object]]]:
+    """``rows`` as multi-row statements of a power-of-two count each (``statement(count)``), in order:
+    ``executemany`` takes the GIL back for every row."""
     start = 0
     while start < len(rows):
         count = min(MAX_ROWS_PER_INSERT, 1 << ((len(rows) - start).bit_length() - 1))
-        yield insert_statement(count), list(itertools.chain.from_iterable(rows[start : start + count]))
+        yield statement(count), list(itertools.chain.from_iterable(rows[start : start + count]))
         start += count
 
 
@@ -85,12 +93,8 @@ def _owners_statement(count: int) -> str:
 
 
 def _owner_chunks(owners: Sequence[OwnerRow]) -> Iterator[tuple[str, list[object]]]:
-    """Multi-row statements, as ``insert_chunks`` (``executemany`` takes the GIL back per row)."""
-    start = 0
-    while start < len(owners):
-        count = min(MAX_ROWS_PER_INSERT, 1 << ((len(owners) - start).bit_length() - 1))
-        yield _owners_statement(count), list(itertools.chain.from_iterable(owners[start : start + count]))
-        start += count
+    """Multi-row statements inserting ``owners``, as ``insert_chunks``."""
+    return _chunks(owners, _owners_statement)
 
 
 def owners_of(seq: int, type_: str, kind: str, namespace: str, name: str, body: object) -> list[OwnerRow]:
