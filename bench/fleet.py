@@ -26,10 +26,14 @@ per job by verb and resource (the controller's, the listeners', the floor's); jo
 and bytes (``records.body``, read read-only after the controller stopped) per set and per job;
 reconciles per job (``controller_runtime_reconcile_total`` from ``/metrics``).
 
+With ``--resync-period S`` the controller runs with that period, and after all Running the benchmark
+waits until every watch has journaled a periodic re-list (its ``sync`` record), sampling the
+controller's RSS (``VmRSS``) before, throughout and after that round.
+
 Run from the repository root: ``.venv/bin/python bench/fleet.py [--sets 10,100] [--runners R]
-[--job-seconds S] [--results FILE.json] [--plot FILE.png]``; ``--plot`` needs the ``bench`` extra
-(matplotlib). With ``--results`` each N's figures are kept in a file with those of earlier runs, so the
-steps can be run one at a time and plotted together.
+[--job-seconds S] [--resync-period S] [--no-floor] [--results FILE.json] [--plot FILE.png]``;
+``--plot`` needs the ``bench`` extra (matplotlib). With ``--results`` each N's figures are kept in a
+file with those of earlier runs, so the steps can be run one at a time and plotted together.
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ never decide, and they import nothing of the project but ``store.records``.
 
 Modules: ``kinds`` (the watched kinds), ``settings``, ``ports`` (what they need of the journal),
 ``objects`` (the cache of what was journaled), ``slimming`` (what is journaled of an observed object:
-the fields the controller reads; a Pod without its spec), ``listing`` (lists and the diff a list reveals),
-``streams`` (watch streams to records), ``requesting`` and ``errors`` (the HTTP edge), ``retrying``
-(backoff), ``watching`` (one watcher's loop), ``supervising`` (all of them).
+the fields the controller reads; a Pod without its spec), ``listing`` (lists read page by page and the
+diff a list reveals), ``resyncs`` (each watch's point in the resync period), ``streams`` (watch
+streams to records), ``requesting`` and ``errors`` (the HTTP edge), ``retrying`` (backoff),
+``watching`` (one watcher's loop), ``supervising`` (all of them).
 
 The package exports the kinds, ports and settings; the loops (``supervising.Watchers``,
 ``watching.Watcher``) are imported from their modules, so reading the settings does not bring in
