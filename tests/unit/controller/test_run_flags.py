@@ -100,7 +100,7 @@ def test_without_options_the_settings_are_the_defaults(started: Started, kubecon
     assert settings.reconcile == ReconcileSettings() and settings.reconcile.predicates
     assert settings.machines == MachineSettings()
     assert settings.watch.namespaces == () and settings.watch.resync == 900.0
-    assert settings.watch.page_size == 500
+    assert settings.watch.page_size == 100
     assert settings.http is None
     assert started.logging == ("info", "auto")
 
