@@ -26,10 +26,14 @@ per job by verb and resource (the controller's, the listeners', the floor's); jo
 and bytes (``records.body``, read read-only after the controller stopped) per set and per job;
 reconciles per job (``controller_runtime_reconcile_total`` from ``/metrics``).
 
+With ``--resync-period S`` the controller runs with that period, and after all Running the benchmark
+waits until every watch has journaled a periodic re-list (its ``sync`` record), sampling the
+controller's RSS (``VmRSS``) before, throughout and after that round.
+
 Run from the repository root: ``.venv/bin/python bench/fleet.py [--sets 10,100] [--runners R]
-[--job-seconds S] [--results FILE.json] [--plot FILE.png]``; ``--plot`` needs the ``bench`` extra
-(matplotlib). With ``--results`` each N's figures are kept in a file with those of earlier runs, so the
-steps can be run one at a time and plotted together.
+[--job-seconds S] [--resync-period S] [--no-floor] [--results FILE.json] [--plot FILE.png]``;
+``--plot`` needs the ``bench`` extra (matplotlib). With ``--results`` each N's figures are kept in a
+file with those of earlier runs, so the steps can be run one at a time and plotted together.
 """
 
 from __future__ import annotations
@@ -80,8 +84,16 @@ def cpu_seconds(pid: int) -> float:
 
 
 def peak_rss_mb(pid: int) -> float:
+    return status_mb(pid, "VmHWM")
+
+
+def rss_mb(pid: int) -> float:
+    return status_mb(pid, "VmRSS")
+
+
+def status_mb(pid: int, key: str) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{key}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
@@ -188,6 +200,9 @@ class Result:
     end: Counts | None = None
     start: Counts | None = None
     peak_rss: float = float("nan")
+    # With --resync-period: RSS at all Running, its highest sample while every watch re-listed once
+    # after that, and RSS once they all had (MB); the seconds that round took.
+    resync: tuple[float, float, float, float] | None = None
     journal: tuple[int, int, int, int] | None = None  # records and bytes: setup, jobs
     # Requests during the jobs by (who, verb, resource): who is "controller" (or the floor) or "listeners".
     by_verb: dict[tuple[str, str, str], int] = field(default_factory=dict)
@@ -223,6 +238,12 @@ class Result:
             out["journal records per job"] = records_jobs / r
             out["journal KB per set"] = bytes_setup / n / 1024
             out["journal KB per job"] = bytes_jobs / r / 1024
+        if self.resync is not None:
+            running, highest, after, seconds = self.resync
+            out["controller RSS at all Running (MB)"] = running
+            out["controller RSS, highest while every watch resynced (MB)"] = highest
+            out["controller RSS after every watch resynced (MB)"] = after
+            out["time for every watch to resync (s)"] = seconds
         out["jobs run"] = self.succeeded
         out["runners left"] = self.left
         return out
@@ -462,6 +483,33 @@ def journal_growth(path: Path, boundary: int) -> tuple[int, int, int, int]:
     return int(before[0]), int(before[1]), int(after[0]), int(after[1])
 
 
+def resynced_scopes(path: Path, after: int) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """The (kind, namespace) of every watch that listed at all, and of those that journaled a periodic
+    re-list after seq ``after`` (their ``sync`` records), read-only."""
+    query = (
+        "SELECT DISTINCT kind, namespace FROM records WHERE type = 'sync' AND seq > ? "
+        "AND json_extract(body, '$.reason') = ?"
+    )
+    with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        listed = {(k, n) for k, n in db.execute(query, (0, "start"))}
+        resynced = {(k, n) for k, n in db.execute(query, (after, "resync"))}
+    return listed, resynced
+
+
+async def resync_round(path: Path, pid: int, after: int, timeout: float) -> tuple[float, float, float, float]:
+    """Wait until every watch has re-listed once after seq ``after``, sampling the controller's RSS."""
+    running = highest = rss_mb(pid)
+
+    async def done() -> bool:
+        nonlocal highest
+        highest = max(highest, rss_mb(pid))
+        listed, resynced = resynced_scopes(path, after)
+        return bool(listed) and listed <= resynced
+
+    seconds = await eventually(done, timeout=timeout, what="every watch re-listed")
+    return running, highest, rss_mb(pid), seconds
+
+
 def journal_end(path: Path) -> int:
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
         return int(db.execute("SELECT coalesce(max(seq), 0) FROM records").fetchone()[0])
@@ -478,6 +526,8 @@ async def arcsm(directory: Path, args: argparse.Namespace, sets: int, jobs: int)
             "--namespace", NS, "--controller-namespace", CONTROLLER_NS, "--qps", "1000", "--burst", "1000",
             "--http", f"127.0.0.1:{port}", "--log-level", "warn", "--log-format", "json",
         ]  # fmt: skip
+        if args.resync_period:
+            command += ["--resync-period", str(args.resync_period)]
         with started(command, directory / "arcsm.log") as controller:
             async with World.of(sim) as world:
 
@@ -496,6 +546,8 @@ async def arcsm(directory: Path, args: argparse.Namespace, sets: int, jobs: int)
                     result.running_s = time.monotonic() - result.start.at
                     result.setup = await counts(world, controller.pid, port)
                     boundary = journal_end(journal)
+                    if args.resync_period:
+                        result.resync = await resync_round(journal, controller.pid, boundary, args.timeout)
                     await run_jobs(world, names, jobs, args.in_flight, args.timeout)
                 except TimeoutError as exc:
                     result.error = str(exc)
@@ -569,6 +621,20 @@ def table(ours: Result, base: Result) -> str:
     return "\n".join(lines)
 
 
+def solo_table(ours: Result) -> str:
+    """arcsm's figures alone (``--no-floor``)."""
+    lines = [
+        f"**N = {ours.sets}**, {ours.jobs:,} jobs ({ours.jobs / ours.sets:g} per set), no floor run",
+        "",
+        "| figure | arcsm |",
+        "|---|---|",
+        *(f"| {name} | {number(value)} |" for name, value in ours.figures().items()),
+    ]
+    if not ours.complete():
+        lines.append(f"\n{ours.succeeded} of {ours.jobs} jobs run, {ours.left} runners left. {ours.error}")
+    return "\n".join(lines)
+
+
 def verb_table(ours: Result, base: Result) -> str:
     """Kubernetes requests per job by verb and resource: the controller's, its listeners', the floor's."""
     rows = sorted(
@@ -638,6 +704,7 @@ def plot(path: Path, results: dict[int, tuple[Figures, Figures]]) -> None:
 async def main(args: argparse.Namespace) -> int:
     """Print a table per N; 1 when a run left a job not run or a runner behind."""
     results: list[tuple[Result, Result]] = []
+    alone: list[Result] = []  # runs with --no-floor: printed, neither kept nor plotted
     with contextlib.ExitStack() as stack:
         if args.keep is None:
             tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="fleet-"))
@@ -648,11 +715,16 @@ async def main(args: argparse.Namespace) -> int:
         for sets in args.sets:
             jobs = args.runners if args.runners else 10 * sets
             runs: dict[str, Result] = {}
-            for mode, run in (("arcsm", arcsm), ("floor", floor)):
+            modes = (("arcsm", arcsm), ("floor", floor)) if args.floor else (("arcsm", arcsm),)
+            for mode, run in modes:
                 directory = Path(tmp) / f"{sets}-{mode}"
                 directory.mkdir()
                 print(f"N = {sets}: {mode} ...", file=sys.stderr, flush=True)
                 runs[mode] = await run(directory, args, sets, jobs)
+            if not args.floor:
+                print(solo_table(runs["arcsm"]) + "\n", flush=True)
+                alone.append(runs["arcsm"])
+                continue
             results.append((runs["arcsm"], runs["floor"]))
             print(table(runs["arcsm"], runs["floor"]) + "\n", flush=True)
             print(verb_table(runs["arcsm"], runs["floor"]) + "\n", flush=True)
@@ -660,7 +732,8 @@ async def main(args: argparse.Namespace) -> int:
     if args.plot is not None and every:
         plot(args.plot, every)
         print(f"plot: {args.plot}", file=sys.stderr)
-    return 0 if all(r.complete() for pair in results for r in pair) else 1
+    ran = [*alone, *(r for pair in results for r in pair)]
+    return 0 if all(r.complete() for r in ran) else 1
 
 
 def sets_list(value: str) -> list[int]:
@@ -675,6 +748,19 @@ if __name__ == "__main__":
     parser.add_argument("--max-runners", type=int, default=10, help="maxRunners of each set (10)")
     parser.add_argument("--job-seconds", type=float, default=1.0, help="how long a job runs (1)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per phase at most (1800)")
+    parser.add_argument(
+        "--resync-period",
+        type=float,
+        default=0.0,
+        help="pass this --resync-period to arcsm run, and after all Running wait until every watch has "
+        "re-listed once, sampling the controller's RSS (default: arcsm's own period, not waited for)",
+    )
+    parser.add_argument(
+        "--floor",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="run the floor too (default); with --no-floor arcsm's figures are printed alone, not kept",
+    )
     parser.add_argument("--plot", type=Path, default=None, help="draw every figure against N into this PNG")
     parser.add_argument(
         "--results",

@@ -176,6 +176,17 @@ def run(
             rich_help_panel=CLUSTER,
         ),
     ] = WATCHES.resync or 0.0,
+    page_size: Annotated[
+        int,
+        typer.Option(
+            envvar="ARCSM_PAGE_SIZE",
+            metavar="N",
+            help="Objects per page of a list (its limit): a list or re-list is read, diffed and journaled a "
+            "page at a time, so this bounds what one list holds in memory. Each watch re-lists at its own "
+            "point of --resync-period, not all at once.",
+            rich_help_panel=CLUSTER,
+        ),
+    ] = WATCHES.page_size,
     workers: Annotated[
         int,
         typer.Option(
@@ -555,7 +566,11 @@ def run(
                     size(journal_tail_buffer, "--journal-tail-buffer") or 0, "--journal-tail-buffer"
                 ),
             ),
-            watch=WatchSettings(namespaces=names(namespace), resync=resync_period or None),
+            watch=WatchSettings(
+                namespaces=names(namespace),
+                resync=resync_period or None,
+                page_size=at_least_one(page_size, "--page-size"),
+            ),
             queue=QueueSettings(
                 workers=at_least_one(workers, "--workers"),
                 rate=per_second(reconcile_rate, "--reconcile-rate"),

@@ -8,9 +8,9 @@ error model (``kube``): an import-linter contract in ``pyproject.toml`` holds th
 Modules: ``kinds`` (the watched kinds), ``settings``, ``ports`` (what they need of the projection; of the
 journal they need ``store.ports.JournalWriter``), ``objects`` (the cache of what was journaled),
 ``slimming`` (what is journaled of an observed object: the fields the controller reads; a Pod without its
-spec), ``listing`` (lists and the diff a list reveals), ``streams`` (watch streams to records),
-``requesting`` and ``errors`` (the HTTP edge), ``retrying`` (backoff), ``watching`` (one watcher's loop),
-``supervising`` (all of them).
+spec), ``listing`` (lists read page by page and the diff a list reveals), ``resyncs`` (each watch's point in
+the resync period), ``streams`` (watch streams to records), ``requesting`` and ``errors`` (the HTTP edge),
+``retrying`` (backoff), ``watching`` (one watcher's loop), ``supervising`` (all of them).
 
 The package exports the kinds, ports and settings; the loops (``supervising.Watchers``,
 ``watching.Watcher``) are imported from their modules, so reading the settings does not bring in

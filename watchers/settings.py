@@ -32,8 +32,13 @@ class WatchSettings:
     # The server ends a watch after this many seconds; the watcher resumes from the last resourceVersion.
     timeout_seconds: int = 300
     # Seconds between periodic re-lists that catch drift; None: only the lists a start or a 410 needs.
+    # Each watch re-lists at its own point of the period (``watchers.resyncs``), drawn with this seed.
     resync: float | None = 900.0
-    page_size: int = 500
+    resync_seed: int = 0
+    # Objects per list page (``limit``): a list is diffed and journaled a page at a time, so a page is
+    # what one list holds; a page of 500 full Pods takes about 9 MB decoded, of 100 about 2
+    # (bench/resync_memory.py).
+    page_size: int = 100
     # Total time allowed for one list page (a watch gets timeout_seconds plus this much).
     request_timeout: float = 60.0
     backoff: Backoff = field(default_factory=Backoff)

@@ -1,4 +1,5 @@
-"""``Watchers``: one supervised task per watched (kind, namespace), started and stopped together.
+"""``Watchers``: one supervised task per watched (kind, namespace), started and stopped together, each
+with its own slot of the resync period (``watchers.resyncs``), so their periodic re-lists are spread out.
 
 ``synced()`` says whether every watcher has journaled its first list, i.e. the projection of every
 watched kind is complete; the HTTP readiness probe depends on it.
@@ -14,6 +15,7 @@ from types import TracebackType
 from kubernetes_asyncio import client
 
 from store.ports import JournalWriter
+from watchers import resyncs
 from watchers.ports import Known
 from watchers.settings import WatchSettings
 from watchers.watching import Watcher
@@ -31,9 +33,24 @@ class Watchers:
         settings: WatchSettings | None = None,
     ) -> None:
         self.settings = settings or WatchSettings()
+        watched = self.settings.watched()
+        period = self.settings.resync
+        slots = (
+            [None] * len(watched)
+            if period is None
+            else resyncs.slots(len(watched), period, seed=self.settings.resync_seed)
+        )
         self.watchers = [
-            Watcher(kind=kind, namespace=ns, api=api, journal=journal, known=known, settings=self.settings)
-            for kind, ns in self.settings.watched()
+            Watcher(
+                kind=kind,
+                namespace=ns,
+                api=api,
+                journal=journal,
+                known=known,
+                settings=self.settings,
+                slot=slot,
+            )
+            for (kind, ns), slot in zip(watched, slots, strict=True)
         ]
         self._tasks: list[asyncio.Task[None]] = []
 

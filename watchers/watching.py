@@ -2,10 +2,11 @@
 
     seed the cache from the journal's projection
     loop:
-        list (paged), append the differences and a SYNC record in one append
+        list page by page, appending each page's differences before asking for the next; then append
+        the deletions the whole list revealed and a SYNC record in one append
         watch from the list's resourceVersion; append each batch of events as it arrives;
         on a clean end or a broken stream, watch again from the last resourceVersion (bookmarks move it);
-        on 410 Expired, or when the resync period is up, list again
+        on 410 Expired, or at the watch's next resync slot (``watchers.resyncs``), list again
 
 Failed requests are retried with backoff (``watchers.retrying``). Anything else (a journal that refuses
 an append, a bug) is logged and the loop starts over from a list after a backoff: the cache only ever
@@ -15,6 +16,7 @@ holds what the journal accepted, so nothing is lost and nothing is journaled twi
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import enum
 import logging
 from typing import NoReturn
@@ -24,7 +26,7 @@ from kubernetes_asyncio import client
 
 from store.ports import JournalWriter
 from store.records import Record, RecordType
-from watchers import errors, listing, objects, retrying, streams
+from watchers import errors, listing, objects, resyncs, retrying, streams
 from watchers.kinds import WatchedKind
 from watchers.ports import Known
 from watchers.settings import WatchSettings
@@ -59,7 +61,10 @@ class Watcher:
         journal: JournalWriter,
         known: Known,
         settings: WatchSettings,
+        slot: resyncs.Slot | None = None,
     ) -> None:
+        """``slot``: when this watch re-lists periodically (``watchers.resyncs``); by default at the start
+        of each period of ``settings.resync``, and never when that is None."""
         self.kind = kind
         self.namespace = namespace
         self.synced = asyncio.Event()  # set once the first list is journaled
@@ -70,6 +75,12 @@ class Watcher:
         self._cache: objects.Cache = {}
         self._resource_version = ""
         self._reason = Reason.START
+        if slot is None and settings.resync is not None:
+            slot = resyncs.Slot(settings.resync, 0.0)
+        self.slot = slot
+        self._changed = 0  # records the current list has journaled so far
+        self._anchor = 0.0  # the loop's time when the watch started: where its slots count from
+        self._listed_at = 0.0
         self._log = logging.LoggerAdapter(log, {"kind": kind.kind, "namespace": namespace or ""})
 
     @property
@@ -82,6 +93,7 @@ class Watcher:
         return self._resource_version
 
     async def run(self) -> NoReturn:
+        self._anchor = asyncio.get_running_loop().time()
         self._cache = objects.seed(self._known.items(self.kind.kind, self.namespace))
         recovering = retrying.policy(self._settings.backoff, retry_on=_unexpected, logger=log, what=self.name)
         # Attempts count over the watcher's life: a failure that keeps coming back is retried at the
@@ -102,56 +114,78 @@ class Watcher:
 
     async def _relist(self, reason: Reason) -> None:
         retry = self._retrying(f"{self.name}: list")
+        self._changed = 0
         while True:
             try:
-                found = await listing.list_all(
-                    self.kind,
-                    self._call,
-                    page_size=self._settings.page_size,
-                    timeout=self._settings.request_timeout,
-                    retry=retry,
-                    slim=self._settings.slim,
-                )
+                listed, diff = await self._pages(retry)
                 break
             except errors.Expired as exc:  # a continue token outlived the history: start over
                 self._log.info("%s: list expired (%s); listing again", self.name, exc)
-        changes = listing.diff(
-            self.kind, self._cache, found.items, found.resource_version, slim=self._settings.slim
-        )
+        gone = diff.rest()
+        changed = self._changed + len(gone)
         sync = Record(
             type=RecordType.SYNC,
             kind=self.kind.kind,
             namespace=self.namespace or "",
-            resource_version=found.resource_version,
+            resource_version=diff.resource_version,
             body={
                 "reason": str(reason),
                 "namespace": self.namespace,
-                "objects": len(found.items),
-                "changes": len(changes),
+                "objects": listed,
+                "changes": changed,
             },
         )
-        await self._journal.append([*changes, sync])
-        objects.fold(self._cache, changes)
-        self._resource_version = found.resource_version
+        await self._journal.append([*gone, sync])
+        objects.fold(self._cache, gone)
+        self._resource_version = diff.resource_version
+        self._listed_at = asyncio.get_running_loop().time()
         self.synced.set()
-        level = logging.INFO if reason is not Reason.RESYNC or changes else logging.DEBUG
+        level = logging.INFO if reason is not Reason.RESYNC or changed else logging.DEBUG
         self._log.log(
             level,
             "%s: listed %d objects at %s (%s), %d changes journaled",
             self.name,
-            len(found.items),
-            found.resource_version,
+            listed,
+            diff.resource_version,
             reason,
-            len(changes),
+            changed,
         )
+
+    async def _pages(self, retry: tenacity.AsyncRetrying) -> tuple[int, listing.Diff]:
+        """Read one list page by page, journaling each page's differences before the next is asked for;
+        the objects listed and the diff, whose ``rest`` are the deletions the list revealed. Raises
+        ``Expired`` when the snapshot is gone (what was journaled stays: the cache holds it)."""
+        listed = 0
+        diff: listing.Diff | None = None
+        found = listing.pages(
+            self.kind,
+            self._call,
+            page_size=self._settings.page_size,
+            timeout=self._settings.request_timeout,
+            retry=retry,
+            slim=self._settings.slim,
+        )
+        async with contextlib.aclosing(found):
+            async for page in found:
+                if diff is None:
+                    diff = listing.Diff(
+                        self.kind, self._cache, page.resource_version, slim=self._settings.slim
+                    )
+                records = diff.page(page.items)
+                listed += len(page.items)
+                if records:
+                    await self._journal.append(records)
+                    objects.fold(self._cache, records)
+                    self._changed += len(records)
+        assert diff is not None, "a list has at least one page"
+        return listed, diff
 
     # -- watch -----------------------------------------------------------------------------------------
 
     async def _watch(self) -> Reason:
         """Watch until a re-list is due; return why it is."""
-        loop = asyncio.get_running_loop()
-        resync = self._settings.resync
-        deadline = None if resync is None else loop.time() + resync
+        slot = self.slot
+        deadline = None if slot is None else slot.next_after(self._listed_at, anchor=self._anchor)
         retry = self._retrying(f"{self.name}: watch")
         while True:
             ended: Ended = await retry(self._session, deadline)

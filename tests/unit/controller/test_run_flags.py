@@ -100,6 +100,7 @@ def test_without_options_the_settings_are_the_defaults(started: Started, kubecon
     assert settings.reconcile == ReconcileSettings() and settings.reconcile.predicates
     assert settings.machines == MachineSettings()
     assert settings.watch.namespaces == () and settings.watch.resync == 900.0
+    assert settings.watch.page_size == 100
     assert settings.http is None
     assert started.logging == ("info", "auto")
 
@@ -109,7 +110,7 @@ def test_flags_land_in_the_settings(started: Started, kubeconfig: Path) -> None:
         "--journal", "j.db", "--kubeconfig", str(kubeconfig),
         "--namespace", "team-a", "--namespace", "team-b,team-c",
         "--controller-namespace", "arc-ctl",
-        "--qps", "5", "--burst", "7", "--resync-period", "0",
+        "--qps", "5", "--burst", "7", "--resync-period", "0", "--page-size", "50",
         "--workers", "6", "--runner-concurrency", "2", "--ars-concurrency", "1",
         "--ers-concurrency", "3", "--listener-concurrency", "4",
         "--reconcile-rate", "2.5", "--reconcile-burst", "20",
@@ -128,6 +129,7 @@ def test_flags_land_in_the_settings(started: Started, kubeconfig: Path) -> None:
     assert settings.reconcile == ReconcileSettings(predicates=False)
     assert settings.watch.namespaces == ("team-a", "team-b", "team-c", "arc-ctl")
     assert settings.watch.resync is None
+    assert settings.watch.page_size == 50
     assert (settings.executor.qps, settings.executor.burst) == (5.0, 7)
     assert settings.queue.workers == 6
     assert (settings.queue.rate, settings.queue.burst) == (2.5, 20)
@@ -244,6 +246,7 @@ def test_upstream_chart_variables_are_read_when_the_arcsm_ones_are_unset(
         (["--journal-retain-days", "-1"], "--journal-retain-days"),
         (["--history-retain-records", "-5"], "--history-retain-records"),
         (["--resync-period", "-1"], "--resync-period"),
+        (["--page-size", "0"], "--page-size"),
         (["--listener-log-format", "xml"], "--listener-log-format"),
         (["--listener-log-level", "loud"], "--listener-log-level"),
         (["--http", "nowhere"], "HOST:PORT"),

@@ -1,5 +1,6 @@
 """The diff a (re-)list reveals, as a pure function: known objects (the watcher's cache, seeded from the
-journal) against a complete list. Table-driven; each row names the situation it stands for."""
+journal) against a complete list, whole or fed a page at a time. Table-driven; each row names the
+situation it stands for."""
 
 from __future__ import annotations
 
@@ -52,10 +53,16 @@ CASES = [
         [("DELETED", "a", "uid-a", "20"), ("ADDED", "a", "uid-a2", "13")],
     ),
     (
-        "mixed",
+        "mixed: what the list lacks is known, and deleted, after its last page",
         [A1, B1],
         [A2, obj("c", "uid-c", "14")],
-        [("DELETED", "b", "uid-b", "20"), ("MODIFIED", "a", "uid-a", "12"), ("ADDED", "c", "uid-c", "14")],
+        [("MODIFIED", "a", "uid-a", "12"), ("ADDED", "c", "uid-c", "14"), ("DELETED", "b", "uid-b", "20")],
+    ),
+    (
+        "re-created under the same name among others: the old one deleted just before the new one",
+        [B1, A1, obj("z", "uid-z", "9")],
+        [A_NEW, B1],
+        [("DELETED", "a", "uid-a", "20"), ("ADDED", "a", "uid-a2", "13"), ("DELETED", "z", "uid-z", "20")],
     ),
 ]
 
@@ -113,3 +120,44 @@ def test_normalize_completes_list_items_and_strips_secret_material() -> None:
 def test_normalize_keeps_what_the_server_sent() -> None:
     sent = obj("a", "uid-a", "10", spec={"x": 1})
     assert objects.normalize(ARS, sent) == sent
+
+
+# -- page by page ------------------------------------------------------------------------------------------
+
+MANY_KNOWN = [obj(f"o{i:02}", f"uid-{i}", str(10 + i)) for i in range(12)]
+MANY_LISTED = [
+    *(obj(f"o{i:02}", f"uid-{i}", str(10 + i)) for i in (0, 1, 2)),  # unchanged
+    obj("o03", "uid-3", "40"),  # changed
+    obj("o04", "uid-4b", "41"),  # re-created under the same name
+    *(obj(f"o{i:02}", f"uid-{i}", str(10 + i)) for i in (6, 7)),  # o05 gone
+    obj("o08", "uid-8", "42"),  # changed; o09, o10 and o11 gone
+    obj("p00", "uid-p", "43"),  # new
+]
+
+
+@pytest.mark.parametrize("page_size", [1, 2, 3, 5, len(MANY_LISTED)])
+@pytest.mark.parametrize("fold", [False, True], ids=["cache untouched", "cache folded per page"])
+def test_paged_diff_is_the_whole_diff(page_size: int, fold: bool) -> None:
+    whole = listing.diff(ARS, objects.seed(MANY_KNOWN), MANY_LISTED, "50")
+    cache = objects.seed(MANY_KNOWN)
+    paged = listing.Diff(ARS, cache, "50")
+    records = []
+    for start in range(0, len(MANY_LISTED), page_size):
+        page = paged.page(MANY_LISTED[start : start + page_size])
+        if fold:
+            objects.fold(cache, page)
+        records += page
+    records += paged.rest()
+    assert records == whole
+    assert [(r.body["event"], r.name, r.uid) for r in records] == [
+        ("MODIFIED", "o03", "uid-3"),
+        ("DELETED", "o04", "uid-4"),
+        ("ADDED", "o04", "uid-4b"),
+        ("MODIFIED", "o08", "uid-8"),
+        ("ADDED", "p00", "uid-p"),
+        ("DELETED", "o05", "uid-5"),
+        ("DELETED", "o09", "uid-9"),
+        ("DELETED", "o10", "uid-10"),
+        ("DELETED", "o11", "uid-11"),
+    ]
+    assert all(r.resource_version == "50" for r in records if r.body["event"] == "DELETED")
