@@ -5,8 +5,9 @@ EphemeralRunnerSet, its AutoscalingListener in the controller namespace and its 
 folded from observed records as the controller folds them. For N = 100, 1,000 and 10,000 (``--sizes``),
 each lookup an event makes is timed two ways in the same run:
 
-* indexed — what the controller calls now (``controller.snapshotting.listeners_of``, ``mapping.keys_for``
-  of a credentials Secret's change, ``Projection.items`` of one namespace);
+* indexed — what the controller calls now (``controller.declared.referrers`` of
+  ``LISTENERS_BY_SCALE_SET``, ``mapping.keys_for`` of a credentials Secret's change, ``Projection.items``
+  of one namespace);
 * scan — the code these replaced, kept here verbatim: a walk of every listener (and of the namespace's
   scale sets), and ``sorted`` of a kind's keys on every ``items`` call.
 
@@ -30,7 +31,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from controller import mapping, snapshotting
+from controller import declared, mapping
 from statemachines import listenerobjects
 from statemachines.effects import ObjectRef
 from statemachines.kinds import AL, ARS, ERS
@@ -141,7 +142,7 @@ def lookups(n: int) -> dict[str, tuple[Callable[[int], object], Callable[[int], 
         return mapping.Change("Secret", namespace, f"creds-{i % n}", old=secret, new=secret)
 
     def check(i: int) -> None:
-        assert snapshotting.listeners_of(projection, *ref(i)) == scan_listeners_of(projection, *ref(i))
+        assert declared.referrers(projection, listenerobjects.LISTENERS_BY_SCALE_SET, *ref(i)) == scan_listeners_of(projection, *ref(i))
         change = secret_change(i)
         users = list(scan_credential_users(projection, change.namespace, change.name))
         assert mapping.keys_for(change, projection) == users and len(users) == 2
@@ -158,7 +159,7 @@ def lookups(n: int) -> dict[str, tuple[Callable[[int], object], Callable[[int], 
 
     return {
         "a scale set's listeners (each ARS event and decision)": (
-            lambda i: snapshotting.listeners_of(projection, *ref(i)),
+            lambda i: declared.referrers(projection, listenerobjects.LISTENERS_BY_SCALE_SET, *ref(i)),
             lambda i: scan_listeners_of(projection, *ref(i)),
         ),
         "a Secret's credential users (each Secret event)": (

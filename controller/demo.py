@@ -32,7 +32,7 @@ from kubernetes_asyncio import client
 
 from api.addresses import parse_address
 from api.limits import HttpLimits
-from controller import demostory, running
+from controller import declared, demostory, running
 from controller.kubeconfigs import Source
 from controller.logformat import LEVELS, configure_logging
 from controller.settings import ControllerSettings, HttpSettings, QueueSettings
@@ -334,7 +334,7 @@ async def _running(
             journal_path=journal_path,
             cluster=Source.kubeconfig(world.write_kubeconfig(directory / "kubeconfig")),
             journal=JournalSettings(durable=False),
-            watch=WatchSettings(resync=None),
+            watch=WatchSettings(kinds=declared.WATCHED, resync=None),
             queue=QueueSettings(workers=4),
             machines=MachineSettings(
                 controller_namespace=demostory.CONTROLLER_NAMESPACE, listener_image="arcsm:demo"

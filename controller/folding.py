@@ -21,7 +21,8 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from controller import mapping, snapshotting
-from controller.snapshotting import DECIDED, Results, View
+from controller.declared import DECIDED
+from controller.snapshotting import Results, View
 from statemachines.effects import ObjectRef
 from statemachines.kinds import ER
 from store import clocks

@@ -2,7 +2,8 @@
 
 Three sources, and nothing else:
 
-* the watched kinds (``watchers.kinds.KINDS``): ``list`` and ``watch`` on each;
+* the watched kinds (``declared.WATCHED``: every kind a controller declaration names, as the watchers'
+  table ``watchers.kinds`` serves it): ``list`` and ``watch`` on each;
 * the effects: ``EFFECT_ACCESS`` says, per effect type, which kinds (and subresources) the machines
   aim it at and which verbs its executor sends for them (``controller/kubeeffects.py``,
   ``secreteffects.py``, ``actionseffects.py``; the Actions effects read the credentials Secret, the CA
@@ -26,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from controller import kubewriting
+from controller import declared, kubewriting
 from statemachines import effects
 from statemachines.kinds import AL, ARS, ER, ERS
 from watchers import kinds as watched
@@ -104,7 +105,8 @@ def resource_of(kind: str, subresource: str = "") -> tuple[str, str]:
 
 
 def watch_permissions() -> set[Permission]:
-    return {Permission(k.group, k.plural, verb) for k in watched.KINDS for verb in WATCH_VERBS}
+    kinds = (watched.BY_NAME[name] for name in declared.WATCHED)
+    return {Permission(k.group, k.plural, verb) for k in kinds for verb in WATCH_VERBS}
 
 
 def effect_permissions() -> set[Permission]:

@@ -33,21 +33,15 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
-from controller import logkeys, outbox, snapshotting, timing
+from controller import declared, logkeys, outbox, snapshotting, timing
 from controller.folding import Fold
 from controller.queueing import WorkQueue
 from controller.runtimemetrics import Result, RuntimeMetrics
 from controller.settings import QueueSettings, ReconcileSettings
-from controller.snapshotting import DECIDED
+from controller.declared import DECIDED
 from controller.supervising import Supervisor
 from controller.timing import Timers
-from statemachines import (
-    autoscalinglisteners,
-    autoscalingrunnersets,
-    ephemeralrunners,
-    ephemeralrunnersets,
-    servedfields,
-)
+from statemachines import servedfields
 from statemachines import effects as fx
 from statemachines.decisions import Decision
 from statemachines.effects import Effect, ObjectRef
@@ -61,13 +55,7 @@ log = logging.getLogger("arcsm.controller")
 
 # Each machine's decisions written to the served schema (``servedfields``: no pruned conditions).
 DECIDERS: dict[str, Callable[[Snapshot], Decision]] = {
-    kind: servedfields.keeping_served_fields(decide)
-    for kind, decide in (
-        ("AutoscalingRunnerSet", autoscalingrunnersets.decide),
-        ("EphemeralRunnerSet", ephemeralrunnersets.decide),
-        ("EphemeralRunner", ephemeralrunners.decide),
-        ("AutoscalingListener", autoscalinglisteners.decide),
-    )
+    d.kind: servedfields.keeping_served_fields(d.decide) for d in declared.DECLARATIONS
 }
 
 # Results that carry facts no watch brings back: the key is decided again as soon as they are recorded.

@@ -531,7 +531,7 @@ def run(
 
     from actions import errors as actions_errors
     from actions import listenerconfig
-    from controller import running
+    from controller import declared, running
     from store.errors import JournalCorrupt, JournalError, JournalFormatError
 
     if qps <= 0 or burst < 1:
@@ -568,6 +568,7 @@ def run(
             ),
             watch=WatchSettings(
                 namespaces=names(namespace),
+                kinds=declared.WATCHED,
                 resync=resync_period or None,
                 page_size=at_least_one(page_size, "--page-size"),
             ),

@@ -24,9 +24,10 @@ from typing import Any, Final
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
+from controller import declared
 from kube import failures
 from statemachines import kinds
-from statemachines.kinds import AL, ARS, ER, ERS
+from statemachines.kinds import ARS, ERS
 
 log = logging.getLogger("arcsm.controller")
 
@@ -36,7 +37,7 @@ REQUIRED: Final[Mapping[str, tuple[tuple[str, ...], ...]]] = {
     ARS: (("status", "observedGeneration"),),
     ERS: (("spec", "actionableRevision"), ("status", "appliedActionableRevision")),
 }
-DECIDED: Final = (ARS, ERS, ER, AL)
+DECIDED: Final = declared.DECIDED
 READ_TIMEOUT: Final = 10.0  # seconds per CRD read: a start must not hang on an API server that is not there
 TRANSPORT_ERRORS: Final = failures.UNANSWERED
 

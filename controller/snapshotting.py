@@ -2,17 +2,9 @@
 
 ``build(view, ref, settings)`` gives the ``statemachines.snapshots.Snapshot`` of one object key. It reads
 nothing but its arguments, so the same journal prefix always gives the same snapshot (replay depends on
-it). What each kind's snapshot holds is what its machine's module docstring asks for:
-
-* AutoscalingRunnerSet: ``related["ers"]`` (the EphemeralRunnerSet of the same name, else the one it
-  owns), ``related["listener"]`` (the AutoscalingListener whose spec names the ARS, preferring the
-  computed name), and one entry per ``actions.github.com/cleanup-*`` annotation, keyed by the annotation;
-* EphemeralRunnerSet: ``children`` (the EphemeralRunners it owns) and ``related["proxy_secret"]``;
-* EphemeralRunner: ``related["pod"]`` and ``related["secret"]``: same namespace and name, and owned by the
-  runner's uid (the projection's owner index); an object of that name another owner holds (a predecessor's
-  of the same name, not yet gone) is ``related["other_pod"]`` / ``related["other_secret"]`` instead;
-* AutoscalingListener: ``"ars"``, ``"service_account"``, ``"role"``, ``"role_binding"``,
-  ``"config_secret"``, ``"proxy_secret"``, ``"pod"`` and ``"credentials_secret"``.
+it). What a kind's snapshot holds is what its declaration (``DECLARATION`` at the end of its machine's
+module; ``statemachines.declaring``) names: ``read_related`` finds each related entry as declared,
+``read_children`` the owned children of the declared kind.
 
 ``results`` are the latest ``effect_result`` body per effect key recorded for the subject, plus the
 record's ``at`` (``statemachines.outcomes``), and only those recorded for the object the subject is now
@@ -21,34 +13,20 @@ record's ``at`` (``statemachines.outcomes``), and only those recorded for the ob
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from controller import lookups
-from statemachines import autoscalinglisteners as al
-from statemachines import autoscalingrunnersets as ars
-from statemachines import (
-    desired,
-    effects,
-    ephemeralrunners,
-    ephemeralrunnersets,
-    listenerobjects,
-    naming,
-    outcomes,
-    runners,
-)
+from controller import declared
+from statemachines import declaring, effects, outcomes, runners
 from statemachines.effects import ObjectRef
 from statemachines.jsonvalues import JsonObject, as_mapping, section
-from statemachines.kinds import AL, ARS, ER, ERS
+from statemachines.kinds import ER, ERS
 from statemachines.snapshots import Settings, Snapshot
 from store.projection import Projection
 from store.records import Record, RecordType
 
 Related = dict[str, JsonObject | None]
-
-# The kinds a machine decides about, in the order a restart enqueues them.
-DECIDED: tuple[str, ...] = (ARS, ERS, ER, AL)
 
 
 def meta(obj: JsonObject | None) -> JsonObject:
@@ -130,24 +108,19 @@ class View:
 
 
 def build(view: View, ref: ObjectRef, settings: Settings) -> Snapshot:
-    """The snapshot of ``ref`` (one of the ``DECIDED`` kinds)."""
+    """The snapshot of ``ref`` (one of the ``declared.DECIDED`` kinds)."""
     projection = view.projection
     obj = projection.get(ref.kind, ref.namespace, ref.name)
-    related, children = BUILDERS[ref.kind](projection, ref, obj, settings)
+    declaration = declared.BY_KIND[ref.kind]
     return Snapshot(
         subject=ref,
         obj=obj,
         now=view.now,
         settings=settings,
-        related=related,
-        children=children,
+        related=read_related(projection, declaration, ref, obj, settings),
+        children=read_children(projection, declaration, obj),
         results=view.results.for_subject(ref, uid(obj)) if obj is not None else {},
     )
-
-
-Builder = Callable[
-    [Projection, ObjectRef, JsonObject | None, Settings], tuple[Related, tuple[JsonObject, ...]]
-]
 
 
 def _children(projection: Projection, owner: JsonObject | None, kind: str) -> list[JsonObject]:
@@ -158,90 +131,66 @@ def _children(projection: Projection, owner: JsonObject | None, kind: str) -> li
     return [obj for obj in found if obj is not None]
 
 
-def listeners_of(projection: Projection, namespace: str, name: str) -> list[JsonObject]:
-    """Every AutoscalingListener whose spec names the AutoscalingRunnerSet ``namespace/name``."""
-    return projection.find(lookups.LISTENERS_BY_SCALE_SET, (namespace, name))
+def _owned(projection: Projection, obj: JsonObject | None) -> set[tuple[str, str, str]]:
+    return set(projection.children(uid(obj))) if uid(obj) else set()
 
 
-def _runner_set_of(projection: Projection, ref: ObjectRef, obj: JsonObject | None) -> JsonObject | None:
-    same_name = projection.get(ERS, ref.namespace, ref.name)
-    if same_name is not None:
-        return same_name
-    owned = _children(projection, obj, ERS)
-    return owned[0] if owned else None
-
-
-def _listener_of(
-    projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
+def _referred(
+    projection: Projection, find: declaring.Referrers, ref: ObjectRef, obj: JsonObject | None, settings: Settings
 ) -> JsonObject | None:
-    found = listeners_of(projection, ref.namespace, ref.name)
-    if not found or obj is None:
+    found = declared.referrers(projection, find.lookup, ref.namespace, ref.name)
+    if not found or obj is None or find.prefer is None:
         return found[0] if found else None
-    wanted = desired.listener_ref(obj, settings)
+    wanted = find.prefer(obj, settings)
     named = [
         x for x in found if (meta(x).get("namespace"), meta(x).get("name")) == (wanted.namespace, wanted.name)
     ]
     return (named or found)[0]
 
 
-def _ars(
-    projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
-) -> tuple[Related, tuple[JsonObject, ...]]:
-    related: Related = {
-        ars.ERS: _runner_set_of(projection, ref, obj),
-        ars.LISTENER: _listener_of(projection, ref, obj, settings),
-    }
-    annotations = as_mapping(meta(obj).get("annotations"))
-    for annotation, kind in ars.DEPENDENTS:
-        name = annotations.get(annotation)
-        if isinstance(name, str) and name:
-            related[annotation] = projection.get(kind, ref.namespace, name)
-    return related, ()
-
-
-def _ers(
-    projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
-) -> tuple[Related, tuple[JsonObject, ...]]:
-    secret = naming.runner_set_proxy_secret_name(ref.name, ref.namespace)
-    related: Related = {ephemeralrunnersets.PROXY_SECRET: projection.get("Secret", ref.namespace, secret)}
-    return related, tuple(_children(projection, obj, ER))
-
-
-def _er(
-    projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
-) -> tuple[Related, tuple[JsonObject, ...]]:
-    owned = set(projection.children(uid(obj))) if uid(obj) else set()
+def read_related(
+    projection: Projection,
+    declaration: declaring.Declaration,
+    ref: ObjectRef,
+    obj: JsonObject | None,
+    settings: Settings,
+) -> Related:
+    """``Snapshot.related`` of ``ref``: each entry ``declaration`` names, found as it says."""
     related: Related = {}
-    for kind, own, other in (
-        ("Pod", ephemeralrunners.POD, ephemeralrunners.OTHER_POD),
-        ("Secret", ephemeralrunners.SECRET, ephemeralrunners.OTHER_SECRET),
-    ):
-        found = projection.get(kind, ref.namespace, ref.name)
-        mine = (kind, ref.namespace, ref.name) in owned
-        related[own], related[other] = (found, None) if mine else (None, found)
-    return related, ()
+    for entry in declaration.related:
+        related.update(_find(projection, entry, ref, obj, settings))
+    return related
 
 
-def _al(
-    projection: Projection, ref: ObjectRef, obj: JsonObject | None, settings: Settings
-) -> tuple[Related, tuple[JsonObject, ...]]:
-    listener = obj or {}
-    spec = listenerobjects.spec(listener)
-    ars_ns = listenerobjects.ars_namespace(listener)
-    config = listenerobjects.config_secret_ref(listener) if obj is not None else None
-    proxy = listenerobjects.proxy_secret_ref(listener) if obj is not None else None
-    credentials = str(spec.get("githubConfigSecret") or "")
-    related: Related = {
-        al.ARS: projection.get(ARS, ars_ns, str(spec.get("autoscalingRunnerSetName") or "")),
-        al.SERVICE_ACCOUNT: projection.get("ServiceAccount", ref.namespace, ref.name),
-        al.ROLE: projection.get("Role", ars_ns, ref.name),
-        al.ROLE_BINDING: projection.get("RoleBinding", ars_ns, ref.name),
-        al.CONFIG_SECRET: projection.get("Secret", config.namespace, config.name) if config else None,
-        al.PROXY_SECRET: projection.get("Secret", proxy.namespace, proxy.name) if proxy else None,
-        al.POD: projection.get("Pod", ref.namespace, ref.name),
-        al.CREDENTIALS_SECRET: projection.get("Secret", ars_ns, credentials) if credentials else None,
-    }
-    return related, ()
+def _find(
+    projection: Projection, entry: declaring.Related, ref: ObjectRef, obj: JsonObject | None, settings: Settings
+) -> Related:
+    find = entry.find
+    if isinstance(find, declaring.SameName):
+        return {entry.key: projection.get(find.kind, ref.namespace, ref.name)}
+    if isinstance(find, declaring.Named):
+        at = find.locate(ref, obj)
+        return {entry.key: projection.get(find.kind, *at) if at is not None else None}
+    if isinstance(find, declaring.SameNameElseOwned):
+        found = projection.get(find.kind, ref.namespace, ref.name)
+        if found is None:
+            owned = _children(projection, obj, find.kind)
+            found = owned[0] if owned else None
+        return {entry.key: found}
+    if isinstance(find, declaring.SameNameOwned):
+        found = projection.get(find.kind, ref.namespace, ref.name)
+        mine = (find.kind, ref.namespace, ref.name) in _owned(projection, obj)
+        return {entry.key: found, find.other: None} if mine else {entry.key: None, find.other: found}
+    if isinstance(find, declaring.NamedByAnnotation):
+        name = as_mapping(meta(obj).get("annotations")).get(find.annotation)
+        return {entry.key: projection.get(find.kind, ref.namespace, name)} if isinstance(name, str) and name else {}
+    return {entry.key: _referred(projection, find, ref, obj, settings)}
 
 
-BUILDERS: dict[str, Builder] = {ARS: _ars, ERS: _ers, ER: _er, AL: _al}
+def read_children(
+    projection: Projection, declaration: declaring.Declaration, obj: JsonObject | None
+) -> tuple[JsonObject, ...]:
+    """``Snapshot.children``: the owned objects of the kind ``declaration`` reads as children, if any."""
+    if declaration.children is None:
+        return ()
+    return tuple(_children(projection, obj, declaration.children))

@@ -45,7 +45,9 @@ from datetime import timedelta
 from typing import Any
 
 from statemachines import (
+    declaring,
     effects,
+    kinds,
     listenerbackoff,
     listenerobjects,
     memos,
@@ -594,4 +596,54 @@ _STEPS: tuple[Callable[[_Pass], bool], ...] = (
     _config_secret,
     _pod,
     _pod_status,
+)
+
+
+def _scale_set_at(ref: effects.ObjectRef, obj: JsonObject | None) -> declaring.NameRef:
+    spec = listenerobjects.spec(obj or {})
+    return listenerobjects.ars_namespace(obj or {}), str(spec.get("autoscalingRunnerSetName") or "")
+
+
+def _in_scale_set_namespace(ref: effects.ObjectRef, obj: JsonObject | None) -> declaring.NameRef:
+    return listenerobjects.ars_namespace(obj or {}), ref.name
+
+
+def _config_secret_at(ref: effects.ObjectRef, obj: JsonObject | None) -> declaring.NameRef | None:
+    found = listenerobjects.config_secret_ref(obj) if obj is not None else None
+    return (found.namespace, found.name) if found is not None else None
+
+
+def _proxy_secret_at(ref: effects.ObjectRef, obj: JsonObject | None) -> declaring.NameRef | None:
+    found = listenerobjects.proxy_secret_ref(obj) if obj is not None else None
+    return (found.namespace, found.name) if found is not None else None
+
+
+def _credentials_at(ref: effects.ObjectRef, obj: JsonObject | None) -> declaring.NameRef | None:
+    secret = str(listenerobjects.spec(obj or {}).get("githubConfigSecret") or "")
+    return (listenerobjects.ars_namespace(obj or {}), secret) if secret else None
+
+
+# What the AutoscalingListener reads and what wakes it: its scale set, its ServiceAccount and pod, its Role
+# and RoleBinding (in the scale set's namespace, found by their labels), its config, proxy and credentials
+# Secrets; a change of the scale set it names wakes it too.
+DECLARATION = declaring.Declaration(
+    kind=kinds.AL,
+    decide=decide,
+    owns=(declaring.Owns("Pod"), declaring.Owns("ServiceAccount"), declaring.Owns("Secret")),
+    related=(
+        declaring.Related(ARS, declaring.Named(kinds.ARS, _scale_set_at)),
+        declaring.Related(SERVICE_ACCOUNT, declaring.SameName("ServiceAccount")),
+        declaring.Related(ROLE, declaring.Named("Role", _in_scale_set_namespace)),
+        declaring.Related(ROLE_BINDING, declaring.Named("RoleBinding", _in_scale_set_namespace)),
+        declaring.Related(CONFIG_SECRET, declaring.Named("Secret", _config_secret_at)),
+        declaring.Related(PROXY_SECRET, declaring.Named("Secret", _proxy_secret_at)),
+        declaring.Related(POD, declaring.SameName("Pod")),
+        declaring.Related(CREDENTIALS_SECRET, declaring.Named("Secret", _credentials_at)),
+    ),
+    watches=(
+        declaring.Mapped("Role", listenerobjects.labelled_listener),
+        declaring.Mapped("RoleBinding", listenerobjects.labelled_listener),
+        declaring.Referred(kinds.ARS, listenerobjects.LISTENERS_BY_SCALE_SET),
+        declaring.Referred("Secret", listenerobjects.LISTENERS_BY_CREDENTIALS),
+    ),
 )

@@ -82,7 +82,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,9 +90,13 @@ from statemachines import (
     arsconditions,
     autoscalinglisteners,
     conditions,
+    declaring,
     desired,
     ephemeralrunnersets,
+    kinds,
+    listenerobjects,
     naming,
+    predicates,
     readycondition,
     refusals,
     scalesets,
@@ -695,3 +699,34 @@ def _report(p: _Pass) -> None:
         if not arsconditions.already_reported(p.s, p.problem):
             p.warn(p.problem.reason, p.problem.message)
         p.requeue(arsconditions.retry_after(p.s))
+
+
+def _credentials_key(key: declaring.ObjectKey, scale_set: JsonObject) -> Iterable[declaring.NameRef]:
+    secret = section(scale_set, "spec").get("githubConfigSecret")
+    if isinstance(secret, str):
+        yield key[1], secret
+
+
+SCALE_SETS_BY_CREDENTIALS = declaring.ReverseLookup(
+    "scale sets by their githubConfigSecret", kinds.ARS, _credentials_key
+)
+
+# What the AutoscalingRunnerSet reads and what wakes it: its runner set (the one of its name, else the one
+# it owns), the listener whose spec names it (the one at its computed name first), the dependents its
+# cleanup annotations name; a listener naming it and its credentials Secret wake it too.
+DECLARATION = declaring.Declaration(
+    kind=kinds.ARS,
+    decide=decide,
+    owns=(declaring.Owns(kinds.ERS, predicates.ars_from_runner_set),),
+    related=(
+        declaring.Related(ERS, declaring.SameNameElseOwned(kinds.ERS)),
+        declaring.Related(
+            LISTENER, declaring.Referrers(listenerobjects.LISTENERS_BY_SCALE_SET, desired.listener_ref)
+        ),
+        *(declaring.Related(a, declaring.NamedByAnnotation(kind, a)) for a, kind in DEPENDENTS),
+    ),
+    watches=(
+        declaring.Mapped(kinds.AL, listenerobjects.scale_set_named),
+        declaring.Referred("Secret", SCALE_SETS_BY_CREDENTIALS),
+    ),
+)

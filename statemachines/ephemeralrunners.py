@@ -59,11 +59,14 @@ from typing import Any
 
 from statemachines import (
     conditions,
+    declaring,
     effects,
+    kinds,
     naming,
     outcomes,
     patches,
     pods,
+    predicates,
     readycondition,
     runnerpods,
     runners,
@@ -793,4 +796,17 @@ _STEPS: tuple[Callable[[_Pass], bool], ...] = (
     _backoff,
     _create_pod,
     _pod_present,
+)
+
+
+# What the EphemeralRunner reads and what wakes it: its pod and its JIT Secret, of its own name and owned
+# by it (one of that name another owner holds is read as ``other_pod`` / ``other_secret``).
+DECLARATION = declaring.Declaration(
+    kind=kinds.ER,
+    decide=decide,
+    owns=(declaring.Owns("Pod", predicates.runner_from_pod), declaring.Owns("Secret")),
+    related=(
+        declaring.Related(POD, declaring.SameNameOwned("Pod", OTHER_POD)),
+        declaring.Related(SECRET, declaring.SameNameOwned("Secret", OTHER_SECRET)),
+    ),
 )

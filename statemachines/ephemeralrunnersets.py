@@ -57,7 +57,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from statemachines import effects, naming, outcomes, readycondition, refusals, runners, tables
+from statemachines import (
+    declaring,
+    effects,
+    kinds,
+    naming,
+    outcomes,
+    predicates,
+    readycondition,
+    refusals,
+    runners,
+    tables,
+)
 from statemachines.conditions import Condition
 from statemachines.decisions import Decision, Transition
 from statemachines.effects import Effect, ObjectRef
@@ -616,3 +627,17 @@ def _write_proxy_secret(s: Snapshot) -> Effect:
         owner=runners.owner_reference(s.obj, runners.SET_KIND),
         metadata={"labels": _proxy_labels(s)},
     )
+
+
+def _proxy_secret_at(ref: ObjectRef, obj: JsonObject | None) -> declaring.NameRef:
+    return ref.namespace, naming.runner_set_proxy_secret_name(ref.name, ref.namespace)
+
+
+# What the EphemeralRunnerSet reads and what wakes it: its runners (as ``children``) and its proxy Secret.
+DECLARATION = declaring.Declaration(
+    kind=kinds.ERS,
+    decide=decide,
+    owns=(declaring.Owns(kinds.ER, predicates.ers_from_runner), declaring.Owns("Secret")),
+    related=(declaring.Related(PROXY_SECRET, declaring.Named("Secret", _proxy_secret_at)),),
+    children=kinds.ER,
+)

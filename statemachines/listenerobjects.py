@@ -15,10 +15,10 @@ credentials Secret: its ``resourceVersion`` (the journal keeps it, without the d
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from statemachines import effects, memos, naming, runners
+from statemachines import declaring, effects, memos, naming, runners
 from statemachines.jsonvalues import JsonObject, as_list, as_mapping, as_strings
 from statemachines.snapshots import Settings
 
@@ -367,3 +367,45 @@ def listener_pod(al: JsonObject, settings: Settings, dependencies: Mapping[str, 
         "ownerReferences": [owner(al)],
     }
     return _body("v1", "Pod", obj_meta, spec=pod_spec_)
+
+
+# Role and RoleBinding name their listener in labels (``_rbac_labels``): they live in the scale set's
+# namespace, where an owner reference to the listener cannot point. The prefixed spelling is read too.
+LISTENER_LABELS = (
+    (LABEL_LISTENER_NAMESPACE, LABEL_LISTENER_NAME),
+    ("actions.github.com/" + LABEL_LISTENER_NAMESPACE, "actions.github.com/" + LABEL_LISTENER_NAME),
+)
+
+
+def labelled_listener(obj: JsonObject) -> Iterable[declaring.NameRef]:
+    """The (namespace, name) of the listener ``obj``'s labels name (either spelling)."""
+    labels = as_mapping(meta(obj).get("labels"))
+    for namespace_label, name_label in LISTENER_LABELS:
+        ns, listener = labels.get(namespace_label), labels.get(name_label)
+        if isinstance(ns, str) and isinstance(listener, str) and ns and listener:
+            yield ns, listener
+
+
+def scale_set_named(al: JsonObject) -> Iterable[declaring.NameRef]:
+    """The (namespace, name) of the AutoscalingRunnerSet the listener's spec names, if it names one."""
+    scale_set = str(spec(al).get("autoscalingRunnerSetName") or "")
+    if scale_set:
+        yield ars_namespace(al), scale_set
+
+
+def _scale_set_key(key: declaring.ObjectKey, al: JsonObject) -> Iterable[declaring.NameRef]:
+    yield ars_namespace(al), str(spec(al).get("autoscalingRunnerSetName") or "")
+
+
+def _credentials_key(key: declaring.ObjectKey, al: JsonObject) -> Iterable[declaring.NameRef]:
+    secret = spec(al).get("githubConfigSecret")
+    if isinstance(secret, str):
+        yield ars_namespace(al), secret
+
+
+LISTENERS_BY_SCALE_SET = declaring.ReverseLookup(
+    "listeners by the scale set they name", KIND, _scale_set_key
+)
+LISTENERS_BY_CREDENTIALS = declaring.ReverseLookup(
+    "listeners by their githubConfigSecret", KIND, _credentials_key
+)

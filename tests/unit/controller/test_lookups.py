@@ -8,8 +8,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from controller import mapping, snapshotting
+from controller import declared, mapping
 from controller.folding import Fold
+from statemachines import listenerobjects
 from statemachines.effects import ObjectRef
 from statemachines.kinds import AL, ARS
 from store.projection import Projection
@@ -79,7 +80,7 @@ def test_listener_and_credential_lookups_match_a_full_scan_through_random_change
             fold = Fold(Projection.from_snapshot(fold.projection.for_snapshot()))
         projection = fold.projection
         namespace, name = rng.choice(SCALE_SET_NAMESPACES), rng.choice(NAMES)
-        assert snapshotting.listeners_of(projection, namespace, name) == scan_listeners_of(
+        assert declared.referrers(projection, listenerobjects.LISTENERS_BY_SCALE_SET, namespace, name) == scan_listeners_of(
             projection, namespace, name
         )
         secret = rng.choice(("c0", "c1"))
