@@ -142,7 +142,9 @@ def lookups(n: int) -> dict[str, tuple[Callable[[int], object], Callable[[int], 
         return mapping.Change("Secret", namespace, f"creds-{i % n}", old=secret, new=secret)
 
     def check(i: int) -> None:
-        assert declared.referrers(projection, listenerobjects.LISTENERS_BY_SCALE_SET, *ref(i)) == scan_listeners_of(projection, *ref(i))
+        assert declared.referrers(
+            projection, listenerobjects.LISTENERS_BY_SCALE_SET, *ref(i)
+        ) == scan_listeners_of(projection, *ref(i))
         change = secret_change(i)
         users = list(scan_credential_users(projection, change.namespace, change.name))
         assert mapping.keys_for(change, projection) == users and len(users) == 2

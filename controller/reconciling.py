@@ -34,15 +34,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
 from controller import declared, logkeys, outbox, snapshotting, timing
+from controller.declared import DECIDED
 from controller.folding import Fold
 from controller.queueing import WorkQueue
 from controller.runtimemetrics import Result, RuntimeMetrics
 from controller.settings import QueueSettings, ReconcileSettings
-from controller.declared import DECIDED
 from controller.supervising import Supervisor
 from controller.timing import Timers
-from statemachines import servedfields
 from statemachines import effects as fx
+from statemachines import servedfields
 from statemachines.decisions import Decision
 from statemachines.effects import Effect, ObjectRef
 from statemachines.snapshots import Settings as MachineSettings

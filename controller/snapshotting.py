@@ -136,7 +136,11 @@ def _owned(projection: Projection, obj: JsonObject | None) -> set[tuple[str, str
 
 
 def _referred(
-    projection: Projection, find: declaring.Referrers, ref: ObjectRef, obj: JsonObject | None, settings: Settings
+    projection: Projection,
+    find: declaring.Referrers,
+    ref: ObjectRef,
+    obj: JsonObject | None,
+    settings: Settings,
 ) -> JsonObject | None:
     found = declared.referrers(projection, find.lookup, ref.namespace, ref.name)
     if not found or obj is None or find.prefer is None:
@@ -163,7 +167,11 @@ def read_related(
 
 
 def _find(
-    projection: Projection, entry: declaring.Related, ref: ObjectRef, obj: JsonObject | None, settings: Settings
+    projection: Projection,
+    entry: declaring.Related,
+    ref: ObjectRef,
+    obj: JsonObject | None,
+    settings: Settings,
 ) -> Related:
     find = entry.find
     if isinstance(find, declaring.SameName):
@@ -183,7 +191,11 @@ def _find(
         return {entry.key: found, find.other: None} if mine else {entry.key: None, find.other: found}
     if isinstance(find, declaring.NamedByAnnotation):
         name = as_mapping(meta(obj).get("annotations")).get(find.annotation)
-        return {entry.key: projection.get(find.kind, ref.namespace, name)} if isinstance(name, str) and name else {}
+        return (
+            {entry.key: projection.get(find.kind, ref.namespace, name)}
+            if isinstance(name, str) and name
+            else {}
+        )
     return {entry.key: _referred(projection, find, ref, obj, settings)}
 
 

@@ -403,9 +403,7 @@ def _credentials_key(key: declaring.ObjectKey, al: JsonObject) -> Iterable[decla
         yield ars_namespace(al), secret
 
 
-LISTENERS_BY_SCALE_SET = declaring.ReverseLookup(
-    "listeners by the scale set they name", KIND, _scale_set_key
-)
+LISTENERS_BY_SCALE_SET = declaring.ReverseLookup("listeners by the scale set they name", KIND, _scale_set_key)
 LISTENERS_BY_CREDENTIALS = declaring.ReverseLookup(
     "listeners by their githubConfigSecret", KIND, _credentials_key
 )

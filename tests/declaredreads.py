@@ -13,8 +13,8 @@ import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from statemachines.declaring import Declaration
 from statemachines.decisions import Decision
+from statemachines.declaring import Declaration
 from statemachines.snapshots import Snapshot
 
 
@@ -81,7 +81,9 @@ def undeclared(reads: set[str], declaration: Declaration) -> set[str]:
     return reads - allowed
 
 
-def checked(decide: Callable[[Snapshot], Decision], declaration: Declaration) -> Callable[[Snapshot], Decision]:
+def checked(
+    decide: Callable[[Snapshot], Decision], declaration: Declaration
+) -> Callable[[Snapshot], Decision]:
     def decide_checked(snapshot: Snapshot) -> Decision:
         reads: set[str] = set()
         recording = dataclasses.replace(

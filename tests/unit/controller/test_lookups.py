@@ -80,9 +80,9 @@ def test_listener_and_credential_lookups_match_a_full_scan_through_random_change
             fold = Fold(Projection.from_snapshot(fold.projection.for_snapshot()))
         projection = fold.projection
         namespace, name = rng.choice(SCALE_SET_NAMESPACES), rng.choice(NAMES)
-        assert declared.referrers(projection, listenerobjects.LISTENERS_BY_SCALE_SET, namespace, name) == scan_listeners_of(
-            projection, namespace, name
-        )
+        assert declared.referrers(
+            projection, listenerobjects.LISTENERS_BY_SCALE_SET, namespace, name
+        ) == scan_listeners_of(projection, namespace, name)
         secret = rng.choice(("c0", "c1"))
         change = mapping.Change("Secret", namespace, secret, old=None, new=obj("Secret", secret, namespace))
         expected = scan_credential_users(projection, namespace, secret)
