@@ -3,6 +3,10 @@
 The ARC rows come from the project's table of those kinds (``statemachines.kinds``). Each row names the
 kind as the API spells it (the journal's ``kind``), where it is served, and which kubernetes_asyncio call
 lists (and, with ``watch=True``, watches) it in a namespace or across all of them.
+
+Which of them the controller watches is derived from its controller declarations (every kind one names;
+``controller.declared.WATCHED``) and passed in ``WatchSettings.kinds``; a test pins that the two are the
+same set, so a declaration naming a kind this table lacks fails at import, naming the kind.
 """
 
 from __future__ import annotations
