@@ -72,8 +72,9 @@ from statemachines import (
 from statemachines.conditions import Condition
 from statemachines.decisions import Decision
 from statemachines.drafts import Draft
+from statemachines.effectresults import EffectResult
 from statemachines.jsonvalues import JsonObject, as_mapping
-from statemachines.outcomes import Failure, Outcome
+from statemachines.outcomes import Failure
 from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ErPhase
 from statemachines.snapshots import Snapshot
@@ -148,11 +149,11 @@ def runner_exit_code(s: Snapshot) -> int | None:
     return pods.exit_code(pods.runner_container_status(s.get(POD)))
 
 
-def pod_create_outcome(s: Snapshot) -> Outcome | None:
+def pod_create_outcome(s: Snapshot) -> EffectResult | None:
     return outcomes.of(s, effects.CreateObject(pod_ref(s), {}))
 
 
-def is_quota(outcome: Outcome) -> bool:
+def is_quota(outcome: EffectResult) -> bool:
     return outcome.failed_with(Failure.FORBIDDEN) and QUOTA_MARKER in outcome.message
 
 
@@ -405,7 +406,7 @@ def _runner_removed(p: _Pass) -> bool:
     return False
 
 
-def _retry(p: _Pass, effect: effects.Effect, out: Outcome | None, doing: str) -> bool:
+def _retry(p: _Pass, effect: effects.Effect, out: EffectResult | None, doing: str) -> bool:
     """Ask for ``effect``, unless its last failure is too recent: then wait out the window. Ends the pass."""
     if out is None or out.ok:
         p.draft.add(effect)
@@ -506,13 +507,13 @@ def _jit_secret(p: _Pass) -> bool:
     return _retry(p, jit, out, "generating the runner's JIT config")
 
 
-def _outcome_unknown(out: Outcome) -> bool:
+def _outcome_unknown(out: EffectResult) -> bool:
     """The JIT config may have been issued, but no Secret was written: a controller stopped during the
     effect, or it ran out of time."""
-    return out.failed_with(Failure.INTERRUPTED) or out.error == "Timeout"
+    return out.failed_with(Failure.INTERRUPTED) or out.failed_with(Failure.TIMEOUT)
 
 
-def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: Outcome) -> bool:
+def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: EffectResult) -> bool:
     """A runner with this name is registered (or may be: the JIT config's outcome is unknown): look it
     up, then remove it and retry, or give up."""
     lookup = p.call(effects.ActionsOp.GET_RUNNER_BY_NAME, name=p.s.subject.name)
@@ -543,7 +544,7 @@ def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: Outcome) -> bool:
     return _retry(p, remove, removed, "removing the earlier registration of this runner name")
 
 
-def _retry_after(p: _Pass, effect: effects.Effect, since: Outcome, doing: str) -> bool:
+def _retry_after(p: _Pass, effect: effects.Effect, since: EffectResult, doing: str) -> bool:
     left = since.remaining(REQUEUE_SOON, p.s.now)
     if left > 0:
         p.requeue(left)
@@ -555,7 +556,7 @@ def _retry_after(p: _Pass, effect: effects.Effect, since: Outcome, doing: str) -
 # 5. runner id and name
 
 
-def secret_runner(s: Snapshot, jit_result: Outcome | None) -> tuple[int, str] | None:
+def secret_runner(s: Snapshot, jit_result: EffectResult | None) -> tuple[int, str] | None:
     """The runner id and name the JIT Secret holds; None when it names no valid id."""
     annotations = as_mapping(as_mapping((s.get(SECRET) or {}).get("metadata")).get("annotations"))
     if naming.ANNOTATION_JIT_RUNNER_ID in annotations:

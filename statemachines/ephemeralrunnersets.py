@@ -60,6 +60,7 @@ from typing import Any
 from statemachines import effects, naming, outcomes, readycondition, refusals, runners, tables
 from statemachines.conditions import Condition
 from statemachines.decisions import Decision, Transition
+from statemachines.effectresults import EffectResult
 from statemachines.effects import Effect, ObjectRef
 from statemachines.jsonvalues import JsonObject, as_int, section
 from statemachines.phaseevents import with_phase_events
@@ -129,11 +130,11 @@ def runner_ref(s: Snapshot, runner: JsonObject) -> ObjectRef:
     return ObjectRef(runners.RUNNER_KIND, s.subject.namespace, runners.name_of(runner))
 
 
-def release_outcome(s: Snapshot, runner: JsonObject) -> outcomes.Outcome | None:
+def release_outcome(s: Snapshot, runner: JsonObject) -> EffectResult | None:
     """The result of the last ``ReleaseRunner`` of this runner's registration; None when there is none."""
     rid = runners.runner_id(runner)
     body = s.results.get(effects.release_key(runner_ref(s, runner), rid)) if rid else None
-    return None if body is None else outcomes.from_body(body)
+    return None if body is None else EffectResult.from_body(body)
 
 
 def busy_for(s: Snapshot, runner: JsonObject) -> float:
