@@ -3,5 +3,7 @@
 Pure: no I/O, no ``await``, no clock reads. A machine reads a snapshot and returns a decision
 (transitions taken and effects as data); the controller records and executes it.
 
-``jsonvalues`` declares ``JsonObject`` and the coercions that read observed JSON, for every package.
+``jsonvalues`` declares ``JsonObject`` and the coercions that read observed JSON, for every package;
+``objects`` the typed views of the objects the machines read (metadata, conditions, each kind's spec and
+status); ``effectresults`` the typed result of an effect, which the executor answers and a decision reads.
 """
