@@ -74,6 +74,7 @@ from statemachines.decisions import Decision
 from statemachines.drafts import Draft
 from statemachines.effectresults import EffectResult
 from statemachines.jsonvalues import JsonObject, as_mapping
+from statemachines.objects import er_spec, er_status
 from statemachines.outcomes import Failure
 from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ErPhase
@@ -125,7 +126,7 @@ class Trigger(enum.StrEnum):
 
 
 def current_phase(s: Snapshot) -> ErPhase:
-    return ErPhase.of(s.status.get("phase"))
+    return ErPhase.of(er_status(s.status).get("phase"))
 
 
 def pod_ref(s: Snapshot) -> effects.ObjectRef:
@@ -137,7 +138,7 @@ def secret_ref(s: Snapshot) -> effects.ObjectRef:
 
 
 def failures(s: Snapshot) -> Mapping[str, object]:
-    return as_mapping(s.status.get("failures"))
+    return as_mapping(er_status(s.status).get("failures"))
 
 
 def pod_phase(s: Snapshot) -> str:
@@ -245,7 +246,7 @@ class _Pass:
         return str(self.s.meta.get("uid") or "")
 
     def scope(self) -> effects.ActionsScope:
-        spec = self.s.spec
+        spec = er_spec(self.s.spec)
         return effects.ActionsScope(
             config_url=str(spec.get("githubConfigUrl") or ""),
             namespace=self.s.subject.namespace,
@@ -305,7 +306,7 @@ class _Pass:
 
 
 def _status_runner_id(s: Snapshot) -> int:
-    value = s.status.get("runnerId")
+    value = er_status(s.status).get("runnerId")
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -462,12 +463,12 @@ def _finalizers(p: _Pass) -> bool:
 
 
 def _jit_effect(p: _Pass) -> effects.CreateJitConfigSecret:
-    meta = as_mapping(p.s.spec.get("ephemeralRunnerConfigSecretMetadata"))
+    meta = as_mapping(er_spec(p.s.spec).get("ephemeralRunnerConfigSecretMetadata"))
     return effects.CreateJitConfigSecret(
         target=secret_ref(p.s),
         scope=p.scope(),
         runner_name=p.s.subject.name,
-        scale_set_id=int(p.s.spec.get("runnerScaleSetId") or 0),
+        scale_set_id=int(er_spec(p.s.spec).get("runnerScaleSetId") or 0),
         work_folder=runnerpods.work_folder(p.er),
         owner=runners.owner_reference(p.er, KIND),
         metadata={k: dict(as_mapping(meta.get(k))) for k in ("labels", "annotations") if meta.get(k)},
@@ -526,7 +527,7 @@ def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: EffectResult) -> bool
     existing = as_mapping(found.facts.get("runner"))
     if not existing:
         return _retry_after(p, jit, found, "no runner of this name after all: generating the JIT config")
-    if existing.get("runnerScaleSetId") != int(p.s.spec.get("runnerScaleSetId") or 0):
+    if existing.get("runnerScaleSetId") != int(er_spec(p.s.spec).get("runnerScaleSetId") or 0):
         p.delete_self()
         p.warn(
             "RunnerNameTaken",
@@ -733,10 +734,10 @@ def _runner_finished(p: _Pass) -> bool:
 
 
 def _delete_runner_or_pod(p: _Pass, why: str) -> bool:
-    if p.s.status.get("jobId"):
+    job = er_status(p.s.status).get("jobId")
+    if job:
         p.delete_self()
         _remove_after_verdict(p)  # best effort: its result is never waited for
-        job = p.s.status.get("jobId")
         p.warn(
             "RunnerPodFailed", f"Runner pod {p.s.subject.name}: {why} during job {job}: deleting the runner"
         )
@@ -766,7 +767,7 @@ def _update_run_status(p: _Pass) -> bool:
     if pod_phase(p.s) in ("Succeeded", "Failed"):
         return p.end("pod finished: waiting for the runner container to report")
     ready = pods.pod_ready(pod)
-    status = p.s.status
+    status = er_status(p.s.status)
     mirrored = mirrored_phase(p.s)
     if status.get("phase") == mirrored.value and bool(status.get("ready")) is ready:
         return p.end("in sync with the pod")
