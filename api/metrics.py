@@ -36,6 +36,7 @@ from prometheus_client.registry import Collector
 
 from api import arcgauges, phases, scalesets
 from api.ports import ControllerStats, JournalView
+from statemachines.effectresults import EffectResult
 from store.records import Record, RecordType
 
 log = logging.getLogger("arcsm.api")
@@ -54,10 +55,10 @@ def actions_endpoint(key: str) -> str | None:
     return _ENDPOINT_OF_PREFIX.get(prefix)
 
 
-def outcome(result: Mapping[str, Any]) -> str:
-    if result.get("ok") is False or result.get("error"):
-        return str(result.get("error") or "failed")
-    return "ok"
+def outcome(body: Mapping[str, Any]) -> str:
+    """The ``outcome`` label of an ``effect_result`` body: ``ok``, or the failure's class."""
+    result = EffectResult.from_body(body)
+    return result.error if result.failed else "ok"
 
 
 class Metrics:

@@ -38,22 +38,23 @@ from actions.models import Label, RunnerReference, RunnerScaleSet
 from controller import kubeeffects, results
 from controller.contexts import Context
 from controller.errors import ExecutionError
+from statemachines.effectresults import EffectResult
 from statemachines.effects import ActionsCall, ActionsOp, ReleaseRunner
 from statemachines.jsonvalues import JsonObject
 
-Op = Callable[[ActionsClient, JsonObject], Awaitable[results.Body]]
+Op = Callable[[ActionsClient, JsonObject], Awaitable[EffectResult]]
 
 INVALID_ARGUMENTS: Final = "InvalidArguments"
 SCALE_SET_EXISTS: Final = "RunnerScaleSetExistsException"
 
 
-async def actions_call(effect: ActionsCall, ctx: Context) -> results.Body:
+async def actions_call(effect: ActionsCall, ctx: Context) -> EffectResult:
     op = OPS[effect.op]
     async with ctx.clients.lease(effect.scope, ctx.kube) as client:
         return await op(client, effect.args)
 
 
-async def release_runner(effect: ReleaseRunner, ctx: Context) -> results.Body:
+async def release_runner(effect: ReleaseRunner, ctx: Context) -> EffectResult:
     async with ctx.clients.lease(effect.scope, ctx.kube) as client:
         with contextlib.suppress(actions_errors.RunnerNotFoundError):  # already unregistered (§8 item 7)
             await client.remove_runner(effect.runner_id)
@@ -95,12 +96,12 @@ def _text(args: JsonObject, key: str) -> str:
 # -- one function per op ---------------------------------------------------------------------------------
 
 
-async def _get_runner_group_by_name(client: ActionsClient, args: JsonObject) -> results.Body:
+async def _get_runner_group_by_name(client: ActionsClient, args: JsonObject) -> EffectResult:
     group = await client.get_runner_group_by_name(_text(args, "name"))
     return results.ok(runnerGroup={"id": group.id, "name": group.name})
 
 
-async def _get_runner_scale_set(client: ActionsClient, args: JsonObject) -> results.Body:
+async def _get_runner_scale_set(client: ActionsClient, args: JsonObject) -> EffectResult:
     found = await client.get_runner_scale_set(_int(args, "runnerGroupId"), _text(args, "name"))
     if found is None:
         return results.ok(scaleSet=None)
@@ -108,7 +109,7 @@ async def _get_runner_scale_set(client: ActionsClient, args: JsonObject) -> resu
     return results.ok(scaleSet=scale_set_fact(found))
 
 
-async def _create_runner_scale_set(client: ActionsClient, args: JsonObject) -> results.Body:
+async def _create_runner_scale_set(client: ActionsClient, args: JsonObject) -> EffectResult:
     name, group_id = _text(args, "name"), _int(args, "runnerGroupId")
     labels = args.get("labels") or [name]
     wanted = RunnerScaleSet(
@@ -136,7 +137,7 @@ def _already_exists(exc: actions_errors.RequestRejected) -> bool:
     return response is not None and (SCALE_SET_EXISTS in response.type_name or response.status == 409)
 
 
-async def _update_runner_scale_set(client: ActionsClient, args: JsonObject) -> results.Body:
+async def _update_runner_scale_set(client: ActionsClient, args: JsonObject) -> EffectResult:
     scale_set_id = _int(args, "scaleSetId")
     name = _text(args, "name") if "name" in args else None
     group_id = _int(args, "runnerGroupId") if "runnerGroupId" in args else None
@@ -147,7 +148,7 @@ async def _update_runner_scale_set(client: ActionsClient, args: JsonObject) -> r
     return results.ok(scaleSet=scale_set_fact(updated))
 
 
-async def _delete_runner_scale_set(client: ActionsClient, args: JsonObject) -> results.Body:
+async def _delete_runner_scale_set(client: ActionsClient, args: JsonObject) -> EffectResult:
     try:
         await client.delete_runner_scale_set(_int(args, "scaleSetId"))
     except actions_errors.NotFound:
@@ -155,12 +156,12 @@ async def _delete_runner_scale_set(client: ActionsClient, args: JsonObject) -> r
     return results.ok()
 
 
-async def _get_runner_by_name(client: ActionsClient, args: JsonObject) -> results.Body:
+async def _get_runner_by_name(client: ActionsClient, args: JsonObject) -> EffectResult:
     found = await client.get_runner_by_name(_text(args, "name"))
     return results.ok(runner=None if found is None else runner_fact(found))
 
 
-async def _remove_runner(client: ActionsClient, args: JsonObject) -> results.Body:
+async def _remove_runner(client: ActionsClient, args: JsonObject) -> EffectResult:
     await client.remove_runner(_int(args, "runnerId"))
     return results.ok()
 

@@ -1,7 +1,7 @@
 """The effect executor: step 5 of the loop (DESIGN.md "Act").
 
     executor = Executor(api=api, clients=ActionsClients(), settings=ExecutorSettings(qps=20, burst=30))
-    body = await executor.execute(effect)      # the effect_result body the runtime appends
+    result = await executor.execute(effect)    # an EffectResult; the runtime appends result.to_body()
 
 ``execute`` dispatches on the effect's type (``functools.singledispatch``, one function per type) to:
 
@@ -19,13 +19,13 @@ RequeueAfter                   nobody: it is a timer, which the runtime turns in
                                ``timer`` record; executing one raises ``TypeError``
 =============================  ==================================================
 
-The body follows ``statemachines.outcomes``: ``{"ok": true, ...facts}`` or ``{"ok": false, "error":
-CLASS, "message": TEXT}`` (see ``results`` for the classes, and each module above for its facts).
-``execute`` never raises for a Kubernetes, Actions-service or credentials failure: those become failure
-bodies, logged at info, except a create or patch the API server refuses as Invalid, which no retry of
-the same object can fix: that is logged at error. It raises ``TypeError`` for what is not an executable
-effect (a wiring bug, not a world state). A body never holds a token, a JIT config or a private key,
-and neither does a log line.
+The result is a ``statemachines.effectresults.EffectResult``, journaled as ``{"ok": true, ...facts}`` or
+``{"ok": false, "error": CLASS, "message": TEXT}`` (see ``results`` for the classes, and each module above
+for its facts). ``execute`` never raises for a Kubernetes, Actions-service or credentials failure: those
+become failed results, logged at warning, except a create or patch the API server refuses as Invalid,
+which no retry of the same object can fix: that is logged at error. It raises ``TypeError`` for what is
+not an executable effect (a wiring bug, not a world state). A result never holds a token, a JIT config or
+a private key, and neither does a log line.
 
 Retries are not the executor's business: a failed result is read by the next decision, which asks again
 (the runtime paces it); ``retryAfter`` in a failure says when the server asked to be called back.
@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any
 
 from kubernetes_asyncio import client
 
@@ -46,12 +45,11 @@ from controller.contexts import Context, ExecutorSettings
 from controller.errors import ExecutionError
 from controller.kubewriting import Kube
 from statemachines import effects
+from statemachines.effectresults import EffectResult, Failure
 
 __all__ = ["ActionsClients", "Executor", "ExecutorSettings", "perform"]
 
 log = logging.getLogger(__name__)
-
-INVALID = "Invalid"
 
 
 class Executor:
@@ -59,26 +57,26 @@ class Executor:
         kube = Kube(api, qps=settings.qps, burst=settings.burst, timeout=settings.request_timeout)
         self._context = Context(kube=kube, clients=clients, settings=settings)
 
-    async def execute(self, effect: effects.Effect) -> dict[str, Any]:
-        """Perform ``effect`` and return its ``effect_result`` body (see the module docstring)."""
+    async def execute(self, effect: effects.Effect) -> EffectResult:
+        """Perform ``effect`` and return its result (see the module docstring)."""
         try:
-            body = await perform(effect, self._context)
+            result = await perform(effect, self._context)
         except ExecutionError as exc:
-            body = results.from_execution(exc)
+            result = results.from_execution(exc)
         except actions_errors.ActionsError as exc:
-            body = results.from_actions(exc)
-        _log(effect, body)
-        return body
+            result = results.from_actions(exc)
+        _log(effect, result)
+        return result
 
 
 @functools.singledispatch
-async def perform(effect: effects.Effect, ctx: Context) -> results.Body:
+async def perform(effect: effects.Effect, ctx: Context) -> EffectResult:
     """Perform one effect; failures raise ``ExecutionError`` or ``ActionsError``."""
     raise TypeError(f"no executor for the effect type {type(effect).__name__}")
 
 
 @perform.register
-async def _requeue_after(effect: effects.RequeueAfter, ctx: Context) -> results.Body:
+async def _requeue_after(effect: effects.RequeueAfter, ctx: Context) -> EffectResult:
     raise TypeError(
         "RequeueAfter is a timer, not work for the executor: the runtime appends a timer record for it"
     )
@@ -105,18 +103,20 @@ def _subject(effect: effects.Effect) -> tuple[str, str, str]:
     return "", "", ""
 
 
-def _log(effect: effects.Effect, body: results.Body) -> None:
+def _log(effect: effects.Effect, result: EffectResult) -> None:
     kind, namespace, name = _subject(effect)
     # The keys of ``logkeys`` (the object's name travels as ``object_name``).
     extra = {"kind": kind, "namespace": namespace, "object_name": name, "effect": type(effect).__name__}
-    if body.get("ok", True) and not body.get("error"):
+    if result.ok:
         log.debug("%s done", effect.key, extra=extra)
-    elif body.get("error") == INVALID and isinstance(effect, effects.CreateObject | effects.MergePatch):
+    elif result.failed_with(Failure.INVALID) and isinstance(
+        effect, effects.CreateObject | effects.MergePatch
+    ):
         # The object as built is refused, and will be until its inputs change: a problem for the user.
-        extra["error"] = INVALID
-        log.error("%s refused by the API server: %s", effect.key, body.get("message"), extra=extra)
+        extra["error"] = result.error
+        log.error("%s refused by the API server: %s", effect.key, result.message, extra=extra)
     else:
-        extra["error"] = str(body.get("error"))
+        extra["error"] = result.error
         # A failed effect is retried (decided again), so it warns; a problem a user must fix is logged at
         # error with the Warning Event decided for it (``reconciling``).
-        log.warning("%s failed: %s: %s", effect.key, body.get("error"), body.get("message"), extra=extra)
+        log.warning("%s failed: %s: %s", effect.key, result.error, result.message, extra=extra)

@@ -32,6 +32,7 @@ from typing import Any, Final
 from controller import kubewriting, results
 from controller.contexts import Context
 from controller.errors import KubeError
+from statemachines.effectresults import EffectResult
 from statemachines.effects import CreateObject, DeleteMatching, DeleteObject, EmitEvent, MergePatch, ObjectRef
 
 ALREADY_EXISTS: Final = "AlreadyExists"
@@ -44,7 +45,7 @@ EVENT_ATTEMPTS: Final = 3
 NAME_LIMIT: Final = 253
 
 
-async def create_object(effect: CreateObject, ctx: Context) -> results.Body:
+async def create_object(effect: CreateObject, ctx: Context) -> EffectResult:
     target = effect.target
     meta = {"name": target.name, **dict(effect.body.get("metadata") or {})}
     try:
@@ -56,7 +57,7 @@ async def create_object(effect: CreateObject, ctx: Context) -> results.Body:
     return results.ok()
 
 
-async def merge_patch(effect: MergePatch, ctx: Context) -> results.Body:
+async def merge_patch(effect: MergePatch, ctx: Context) -> EffectResult:
     await ctx.kube.merge_patch(
         effect.target, conditional(effect.patch, effect.resource_version), subresource=effect.subresource
     )
@@ -70,11 +71,11 @@ def conditional(patch: Mapping[str, Any], resource_version: str) -> dict[str, An
     return {**patch, "metadata": {**dict(patch.get("metadata") or {}), "resourceVersion": resource_version}}
 
 
-async def delete_object(effect: DeleteObject, ctx: Context) -> results.Body:
+async def delete_object(effect: DeleteObject, ctx: Context) -> EffectResult:
     return await delete(ctx, effect.target, uid=effect.uid, propagation=effect.propagation)
 
 
-async def delete(ctx: Context, target: ObjectRef, *, uid: str = "", propagation: str = "") -> results.Body:
+async def delete(ctx: Context, target: ObjectRef, *, uid: str = "", propagation: str = "") -> EffectResult:
     try:
         await ctx.kube.delete(target, uid=uid, propagation=propagation)
     except KubeError as exc:
@@ -84,7 +85,7 @@ async def delete(ctx: Context, target: ObjectRef, *, uid: str = "", propagation:
     return results.ok()
 
 
-async def delete_matching(effect: DeleteMatching, ctx: Context) -> results.Body:
+async def delete_matching(effect: DeleteMatching, ctx: Context) -> EffectResult:
     deleted = await ctx.kube.delete_collection(effect.kind, effect.namespace, effect.label_selector)
     return results.ok(deleted=deleted)
 
@@ -127,7 +128,7 @@ def event_body(effect: EmitEvent, ctx: Context) -> dict[str, Any]:
     }
 
 
-async def emit_event(effect: EmitEvent, ctx: Context) -> results.Body:
+async def emit_event(effect: EmitEvent, ctx: Context) -> EffectResult:
     """Create the Event, or count one more on the Event this effect made before."""
     body = event_body(effect, ctx)
     ref = ObjectRef("Event", effect.target.namespace, body["metadata"]["name"])

@@ -27,7 +27,7 @@ import random
 import secrets
 import socket
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -38,6 +38,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from controller.reconciling import Executor, NotLeading
 from controller.settings import LeaderElectionSettings
 from kube.failures import UNANSWERED, Failure
+from statemachines.effectresults import EffectResult
 from statemachines.effects import Effect
 
 log = logging.getLogger("arcsm.controller")
@@ -297,7 +298,7 @@ class LeaderOnly:
         self._executor = executor
         self._elector = elector
 
-    async def execute(self, effect: Effect) -> Mapping[str, Any]:
+    async def execute(self, effect: Effect) -> EffectResult:
         if not self._elector.leading:
             raise NotLeading(
                 f"{self._elector.identity} no longer holds the lease; the leader performs {effect.key}"

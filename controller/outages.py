@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Protocol
+from typing import Protocol
 
+from statemachines.effectresults import EffectResult
 from statemachines.effects import Effect, EmitEvent, ObjectRef
 from store.appending import Outage
 
@@ -25,7 +26,7 @@ WRITABLE = "JournalWritable"
 
 
 class Executor(Protocol):
-    async def execute(self, effect: Effect) -> dict[str, Any]: ...
+    async def execute(self, effect: Effect) -> EffectResult: ...
 
 
 def subject(*, namespace: str, pod_name: str, lease_name: str | None) -> ObjectRef | None:
@@ -63,12 +64,12 @@ class OutageEvents:
         while not self._queue.empty():
             effect = self._queue.get_nowait()
             result = await self._executor.execute(effect)
-            if result.get("ok") is False:
+            if result.failed:
                 log.warning(
                     "the %s Event on %s could not be written: %s",
                     effect.reason,
                     self._target,
-                    result.get("message") or result.get("error"),
+                    result.message or result.error,
                 )
 
     async def aclose(self) -> None:

@@ -30,7 +30,7 @@ import asyncio
 import enum
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from controller import declared, logkeys, outbox, snapshotting, timing
@@ -44,6 +44,7 @@ from controller.timing import Timers
 from statemachines import effects as fx
 from statemachines import servedfields
 from statemachines.decisions import Decision
+from statemachines.effectresults import EffectResult, Failure
 from statemachines.effects import Effect, ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
 from statemachines.snapshots import Snapshot
@@ -64,7 +65,7 @@ FACT_EFFECTS: tuple[type[Effect], ...] = (fx.ActionsCall, fx.CreateJitConfigSecr
 # registers a runner; its Secret write may not have happened): left without a result, one is not done
 # again blindly but answered ``Interrupted``, and the next decision finds out what the service holds.
 INTERRUPTIBLE: tuple[type[Effect], ...] = (fx.CreateJitConfigSecret,)
-INTERRUPTED = "Interrupted"
+INTERRUPTED = Failure.INTERRUPTED.value
 
 
 class Journal(ports.JournalReader, ports.JournalTail, ports.JournalWriter, Protocol):
@@ -80,9 +81,9 @@ class NotLeading(Exception):
 
 
 class Executor(Protocol):
-    async def execute(self, effect: Effect) -> Mapping[str, Any]:
-        """Perform ``effect``; return its result body (``{"ok": true, ...}`` or ``{"ok": false, "error":
-        CLASS, "message": TEXT}``). API and Actions errors are results, never exceptions; only
+    async def execute(self, effect: Effect) -> EffectResult:
+        """Perform ``effect``; return its result (journaled as ``{"ok": true, ...}`` or ``{"ok": false,
+        "error": CLASS, "message": TEXT}``). API and Actions errors are results, never exceptions; only
         ``NotLeading`` is raised (nothing was attempted)."""
         ...
 
@@ -208,8 +209,8 @@ class Reconciler:
             try:
                 effect = fx.from_json(record.body)
             except (KeyError, TypeError, ValueError) as exc:
-                body = {"ok": False, "error": "UnknownEffect", "message": f"cannot read the effect: {exc}"}
-                last = await self._answer(record, body, key=str(record.body.get("type", "")))
+                unknown = EffectResult.failure("UnknownEffect", f"cannot read the effect: {exc}")
+                last = await self._answer(record, unknown, key=str(record.body.get("type", "")))
                 continue
             if isinstance(effect, INTERRUPTIBLE):
                 log.warning(
@@ -288,7 +289,7 @@ class Reconciler:
                     continue
                 if (target := watched_write(effect)) is not None and not changes_something(result):
                     expectation.drop(target)
-                if result.get("ok") is False or result.get("error"):
+                if result.failed:
                     failed = True
                 elif isinstance(effect, FACT_EFFECTS):
                     facts = True
@@ -310,7 +311,7 @@ class Reconciler:
             return Outcome.FAILED
         return Outcome.FACTS if facts else Outcome.TIMED if timed else Outcome.SETTLED
 
-    async def _perform(self, record: Record, effect: Effect) -> tuple[int, Mapping[str, Any] | None]:
+    async def _perform(self, record: Record, effect: Effect) -> tuple[int, EffectResult | None]:
         """Perform one journaled effect: a timer is armed (its result comes when it fires); anything else
         is executed and its result appended. Returns the seq of the result (0 for a timer) and the result.
 
@@ -331,36 +332,31 @@ class Reconciler:
             raise
         return await self._answer(record, result, key=effect.key), result
 
-    async def _execute(self, effect: Effect) -> Mapping[str, Any]:
+    async def _execute(self, effect: Effect) -> EffectResult:
         try:
             async with asyncio.timeout(self.settings.effect_timeout):
                 return await self.executor.execute(effect)
         except NotLeading:
             raise
         except TimeoutError:
-            return {
-                "ok": False,
-                "error": "Timeout",
-                "message": f"no result after {self.settings.effect_timeout} s",
-            }
+            message = f"no result after {self.settings.effect_timeout} s"
+            return EffectResult.failure(Failure.TIMEOUT.value, message)
         except Exception as exc:  # an executor bug must not stop the loop: it is the effect's failure
             log.exception("executing %s raised", effect.key)
             message = (str(exc).splitlines() or [""])[0][:500]
-            return {"ok": False, "error": type(exc).__name__, "message": message}
+            return EffectResult.failure(type(exc).__name__, message)
 
-    async def _answer(self, record: Record, result: Mapping[str, Any], *, key: str) -> int:
-        (answered,) = await self.journal.append([timing.result_record(record, {**result, "key": key})])
+    async def _answer(self, record: Record, result: EffectResult, *, key: str) -> int:
+        body = {**result.to_body(), "key": key}
+        (answered,) = await self.journal.append([timing.result_record(record, body)])
         return answered.seq or 0
 
 
-def interrupted(effect: Effect) -> dict[str, Any]:
+def interrupted(effect: Effect) -> EffectResult:
     """The result of an ``INTERRUPTIBLE`` effect an earlier run started and never answered."""
     what = f"{type(effect).__name__} {getattr(effect, 'target', '')}".strip()
-    return {
-        "ok": False,
-        "error": INTERRUPTED,
-        "message": f"the controller stopped during {what}; what the service issued is looked up first",
-    }
+    message = f"the controller stopped during {what}; what the service issued is looked up first"
+    return EffectResult.failure(INTERRUPTED, message)
 
 
 def _kind(key: ObjectRef) -> str:
@@ -374,11 +370,10 @@ def watched_write(effect: Effect) -> ObjectRef | None:
     return None
 
 
-def changes_something(result: Mapping[str, Any]) -> bool:
+def changes_something(result: EffectResult) -> bool:
     """Whether a write's result promises a watch event: it succeeded and did not find the object already
     there (a create) or already gone (a delete), as the executor reports them."""
-    failed = result.get("ok") is False or bool(result.get("error"))
-    return not failed and not result.get("alreadyExisted") and not result.get("alreadyGone")
+    return result.ok and not result.facts.get("alreadyExisted") and not result.facts.get("alreadyGone")
 
 
 # -- records -----------------------------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Effect result bodies, as ``statemachines.outcomes`` reads them.
+"""The executor's effect results (``statemachines.effectresults.EffectResult``), built from what an effect
+did or the error it raised. The body each is journaled as:
 
     success: {"ok": true, ...facts}
     failure: {"ok": false, "error": CLASS, "message": TEXT}          (+ "retryAfter": seconds, when known)
@@ -18,13 +19,12 @@ A result is journaled, so a message passes two filters before it is written: ``r
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Final
 
 from actions import errors as actions_errors
 from actions import redaction
 from controller.errors import ExecutionError
-
-Body = dict[str, Any]
+from statemachines.effectresults import EffectResult
 
 # The Actions verdicts machines branch on, by the client's error class.
 ACTIONS_CLASSES: Final[tuple[tuple[type[actions_errors.ActionsError], str], ...]] = (
@@ -34,20 +34,17 @@ ACTIONS_CLASSES: Final[tuple[tuple[type[actions_errors.ActionsError], str], ...]
 )
 
 
-def ok(**facts: Any) -> Body:
-    return {"ok": True, **facts}
+def ok(**facts: object) -> EffectResult:
+    return EffectResult.success(**facts)
 
 
 def failed(
     error: str, message: str, *, retry_after: float | None = None, secrets: Iterable[str] = ()
-) -> Body:
-    body: Body = {"ok": False, "error": error, "message": clean(message, secrets)}
-    if retry_after is not None:
-        body["retryAfter"] = retry_after
-    return body
+) -> EffectResult:
+    return EffectResult.failure(error, clean(message, secrets), retry_after=retry_after)
 
 
-def from_execution(exc: ExecutionError, secrets: Iterable[str] = ()) -> Body:
+def from_execution(exc: ExecutionError, secrets: Iterable[str] = ()) -> EffectResult:
     return failed(exc.error, str(exc), retry_after=exc.retry_after, secrets=secrets)
 
 
@@ -58,7 +55,7 @@ def actions_class(exc: actions_errors.ActionsError) -> str:
     return type(exc).__name__
 
 
-def from_actions(exc: actions_errors.ActionsError, secrets: Iterable[str] = ()) -> Body:
+def from_actions(exc: actions_errors.ActionsError, secrets: Iterable[str] = ()) -> EffectResult:
     retry_after = exc.retry_after if isinstance(exc, actions_errors.Transient) else None
     return failed(actions_class(exc), str(exc), retry_after=retry_after, secrets=secrets)
 

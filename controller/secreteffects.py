@@ -33,6 +33,7 @@ from controller import results, scopes, secrets
 from controller.contexts import Context
 from controller.errors import KubeError
 from controller.kubeeffects import ALREADY_EXISTS, NOT_FOUND
+from statemachines.effectresults import EffectResult
 from statemachines.effects import (
     CreateJitConfigSecret,
     CreateListenerConfigSecret,
@@ -59,14 +60,14 @@ def _scrubbed(exc: KubeError, values: Iterable[str]) -> KubeError:
 # -- the JIT Secret ----------------------------------------------------------------------------------------
 
 
-def _taken(effect: CreateJitConfigSecret, secret: dict[str, Any]) -> results.Body:
+def _taken(effect: CreateJitConfigSecret, secret: dict[str, Any]) -> EffectResult:
     """The Secret of the target name is another owner's: its runner is not this one's."""
     uids = ", ".join(secrets.owner_uids(secret)) or "none"
     where = f"{effect.target.namespace}/{effect.target.name}"
     return results.failed(ALREADY_EXISTS, f"the Secret {where} belongs to another owner (owner uid {uids})")
 
 
-async def create_jit_config_secret(effect: CreateJitConfigSecret, ctx: Context) -> results.Body:
+async def create_jit_config_secret(effect: CreateJitConfigSecret, ctx: Context) -> EffectResult:
     existing = await _get_or_none(ctx, effect.target)
     if existing is not None:
         # A runner name can be reused while a predecessor's Secret lingers (terminating, or held by a
@@ -108,7 +109,7 @@ async def _unregister(client: ActionsClient, runner_id: int) -> None:
 # -- the listener config Secret ----------------------------------------------------------------------------
 
 
-async def create_listener_config_secret(effect: CreateListenerConfigSecret, ctx: Context) -> results.Body:
+async def create_listener_config_secret(effect: CreateListenerConfigSecret, ctx: Context) -> EffectResult:
     scope = effect.scope
     uses_vault = bool(scope.vault.get("type")) if scope.vault else False
     credentials = None if uses_vault else await scopes.read_credentials(ctx.kube, scope)
@@ -129,7 +130,7 @@ async def create_listener_config_secret(effect: CreateListenerConfigSecret, ctx:
 # -- the proxy Secret --------------------------------------------------------------------------------------
 
 
-async def write_proxy_secret(effect: WriteProxySecret, ctx: Context) -> results.Body:
+async def write_proxy_secret(effect: WriteProxySecret, ctx: Context) -> EffectResult:
     urls = await scopes.proxy_urls(ctx.kube, effect.proxy, effect.target.namespace)
     data = urls.as_secret_data()
     values = [urls.http, urls.https]

@@ -68,6 +68,7 @@ from urllib.parse import urlsplit
 from statemachines import autoscalinglisteners, conditions, ephemeralrunnersets, naming
 from statemachines.conditions import READY, Condition
 from statemachines.decisions import Transition
+from statemachines.objects import ars_spec
 from statemachines.phaseevents import camel_case
 from statemachines.phases import ArsPhase
 from statemachines.pods import parse_time
@@ -136,12 +137,12 @@ _GITHUB_NAME = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def _secret_where(s: Snapshot) -> str:
-    return f"{s.subject.namespace}/{s.spec.get('githubConfigSecret') or ''}"
+    return f"{s.subject.namespace}/{ars_spec(s.spec).get('githubConfigSecret') or ''}"
 
 
 def spec_problem(s: Snapshot) -> Problem | None:
     """The first bad input the ARS spec itself shows, or None."""
-    url = str(s.spec.get("githubConfigUrl") or "")
+    url = str(ars_spec(s.spec).get("githubConfigUrl") or "")
     try:
         scope = naming.url_scope(url)
     except naming.InvalidConfigUrl as exc:
@@ -157,7 +158,7 @@ def spec_problem(s: Snapshot) -> Problem | None:
                 f"spec.githubConfigUrl names the {part} {value!r}, which no GitHub {part} can be "
                 "called (letters, digits, '-', '_' and '.' only); write the name as GitHub shows it",
             )
-    vault = s.spec.get("vaultConfig")
+    vault = ars_spec(s.spec).get("vaultConfig")
     vault_type = vault.get("type") if isinstance(vault, Mapping) else None
     if vault_type:
         return Problem(
@@ -165,12 +166,13 @@ def spec_problem(s: Snapshot) -> Problem | None:
             f"spec.vaultConfig (type {str(vault_type)!r}) is not supported by arcsm; put the GitHub "
             "credentials in the Secret named by spec.githubConfigSecret and remove spec.vaultConfig",
         )
-    if not str(s.spec.get("githubConfigSecret") or ""):
+    if not str(ars_spec(s.spec).get("githubConfigSecret") or ""):
         return Problem(
             Reason.CONFIG_SECRET_MISSING,
             "spec.githubConfigSecret is empty; set it to the Secret holding the GitHub credentials",
         )
-    low, high = _limit(s.spec.get("minRunners")), _limit(s.spec.get("maxRunners"))
+    spec = ars_spec(s.spec)
+    low, high = _limit(spec.get("minRunners")), _limit(spec.get("maxRunners"))
     if low is not None and high is not None and high < low:
         return Problem(
             Reason.INVALID_RUNNER_LIMITS,
@@ -208,7 +210,7 @@ def call_problem(s: Snapshot, error: str, message: str) -> Problem | None:
     if error == Reason.RUNNER_GROUP_NOT_FOUND:
         return Problem(
             Reason.RUNNER_GROUP_NOT_FOUND,
-            f"spec.runnerGroup {str(s.spec.get('runnerGroup') or '')!r} names no runner group of "
+            f"spec.runnerGroup {str(ars_spec(s.spec).get('runnerGroup') or '')!r} names no runner group of "
             f"{_config_url(s)}; create the group in GitHub or fix spec.runnerGroup",
         )
     if error == UNREACHABLE:
@@ -221,7 +223,7 @@ def call_problem(s: Snapshot, error: str, message: str) -> Problem | None:
 
 
 def _config_url(s: Snapshot) -> str:
-    return str(s.spec.get("githubConfigUrl") or "")
+    return str(ars_spec(s.spec).get("githubConfigUrl") or "")
 
 
 def _host(s: Snapshot) -> str:

@@ -115,6 +115,7 @@ from statemachines.effects import (
     RequeueAfter,
 )
 from statemachines.jsonvalues import JsonObject, as_mapping, parse_int, section
+from statemachines.objects import ars_status
 from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ArsPhase
 from statemachines.snapshots import Snapshot
@@ -168,7 +169,7 @@ def generation(s: Snapshot) -> int:
 
 
 def observed_generation(s: Snapshot) -> int:
-    return parse_int(s.status.get("observedGeneration"))
+    return parse_int(ars_status(s.status).get("observedGeneration"))
 
 
 def revisions_of(ers: JsonObject | None) -> tuple[int, int]:
@@ -294,7 +295,8 @@ class _Pass:
 
     @classmethod
     def start(cls, s: Snapshot) -> _Pass:
-        phase, runners = _phase(s.status.get("phase")), parse_int(s.status.get("currentRunners"))
+        status = ars_status(s.status)
+        phase, runners = _phase(status.get("phase")), parse_int(status.get("currentRunners"))
         return cls(s, phase, observed_generation(s), runners, Draft(s.subject))
 
     def emit(self, *effects: Effect) -> None:

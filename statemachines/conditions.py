@@ -26,8 +26,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import cast
 
+from statemachines.jsonvalues import JsonObject
+from statemachines.objects import StatusCondition
 from statemachines.pods import format_time
 
 READY = "Ready"
@@ -49,28 +51,29 @@ class Condition:
         return UNKNOWN if self.status is None else (TRUE if self.status else FALSE)
 
 
-def observed(status: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+def observed(status: JsonObject | None) -> list[StatusCondition]:
     """The conditions of an observed ``status`` (entries that are not objects with a type are dropped)."""
     found = (status or {}).get("conditions")
     if not isinstance(found, list):
         return []
-    return [dict(c) for c in found if isinstance(c, Mapping) and isinstance(c.get("type"), str)]
+    entries = [c for c in found if isinstance(c, Mapping) and isinstance(c.get("type"), str)]
+    return [cast(StatusCondition, dict(c)) for c in entries]
 
 
-def find(status: Mapping[str, Any] | None, type_: str) -> dict[str, Any] | None:
+def find(status: JsonObject | None, type_: str) -> StatusCondition | None:
     """The observed condition of ``type_``, or None."""
     return next((c for c in observed(status) if c["type"] == type_), None)
 
 
 def merged(
-    status: Mapping[str, Any] | None, wanted: Iterable[Condition], *, generation: int, now: datetime
-) -> list[dict[str, Any]] | None:
+    status: JsonObject | None, wanted: Iterable[Condition], *, generation: int, now: datetime
+) -> list[StatusCondition] | None:
     """The ``status.conditions`` list with ``wanted`` set, or None when it would equal the observed one."""
     current = observed(status)
-    result = [dict(c) for c in current]
+    result = [c.copy() for c in current]
     index = {c["type"]: i for i, c in enumerate(result)}
     for condition in wanted:
-        entry = {
+        entry: StatusCondition = {
             "type": condition.type,
             "status": condition.status_text,
             "observedGeneration": generation,
@@ -91,8 +94,8 @@ def merged(
 
 
 def status_patch(
-    status: Mapping[str, Any] | None, wanted: Iterable[Condition], *, generation: int, now: datetime
-) -> dict[str, Any]:
+    status: JsonObject | None, wanted: Iterable[Condition], *, generation: int, now: datetime
+) -> dict[str, list[StatusCondition]]:
     """``{"conditions": [...]}`` to merge into a status patch, or ``{}`` when nothing changes."""
     conditions = merged(status, wanted, generation=generation, now=now)
     return {} if conditions is None else {"conditions": conditions}

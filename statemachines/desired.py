@@ -16,9 +16,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from statemachines import kinds, memos, naming, patches, semantics
+from statemachines import kinds, memos, naming, patches, runners, semantics
 from statemachines.effects import ObjectRef
 from statemachines.jsonvalues import JsonObject, as_mapping, as_strings, section
+from statemachines.objects import OwnerReference
 from statemachines.snapshots import Settings
 
 KIND_ARS = kinds.ARS
@@ -102,16 +103,8 @@ def _with_user_metadata(
     return merged_labels or {}, merged_annotations or {}
 
 
-def owner_reference(ars: JsonObject) -> dict[str, Any]:
-    meta = as_mapping(ars.get("metadata"))
-    return {
-        "apiVersion": kinds.API_VERSION,
-        "kind": KIND_ARS,
-        "name": meta.get("name", ""),
-        "uid": meta.get("uid", ""),
-        "controller": True,
-        "blockOwnerDeletion": True,
-    }
+def owner_reference(ars: JsonObject) -> OwnerReference:
+    return runners.owner_reference(ars, KIND_ARS)
 
 
 def runner_spec(ars: JsonObject, scale_set: int) -> dict[str, Any]:

@@ -75,8 +75,10 @@ from statemachines import (
 from statemachines.conditions import Condition
 from statemachines.decisions import Decision
 from statemachines.drafts import Draft
+from statemachines.effectresults import EffectResult
 from statemachines.jsonvalues import JsonObject, as_mapping
-from statemachines.outcomes import Failure, Outcome
+from statemachines.objects import er_spec, er_status
+from statemachines.outcomes import Failure
 from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ErPhase
 from statemachines.snapshots import Snapshot
@@ -127,7 +129,7 @@ class Trigger(enum.StrEnum):
 
 
 def current_phase(s: Snapshot) -> ErPhase:
-    return ErPhase.of(s.status.get("phase"))
+    return ErPhase.of(er_status(s.status).get("phase"))
 
 
 def pod_ref(s: Snapshot) -> effects.ObjectRef:
@@ -139,7 +141,7 @@ def secret_ref(s: Snapshot) -> effects.ObjectRef:
 
 
 def failures(s: Snapshot) -> Mapping[str, object]:
-    return as_mapping(s.status.get("failures"))
+    return as_mapping(er_status(s.status).get("failures"))
 
 
 def pod_phase(s: Snapshot) -> str:
@@ -151,11 +153,11 @@ def runner_exit_code(s: Snapshot) -> int | None:
     return pods.exit_code(pods.runner_container_status(s.get(POD)))
 
 
-def pod_create_outcome(s: Snapshot) -> Outcome | None:
+def pod_create_outcome(s: Snapshot) -> EffectResult | None:
     return outcomes.of(s, effects.CreateObject(pod_ref(s), {}))
 
 
-def is_quota(outcome: Outcome) -> bool:
+def is_quota(outcome: EffectResult) -> bool:
     return outcome.failed_with(Failure.FORBIDDEN) and QUOTA_MARKER in outcome.message
 
 
@@ -247,7 +249,7 @@ class _Pass:
         return str(self.s.meta.get("uid") or "")
 
     def scope(self) -> effects.ActionsScope:
-        spec = self.s.spec
+        spec = er_spec(self.s.spec)
         return effects.ActionsScope(
             config_url=str(spec.get("githubConfigUrl") or ""),
             namespace=self.s.subject.namespace,
@@ -307,7 +309,7 @@ class _Pass:
 
 
 def _status_runner_id(s: Snapshot) -> int:
-    value = s.status.get("runnerId")
+    value = er_status(s.status).get("runnerId")
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
@@ -408,7 +410,7 @@ def _runner_removed(p: _Pass) -> bool:
     return False
 
 
-def _retry(p: _Pass, effect: effects.Effect, out: Outcome | None, doing: str) -> bool:
+def _retry(p: _Pass, effect: effects.Effect, out: EffectResult | None, doing: str) -> bool:
     """Ask for ``effect``, unless its last failure is too recent: then wait out the window. Ends the pass."""
     if out is None or out.ok:
         p.draft.add(effect)
@@ -464,12 +466,12 @@ def _finalizers(p: _Pass) -> bool:
 
 
 def _jit_effect(p: _Pass) -> effects.CreateJitConfigSecret:
-    meta = as_mapping(p.s.spec.get("ephemeralRunnerConfigSecretMetadata"))
+    meta = as_mapping(er_spec(p.s.spec).get("ephemeralRunnerConfigSecretMetadata"))
     return effects.CreateJitConfigSecret(
         target=secret_ref(p.s),
         scope=p.scope(),
         runner_name=p.s.subject.name,
-        scale_set_id=int(p.s.spec.get("runnerScaleSetId") or 0),
+        scale_set_id=int(er_spec(p.s.spec).get("runnerScaleSetId") or 0),
         work_folder=runnerpods.work_folder(p.er),
         owner=runners.owner_reference(p.er, KIND),
         metadata={k: dict(as_mapping(meta.get(k))) for k in ("labels", "annotations") if meta.get(k)},
@@ -509,13 +511,13 @@ def _jit_secret(p: _Pass) -> bool:
     return _retry(p, jit, out, "generating the runner's JIT config")
 
 
-def _outcome_unknown(out: Outcome) -> bool:
+def _outcome_unknown(out: EffectResult) -> bool:
     """The JIT config may have been issued, but no Secret was written: a controller stopped during the
     effect, or it ran out of time."""
-    return out.failed_with(Failure.INTERRUPTED) or out.error == "Timeout"
+    return out.failed_with(Failure.INTERRUPTED) or out.failed_with(Failure.TIMEOUT)
 
 
-def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: Outcome) -> bool:
+def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: EffectResult) -> bool:
     """A runner with this name is registered (or may be: the JIT config's outcome is unknown): look it
     up, then remove it and retry, or give up."""
     lookup = p.call(effects.ActionsOp.GET_RUNNER_BY_NAME, name=p.s.subject.name)
@@ -528,7 +530,7 @@ def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: Outcome) -> bool:
     existing = as_mapping(found.facts.get("runner"))
     if not existing:
         return _retry_after(p, jit, found, "no runner of this name after all: generating the JIT config")
-    if existing.get("runnerScaleSetId") != int(p.s.spec.get("runnerScaleSetId") or 0):
+    if existing.get("runnerScaleSetId") != int(er_spec(p.s.spec).get("runnerScaleSetId") or 0):
         p.delete_self()
         p.warn(
             "RunnerNameTaken",
@@ -546,7 +548,7 @@ def _runner_exists(p: _Pass, jit: effects.Effect, jit_out: Outcome) -> bool:
     return _retry(p, remove, removed, "removing the earlier registration of this runner name")
 
 
-def _retry_after(p: _Pass, effect: effects.Effect, since: Outcome, doing: str) -> bool:
+def _retry_after(p: _Pass, effect: effects.Effect, since: EffectResult, doing: str) -> bool:
     left = since.remaining(REQUEUE_SOON, p.s.now)
     if left > 0:
         p.requeue(left)
@@ -558,7 +560,7 @@ def _retry_after(p: _Pass, effect: effects.Effect, since: Outcome, doing: str) -
 # 5. runner id and name
 
 
-def secret_runner(s: Snapshot, jit_result: Outcome | None) -> tuple[int, str] | None:
+def secret_runner(s: Snapshot, jit_result: EffectResult | None) -> tuple[int, str] | None:
     """The runner id and name the JIT Secret holds; None when it names no valid id."""
     annotations = as_mapping(as_mapping((s.get(SECRET) or {}).get("metadata")).get("annotations"))
     if naming.ANNOTATION_JIT_RUNNER_ID in annotations:
@@ -735,10 +737,10 @@ def _runner_finished(p: _Pass) -> bool:
 
 
 def _delete_runner_or_pod(p: _Pass, why: str) -> bool:
-    if p.s.status.get("jobId"):
+    job = er_status(p.s.status).get("jobId")
+    if job:
         p.delete_self()
         _remove_after_verdict(p)  # best effort: its result is never waited for
-        job = p.s.status.get("jobId")
         p.warn(
             "RunnerPodFailed", f"Runner pod {p.s.subject.name}: {why} during job {job}: deleting the runner"
         )
@@ -768,7 +770,7 @@ def _update_run_status(p: _Pass) -> bool:
     if pod_phase(p.s) in ("Succeeded", "Failed"):
         return p.end("pod finished: waiting for the runner container to report")
     ready = pods.pod_ready(pod)
-    status = p.s.status
+    status = er_status(p.s.status)
     mirrored = mirrored_phase(p.s)
     if status.get("phase") == mirrored.value and bool(status.get("ready")) is ready:
         return p.end("in sync with the pod")

@@ -71,8 +71,10 @@ from statemachines import (
 )
 from statemachines.conditions import Condition
 from statemachines.decisions import Decision, Transition
+from statemachines.effectresults import EffectResult
 from statemachines.effects import Effect, ObjectRef
-from statemachines.jsonvalues import JsonObject, as_int, section
+from statemachines.jsonvalues import JsonObject, as_int, as_mapping, section
+from statemachines.objects import ers_spec, ers_status
 from statemachines.phaseevents import with_phase_events
 from statemachines.phases import ErPhase, ErsPhase
 from statemachines.runners import RunnersByState
@@ -112,11 +114,11 @@ class Trigger(enum.StrEnum):
 
 
 def spec_revision(s: Snapshot) -> int:
-    return as_int(s.spec.get("actionableRevision"))
+    return as_int(ers_spec(s.spec).get("actionableRevision"))
 
 
 def applied_revision(s: Snapshot) -> int:
-    return as_int(s.status.get("appliedActionableRevision"))
+    return as_int(ers_status(s.status).get("appliedActionableRevision"))
 
 
 def target_revision(s: Snapshot) -> int:
@@ -127,24 +129,24 @@ def target_revision(s: Snapshot) -> int:
 def current_phase(s: Snapshot) -> ErsPhase:
     """``status.phase``; a string that is no ERS phase reads as the empty phase."""
     try:
-        return ErsPhase(str(s.status.get("phase") or ""))
+        return ErsPhase(str(ers_status(s.status).get("phase") or ""))
     except ValueError:
         return ErsPhase.NONE
 
 
 def runner_spec(s: Snapshot) -> JsonObject:
-    return section(s.spec, "ephemeralRunnerSpec")
+    return as_mapping(ers_spec(s.spec).get("ephemeralRunnerSpec"))
 
 
 def runner_ref(s: Snapshot, runner: JsonObject) -> ObjectRef:
     return ObjectRef(runners.RUNNER_KIND, s.subject.namespace, runners.name_of(runner))
 
 
-def release_outcome(s: Snapshot, runner: JsonObject) -> outcomes.Outcome | None:
+def release_outcome(s: Snapshot, runner: JsonObject) -> EffectResult | None:
     """The result of the last ``ReleaseRunner`` of this runner's registration; None when there is none."""
     rid = runners.runner_id(runner)
     body = s.results.get(effects.release_key(runner_ref(s, runner), rid)) if rid else None
-    return None if body is None else outcomes.from_body(body)
+    return None if body is None else EffectResult.from_body(body)
 
 
 def busy_for(s: Snapshot, runner: JsonObject) -> float:
@@ -196,7 +198,7 @@ def proxy_configured(s: Snapshot) -> bool:
 
 def scaling_allowed(s: Snapshot) -> bool:
     """Step 9: a new listener patch, or patch id 0 ("force the state")."""
-    patch_id = as_int(s.spec.get("patchID"))
+    patch_id = as_int(ers_spec(s.spec).get("patchID"))
     return patch_id == 0 or patch_id != runners_of(s).latest_patch_id
 
 
@@ -408,7 +410,7 @@ def _with_status(
 
 def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str, tuple[str, str] | None]:
     """Step 9: the runners to create or release, the note, and a refused runner create (``refusals``)."""
-    replicas = as_int(s.spec.get("replicas"))
+    replicas = as_int(ers_spec(s.spec).get("replicas"))
     total = by_state.scale_total
     if total < replicas:
         if by_state.outdated:
@@ -444,7 +446,7 @@ def _scale(s: Snapshot, by_state: RunnersByState) -> tuple[list[Effect], str, tu
                 problem,
             )
         return created, f"step 9: creating {len(created)} runners, one was refused", problem
-    if as_int(s.spec.get("patchID")) == 0 and total > replicas:
+    if as_int(ers_spec(s.spec).get("patchID")) == 0 and total > replicas:
         chosen = _idle_releases(s, by_state, total - replicas)
         return chosen, f"step 9: releasing {len(chosen)} of {total - replicas} surplus runners", None
     return [], "step 9: at scale", None
@@ -460,7 +462,7 @@ def _idle_releases(s: Snapshot, by_state: RunnersByState, count: int) -> list[Ef
     would fix it. Without a runner id it cannot be running a job; it is deleted without a RemoveRunner
     (``_release``).
     """
-    pinned = as_int(s.spec.get("replicas")) == 0
+    pinned = as_int(ers_spec(s.spec).get("replicas")) == 0
     candidates = [(r, True) for r in by_state.pending] + [(r, False) for r in by_state.running]
     chosen: list[Effect] = []
     for runner, pending in candidates:

@@ -20,6 +20,7 @@ from typing import Any
 
 from statemachines import declaring, effects, memos, naming, runners
 from statemachines.jsonvalues import JsonObject, as_list, as_mapping, as_strings
+from statemachines.objects import AutoscalingListenerSpec, ObjectMeta, OwnerReference, al_spec, meta_of
 from statemachines.snapshots import Settings
 
 KIND = "AutoscalingListener"
@@ -54,12 +55,12 @@ CONTAINER_REPLACED = (
 )  # fmt: skip
 
 
-def spec(al: JsonObject) -> JsonObject:
-    return as_mapping(al.get("spec"))
+def spec(al: JsonObject) -> AutoscalingListenerSpec:
+    return al_spec(as_mapping(al.get("spec")))
 
 
-def meta(al: JsonObject) -> JsonObject:
-    return as_mapping(al.get("metadata"))
+def meta(al: JsonObject) -> ObjectMeta:
+    return meta_of(al)
 
 
 def name(al: JsonObject) -> str:
@@ -74,7 +75,7 @@ def ars_namespace(al: JsonObject) -> str:
     return str(spec(al).get("autoscalingRunnerSetNamespace") or "")
 
 
-def owner(al: JsonObject) -> dict[str, Any]:
+def owner(al: JsonObject) -> OwnerReference:
     return runners.owner_reference(al, KIND)
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping
 from datetime import UTC, datetime
+from typing import cast
 
 from statemachines.jsonvalues import JsonObject, as_mappings, section
+from statemachines.objects import PodStatus, meta_of
 
 RUNNER_CONTAINER = "runner"
 LISTENER_CONTAINER = "listener"
@@ -48,6 +50,11 @@ def _utc_text(value: datetime) -> str:
 _remembered_utc_text = functools.lru_cache(maxsize=256)(_utc_text)
 
 
+def status_of(pod: JsonObject | None) -> PodStatus:
+    """The pod's ``status``, viewed (``{}`` when there is no pod, or no status object)."""
+    return cast(PodStatus, section(pod, "status"))
+
+
 def pod_ready(pod: JsonObject | None) -> bool:
     """Upstream's ``podReady``: the Ready condition with the strictly latest ``lastTransitionTime``.
 
@@ -56,7 +63,7 @@ def pod_ready(pod: JsonObject | None) -> bool:
     """
     latest = ZERO_TIME
     ready = False
-    for condition in as_mappings(section(pod, "status").get("conditions")):
+    for condition in as_mappings(status_of(pod).get("conditions")):
         if condition.get("type") != "Ready":
             continue
         at = parse_time(condition.get("lastTransitionTime"))
@@ -68,7 +75,7 @@ def pod_ready(pod: JsonObject | None) -> bool:
 
 def container_status(pod: JsonObject | None, name: str) -> JsonObject | None:
     """The status of the (non-init) container called ``name``; None when the pod reports none."""
-    for status in as_mappings(section(pod, "status").get("containerStatuses")):
+    for status in as_mappings(status_of(pod).get("containerStatuses")):
         if status.get("name") == name:
             return status
     return None
@@ -103,29 +110,26 @@ def is_running(status: JsonObject | None) -> bool:
 def init_container_failed(pod: JsonObject | None) -> bool:
     """True when any init container terminated with a non-zero exit code."""
     return any(
-        exit_code(s) not in (None, 0)
-        for s in as_mappings(section(pod, "status").get("initContainerStatuses"))
+        exit_code(s) not in (None, 0) for s in as_mappings(status_of(pod).get("initContainerStatuses"))
     )
 
 
 def phase(pod: JsonObject | None) -> str:
-    return str(section(pod, "status").get("phase") or "")
+    return str(status_of(pod).get("phase") or "")
 
 
 def reason(pod: JsonObject | None) -> str:
-    return str(section(pod, "status").get("reason") or "")
+    return str(status_of(pod).get("reason") or "")
 
 
 def message(pod: JsonObject | None) -> str:
-    return str(section(pod, "status").get("message") or "")
+    return str(status_of(pod).get("message") or "")
 
 
 def uid(pod: JsonObject | None) -> str:
-    meta = (pod or {}).get("metadata")
-    return str(meta.get("uid") or "") if isinstance(meta, Mapping) else ""
+    return str(meta_of(pod).get("uid") or "")
 
 
 def is_terminating(obj: JsonObject | None) -> bool:
     """True when the object carries a ``deletionTimestamp`` (being deleted)."""
-    meta = (obj or {}).get("metadata")
-    return isinstance(meta, Mapping) and bool(meta.get("deletionTimestamp"))
+    return bool(meta_of(obj).get("deletionTimestamp"))

@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from statemachines import conditions, pods, semantics
 from statemachines.jsonvalues import JsonObject, as_mapping
@@ -45,8 +44,8 @@ from statemachines.jsonvalues import JsonObject, as_mapping
 class Projection:
     """The fields of one object a reconciler reads: compared strictly, or semantically (§4.12)."""
 
-    strict: Mapping[str, Any] = field(default_factory=dict)
-    semantic: Mapping[str, Any] = field(default_factory=dict)
+    strict: Mapping[str, object] = field(default_factory=dict)
+    semantic: Mapping[str, object] = field(default_factory=dict)
 
     def differs(self, other: Projection) -> bool:
         if _canonical(self.strict) != _canonical(other.strict):
@@ -59,7 +58,7 @@ def _canonical(value: object) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def object_metadata(obj: JsonObject) -> dict[str, Any]:
+def object_metadata(obj: JsonObject) -> dict[str, object]:
     meta = as_mapping(obj.get("metadata"))
     return {
         "generation": meta.get("generation"),

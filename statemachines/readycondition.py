@@ -19,12 +19,12 @@ problem it found (``conditions`` has the list rules). This module holds what the
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from statemachines import conditions
 from statemachines.conditions import Condition
 from statemachines.decisions import Transition
 from statemachines.effects import EmitEvent
+from statemachines.objects import StatusCondition
 from statemachines.phaseevents import camel_case
 from statemachines.snapshots import Snapshot
 
@@ -81,6 +81,6 @@ def warning(s: Snapshot, condition: Condition) -> EmitEvent | None:
     return EmitEvent(s.subject, uid, "Warning", condition.reason, condition.message)
 
 
-def status_patch(s: Snapshot, wanted: Iterable[Condition]) -> dict[str, Any]:
+def status_patch(s: Snapshot, wanted: Iterable[Condition]) -> dict[str, list[StatusCondition]]:
     """``{"conditions": [...]}`` for the pass's status patch, or ``{}`` when they are already observed."""
     return conditions.status_patch(s.status, wanted, generation=generation(s), now=s.now)

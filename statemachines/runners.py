@@ -27,6 +27,7 @@ from typing import Any
 
 from statemachines import kinds, naming, pods
 from statemachines.jsonvalues import JsonObject, as_strings, section
+from statemachines.objects import OwnerReference, meta_of
 from statemachines.phases import ErPhase
 
 RUNNER_KIND = "EphemeralRunner"
@@ -194,9 +195,9 @@ def runner_names(runner_set: JsonObject, count: int, taken: Collection[str]) -> 
     return names
 
 
-def owner_reference(obj: JsonObject, kind: str) -> dict[str, Any]:
+def owner_reference(obj: JsonObject, kind: str) -> OwnerReference:
     """The controller ownerReference ``SetControllerReference`` writes for ``obj``."""
-    meta = section(obj, "metadata")
+    meta = meta_of(obj)
     return {
         "apiVersion": kinds.API_VERSION,
         "kind": kind,

@@ -45,6 +45,7 @@ from statemachines import arsconditions, desired, naming, outcomes
 from statemachines.arsconditions import Problem
 from statemachines.effects import ActionsCall, ActionsOp, ActionsScope, Effect, EmitEvent, MergePatch
 from statemachines.jsonvalues import JsonObject, as_mapping, parse_int
+from statemachines.objects import ars_spec
 from statemachines.snapshots import Snapshot
 
 DEFAULT_RUNNER_GROUP_ID = 1
@@ -68,13 +69,14 @@ class _Answer:
 
 def scope(s: Snapshot) -> ActionsScope:
     """The Actions client of the ARS: its config URL and credentials, proxy, TLS and vault (§2.0)."""
+    spec = ars_spec(s.spec)
     return ActionsScope(
-        config_url=str(s.spec.get("githubConfigUrl") or ""),
+        config_url=str(spec.get("githubConfigUrl") or ""),
         namespace=s.subject.namespace,
-        secret_name=str(s.spec.get("githubConfigSecret") or ""),
-        proxy=as_mapping(s.spec.get("proxy")),
-        tls=as_mapping(s.spec.get("githubServerTLS")),
-        vault=as_mapping(s.spec.get("vaultConfig")),
+        secret_name=str(spec.get("githubConfigSecret") or ""),
+        proxy=as_mapping(spec.get("proxy")),
+        tls=as_mapping(spec.get("githubServerTLS")),
+        vault=as_mapping(spec.get("vaultConfig")),
     )
 
 
@@ -100,7 +102,7 @@ def _answer(s: Snapshot, call: ActionsCall, fact: str = "") -> _Answer:
 
 def _group_id(s: Snapshot) -> _Answer:
     """Group 1 unless ``spec.runnerGroup`` names one; then GetRunnerGroupByName's id."""
-    group = str(s.spec.get("runnerGroup") or "")
+    group = str(ars_spec(s.spec).get("runnerGroup") or "")
     if not group:
         return _Answer(DEFAULT_RUNNER_GROUP_ID, None)
     found = _answer(s, _call(s, ActionsOp.GET_RUNNER_GROUP_BY_NAME, name=group), "runnerGroup")
@@ -132,9 +134,9 @@ def _annotate(s: Snapshot, scale_set: JsonObject, keys: tuple[str, ...]) -> dict
 
 def ensure(s: Snapshot) -> Step:
     """Step 6: find the scale set by group and name, create it when missing, record it on the ARS."""
-    name = str(s.spec.get("runnerScaleSetName") or s.meta.get("name") or "")
+    name = str(ars_spec(s.spec).get("runnerScaleSetName") or s.meta.get("name") or "")
     try:
-        url_labels = naming.url_labels(str(s.spec.get("githubConfigUrl") or ""))
+        url_labels = naming.url_labels(str(ars_spec(s.spec).get("githubConfigUrl") or ""))
     except naming.InvalidConfigUrl as exc:
         return Step((_warning(s, "InvalidConfigUrl", str(exc)),), f"no scale set: {exc}")
     group = _group_id(s)
@@ -146,7 +148,7 @@ def ensure(s: Snapshot) -> Step:
         return found.ask
     scale_set = found.value
     if not isinstance(scale_set, Mapping):
-        labels = _labels(name, s.spec.get("runnerScaleSetLabels"))
+        labels = _labels(name, ars_spec(s.spec).get("runnerScaleSetLabels"))
         create = _call(
             s,
             ActionsOp.CREATE_RUNNER_SCALE_SET,
@@ -167,7 +169,7 @@ def ensure(s: Snapshot) -> Step:
         naming.ANNOTATION_RUNNER_GROUP_NAME,
     )
     patch: dict[str, Any] = {"metadata": {"annotations": _annotate(s, scale_set, keys), "labels": url_labels}}
-    if not s.spec.get("runnerScaleSetName"):
+    if not ars_spec(s.spec).get("runnerScaleSetName"):
         patch["spec"] = {"runnerScaleSetName": name}
     return Step((MergePatch(s.subject, patch),), f"scale set {scale_set.get('id')} recorded")
 
@@ -184,7 +186,9 @@ def sync_group(s: Snapshot) -> Step | None:
 
     Clearing ``spec.runnerGroup`` does not move the set back to the default group (upstream, §8 item 11).
     """
-    if not _needs_sync(s, naming.ANNOTATION_RUNNER_GROUP_NAME, str(s.spec.get("runnerGroup") or "")):
+    if not _needs_sync(
+        s, naming.ANNOTATION_RUNNER_GROUP_NAME, str(ars_spec(s.spec).get("runnerGroup") or "")
+    ):
         return None
     group = _group_id(s)
     if group.ask is not None:
@@ -201,7 +205,7 @@ def sync_group(s: Snapshot) -> Step | None:
 
 def sync_name(s: Snapshot) -> Step | None:
     """Step 8: rename the scale set to ``spec.runnerScaleSetName``; None when the name is in sync."""
-    name = str(s.spec.get("runnerScaleSetName") or "")
+    name = str(ars_spec(s.spec).get("runnerScaleSetName") or "")
     if not _needs_sync(s, naming.ANNOTATION_RUNNER_SCALE_SET_NAME, name):
         return None
     if not name:

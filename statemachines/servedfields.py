@@ -23,7 +23,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
 
 from statemachines import outcomes
 from statemachines.decisions import Decision
@@ -56,7 +55,7 @@ def without_pruned(decision: Decision, snapshot: Snapshot) -> Decision:
     return replace(decision, effects=tuple(kept))
 
 
-def _reasons(entries: Any) -> set[str]:
+def _reasons(entries: object) -> set[str]:
     if not isinstance(entries, list):
         return set()
     return {str(c["reason"]) for c in entries if isinstance(c, Mapping) and c.get("reason")}

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from statemachines.effects import ObjectRef
 from statemachines.jsonvalues import JsonObject
+from statemachines.objects import ObjectMeta, meta_of
 
 
 @dataclass(frozen=True)
@@ -52,8 +53,8 @@ class Snapshot:
     results: Mapping[str, JsonObject] = field(default_factory=dict)
 
     @property
-    def meta(self) -> JsonObject:
-        return (self.obj or {}).get("metadata") or {}
+    def meta(self) -> ObjectMeta:
+        return meta_of(self.obj)
 
     @property
     def spec(self) -> JsonObject:

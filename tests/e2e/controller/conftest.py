@@ -5,7 +5,8 @@ controller tests' config Secret created, see ``harness.create_secret``), and for
 ``world`` (the emulated cluster with the fake GitHub, namespace ``arc-runners``, the
 PAT allowed and the Secret ``github-config`` holding it), ``api`` (a kubernetes_asyncio ApiClient on the
 world), ``clients`` (the executor's ``ActionsClients``; the client's retries are off so a refused call
-answers at once, nothing sleeps), ``executor`` and ``config_url`` (``<fake>/org``).
+answers at once, nothing sleeps), ``executor`` (answering the ``effect_result`` bodies the runtime would
+journal, ``executorworld.JournaledBodies``) and ``config_url`` (``<fake>/org``).
 
 Nothing is mocked: the executor talks HTTP to the emulated API server and to the fake GitHub.
 
@@ -27,7 +28,13 @@ from controller.actionsclients import ActionsClients
 from controller.executing import Executor, ExecutorSettings
 from sim.world import World
 from tests.e2e.controller import harness, recording
-from tests.e2e.controller.executorworld import CONFIG_SECRET, PAT, create_namespace, create_secret
+from tests.e2e.controller.executorworld import (
+    CONFIG_SECRET,
+    PAT,
+    JournaledBodies,
+    create_namespace,
+    create_secret,
+)
 
 
 @pytest.fixture
@@ -59,8 +66,8 @@ async def clients() -> AsyncIterator[ActionsClients]:
 
 
 @pytest.fixture
-def executor(api: client.ApiClient, clients: ActionsClients) -> Executor:
-    return Executor(api=api, clients=clients, settings=ExecutorSettings(qps=1000, burst=100))
+def executor(api: client.ApiClient, clients: ActionsClients) -> JournaledBodies:
+    return JournaledBodies(Executor(api=api, clients=clients, settings=ExecutorSettings(qps=1000, burst=100)))
 
 
 @pytest.fixture

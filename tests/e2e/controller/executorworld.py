@@ -1,5 +1,6 @@
-"""What the executor e2e tests share: the namespace, the credentials, objects to own Secrets, and reads of
-the emulated world through the same kubernetes_asyncio client the executor uses."""
+"""What the executor e2e tests share: the namespace, the credentials, objects to own Secrets, reads of
+the emulated world through the same kubernetes_asyncio client the executor uses, and the executor seen as
+the runtime journals its results (``JournaledBodies``)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,28 @@ from typing import Any
 from kubernetes_asyncio import client
 
 from actions.client import ActionsClient
+from controller.executing import Executor
 from controller.kubewriting import object_path
 from sim.world import World
 from statemachines import kinds
-from statemachines.effects import ActionsScope, ObjectRef
+from statemachines.effects import ActionsScope, Effect, ObjectRef
 
 NS = "arc-runners"
 CONFIG_SECRET = "github-config"
 PAT = "ghp_executorE2eToken000000000000000001"
 GROUP, VERSION = kinds.GROUP, kinds.VERSION
 RUNNER_VERSION = "2.330.0"
+
+
+class JournaledBodies:
+    """An executor whose results are read as the ``effect_result`` bodies the runtime journals for them
+    (``EffectResult.to_body``), so the tests pin the journal's bytes as well as the results."""
+
+    def __init__(self, executor: Executor) -> None:
+        self.executor = executor
+
+    async def execute(self, effect: Effect) -> dict[str, Any]:
+        return (await self.executor.execute(effect)).to_body()
 
 
 def b64(text: str) -> str:

@@ -8,7 +8,6 @@ from typing import Any
 from kubernetes_asyncio import client
 
 from controller.actionsclients import ActionsClients
-from controller.executing import Executor
 from controller.kubewriting import Kube
 from sim.github.faults import GitHubFault
 from sim.world import World
@@ -17,6 +16,7 @@ from statemachines.effects import ActionsOp, ActionsScope, ObjectRef
 from tests.e2e.controller.executorworld import (
     CONFIG_SECRET,
     NS,
+    JournaledBodies,
     create_runner,
     create_secret,
     get,
@@ -35,7 +35,7 @@ def call(
     return effects.ActionsCall(ARS, at or scope(config_url), op, args, epoch="uid-1/1")
 
 
-async def create_scale_set(executor: Executor, config_url: str, name: str = "arc") -> dict[str, Any]:
+async def create_scale_set(executor: JournaledBodies, config_url: str, name: str = "arc") -> dict[str, Any]:
     result = await executor.execute(
         call(
             config_url, ActionsOp.CREATE_RUNNER_SCALE_SET, name=name, runnerGroupId=1, labels=[name, "linux"]
@@ -47,7 +47,7 @@ async def create_scale_set(executor: Executor, config_url: str, name: str = "arc
 
 
 async def jit_secret(
-    executor: Executor, api: client.ApiClient, config_url: str, scale_set_id: int, name: str
+    executor: JournaledBodies, api: client.ApiClient, config_url: str, scale_set_id: int, name: str
 ) -> tuple[dict[str, Any], str]:
     """An EphemeralRunner ``name`` with its JIT Secret; its result and the JIT config."""
     runner = await create_runner(api, name, config_url, scale_set_id)
@@ -69,7 +69,7 @@ async def jit_secret(
 # -- runner groups and scale sets --------------------------------------------------------------------------
 
 
-async def test_get_runner_group_by_name(executor: Executor, world: World, config_url: str) -> None:
+async def test_get_runner_group_by_name(executor: JournaledBodies, world: World, config_url: str) -> None:
     blue = world.github.add_runner_group("org", "blue")
 
     default = await executor.execute(call(config_url, ActionsOp.GET_RUNNER_GROUP_BY_NAME, name="Default"))
@@ -83,7 +83,7 @@ async def test_get_runner_group_by_name(executor: Executor, world: World, config
 
 
 async def test_a_scale_set_created_twice_answers_the_existing_one(
-    executor: Executor, world: World, config_url: str, clients: ActionsClients, api: client.ApiClient
+    executor: JournaledBodies, world: World, config_url: str, clients: ActionsClients, api: client.ApiClient
 ) -> None:
     none_yet = await executor.execute(
         call(config_url, ActionsOp.GET_RUNNER_SCALE_SET, runnerGroupId=1, name="arc")
@@ -117,7 +117,7 @@ async def test_a_scale_set_created_twice_answers_the_existing_one(
 
 
 async def test_update_runner_scale_set_renames_and_moves_it(
-    executor: Executor, world: World, config_url: str
+    executor: JournaledBodies, world: World, config_url: str
 ) -> None:
     created = await create_scale_set(executor, config_url)
     blue = world.github.add_runner_group("org", "blue")
@@ -137,7 +137,7 @@ async def test_update_runner_scale_set_renames_and_moves_it(
 
 
 async def test_delete_runner_scale_set_and_not_found_counts_as_done(
-    executor: Executor, world: World, config_url: str
+    executor: JournaledBodies, world: World, config_url: str
 ) -> None:
     created = await create_scale_set(executor, config_url)
 
@@ -154,7 +154,7 @@ async def test_delete_runner_scale_set_and_not_found_counts_as_done(
     assert again == {"ok": True, "alreadyGone": True}
 
 
-async def test_arguments_a_machine_got_wrong_are_reported(executor: Executor, config_url: str) -> None:
+async def test_arguments_a_machine_got_wrong_are_reported(executor: JournaledBodies, config_url: str) -> None:
     result = await executor.execute(call(config_url, ActionsOp.DELETE_RUNNER_SCALE_SET, scaleSetId="7"))
     assert result["ok"] is False and result["error"] == "InvalidArguments"
 
@@ -163,7 +163,7 @@ async def test_arguments_a_machine_got_wrong_are_reported(executor: Executor, co
 
 
 async def test_get_runner_by_name(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str
 ) -> None:
     scale_set = await create_scale_set(executor, config_url)
     none_yet = await executor.execute(call(config_url, ActionsOp.GET_RUNNER_BY_NAME, name="runner-a"))
@@ -179,7 +179,7 @@ async def test_get_runner_by_name(
 
 
 async def test_remove_runner_of_a_busy_runner_is_job_still_running(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str, clients: ActionsClients
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str, clients: ActionsClients
 ) -> None:
     scale_set = await create_scale_set(executor, config_url)
     jit, config = await jit_secret(executor, api, config_url, scale_set["id"], "runner-a")
@@ -202,7 +202,7 @@ async def test_remove_runner_of_a_busy_runner_is_job_still_running(
 
 
 async def test_remove_runner_reports_agent_not_found(
-    executor: Executor, world: World, config_url: str
+    executor: JournaledBodies, world: World, config_url: str
 ) -> None:
     world.github.inject(
         GitHubFault(method="DELETE", path="agents/", status=404, type_key="AgentNotFoundException")
@@ -226,7 +226,7 @@ def release(config_url: str, runner: dict[str, Any], runner_id: int) -> effects.
 
 
 async def test_release_runner_unregisters_then_deletes_the_runner(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str
 ) -> None:
     scale_set = await create_scale_set(executor, config_url)
     jit, _ = await jit_secret(executor, api, config_url, scale_set["id"], "runner-a")
@@ -241,7 +241,7 @@ async def test_release_runner_unregisters_then_deletes_the_runner(
 
 
 async def test_release_runner_of_a_busy_runner_deletes_nothing(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str, clients: ActionsClients
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str, clients: ActionsClients
 ) -> None:
     scale_set = await create_scale_set(executor, config_url)
     jit, config = await jit_secret(executor, api, config_url, scale_set["id"], "runner-a")
@@ -258,7 +258,7 @@ async def test_release_runner_of_a_busy_runner_deletes_nothing(
 
 
 async def test_release_runner_counts_agent_not_found_as_removed(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str
 ) -> None:
     runner = await create_runner(api, "runner-gone", config_url, 1)
     agent_gone = world.github.inject(
@@ -276,7 +276,7 @@ async def test_release_runner_counts_agent_not_found_as_removed(
 
 
 async def test_a_missing_credentials_secret_is_not_read_as_not_found(
-    executor: Executor, config_url: str, world: World
+    executor: JournaledBodies, config_url: str, world: World
 ) -> None:
     # DeleteRunnerScaleSet counts NotFound as done: a missing Secret must never say NotFound.
     other = ActionsScope(config_url=config_url, namespace=NS, secret_name="no-such-secret")
@@ -290,7 +290,7 @@ async def test_a_missing_credentials_secret_is_not_read_as_not_found(
 
 
 async def test_malformed_or_refused_credentials(
-    executor: Executor, api: client.ApiClient, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, config_url: str
 ) -> None:
     await create_secret(api, "empty", {"unrelated": "x"})
     await create_secret(api, "wrong-pat", {"github_token": "ghp_notTheAllowedToken000000000000000"})
@@ -310,13 +310,13 @@ async def test_malformed_or_refused_credentials(
     assert "ghp_notTheAllowed" not in refused["message"]
 
 
-async def test_a_bad_config_url_is_reported(executor: Executor) -> None:
+async def test_a_bad_config_url_is_reported(executor: JournaledBodies) -> None:
     result = await executor.execute(call("not a url", ActionsOp.GET_RUNNER_BY_NAME, name="r"))
     assert result["ok"] is False and result["error"] == "InvalidConfigUrl"
 
 
 async def test_one_client_per_scope_until_its_secret_changes(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str, clients: ActionsClients
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str, clients: ActionsClients
 ) -> None:
     lookup = call(config_url, ActionsOp.GET_RUNNER_BY_NAME, name="r")
     await executor.execute(lookup)
@@ -333,7 +333,7 @@ async def test_one_client_per_scope_until_its_secret_changes(
 
 
 async def test_the_scope_proxy_is_used_unless_no_proxy_lists_the_host(
-    executor: Executor, config_url: str
+    executor: JournaledBodies, config_url: str
 ) -> None:
     dead_proxy = {"http": {"url": "http://127.0.0.1:1"}}
     through = scope(config_url, proxy=dead_proxy)
@@ -346,7 +346,7 @@ async def test_the_scope_proxy_is_used_unless_no_proxy_lists_the_host(
     assert direct == {"ok": True, "runner": None}
 
 
-async def test_a_missing_tls_config_map_is_reported(executor: Executor, config_url: str) -> None:
+async def test_a_missing_tls_config_map_is_reported(executor: JournaledBodies, config_url: str) -> None:
     tls = {"certificateFrom": {"configMapKeyRef": {"name": "ca", "key": "ca.crt"}}}
     result = await executor.execute(
         call(config_url, ActionsOp.GET_RUNNER_BY_NAME, at=scope(config_url, tls=tls), name="r")
@@ -355,7 +355,7 @@ async def test_a_missing_tls_config_map_is_reported(executor: Executor, config_u
 
 
 async def test_a_tls_config_map_without_a_certificate_is_reported(
-    executor: Executor, api: client.ApiClient, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, config_url: str
 ) -> None:
     config_map = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="ca"), data={"ca.crt": "not a PEM"})
     await client.CoreV1Api(api).create_namespaced_config_map(NS, config_map)

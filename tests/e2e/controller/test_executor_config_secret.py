@@ -12,12 +12,18 @@ from kubernetes_asyncio import client
 
 from actions.client import ActionsClient
 from controller.actionsclients import ActionsClients
-from controller.executing import Executor
 from controller.kubewriting import Kube
 from sim.world import World
 from statemachines import effects
 from statemachines.effects import ActionsOp, ActionsScope, ObjectRef
-from tests.e2e.controller.executorworld import CONFIG_SECRET, NS, PAT, create_secret, replace_secret_data
+from tests.e2e.controller.executorworld import (
+    CONFIG_SECRET,
+    NS,
+    PAT,
+    JournaledBodies,
+    create_secret,
+    replace_secret_data,
+)
 
 ARS = ObjectRef("AutoscalingRunnerSet", NS, "arc")
 
@@ -28,7 +34,7 @@ def lookup(config_url: str, secret: str = CONFIG_SECRET, **scope: Any) -> effect
 
 
 async def test_a_missing_or_unnamed_config_secret_is_config_secret_missing(
-    executor: Executor, world: World, config_url: str
+    executor: JournaledBodies, world: World, config_url: str
 ) -> None:
     missing = await executor.execute(lookup(config_url, "no-such-secret"))
     unnamed = await executor.execute(lookup(config_url, ""))
@@ -40,7 +46,7 @@ async def test_a_missing_or_unnamed_config_secret_is_config_secret_missing(
 
 
 async def test_a_config_secret_without_usable_credentials_is_config_secret_incomplete(
-    executor: Executor, api: client.ApiClient, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, config_url: str
 ) -> None:
     await create_secret(api, "app-half", {"github_app_id": "123", "github_app_private_key": "not shown"})
 
@@ -51,7 +57,7 @@ async def test_a_config_secret_without_usable_credentials_is_config_secret_incom
 
 
 async def test_a_missing_proxy_credentials_secret_keeps_the_general_class(
-    executor: Executor, config_url: str
+    executor: JournaledBodies, config_url: str
 ) -> None:
     proxy = {"http": {"url": "http://proxy.internal:3128", "credentialSecretRef": "no-proxy-auth"}}
     result = await executor.execute(lookup(config_url, proxy=proxy))
@@ -59,7 +65,7 @@ async def test_a_missing_proxy_credentials_secret_keeps_the_general_class(
 
 
 async def test_a_config_secret_gone_bad_drops_the_cached_client(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str, clients: ActionsClients
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str, clients: ActionsClients
 ) -> None:
     assert (await executor.execute(lookup(config_url)))["ok"] is True
     assert clients.cached == 1
@@ -83,7 +89,7 @@ def verifying_context(actions_client: ActionsClient) -> ssl.SSLContext:
 
 
 async def test_the_clients_of_many_config_secrets_share_one_trust_store_and_pool(
-    executor: Executor, api: client.ApiClient, config_url: str, clients: ActionsClients
+    executor: JournaledBodies, api: client.ApiClient, config_url: str, clients: ActionsClients
 ) -> None:
     # A scale set per Secret (as Helm releases install them), each with a client of its own: they must not
     # each load a trust store (about 0.8 MB of native memory apiece, so a fleet's memory grew per set).

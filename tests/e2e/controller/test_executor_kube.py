@@ -15,7 +15,7 @@ from controller.executing import Executor, ExecutorSettings
 from sim.world import World
 from statemachines import effects
 from statemachines.effects import ObjectRef
-from tests.e2e.controller.executorworld import GROUP, NS, VERSION, get, owner_of, pod_body
+from tests.e2e.controller.executorworld import GROUP, NS, VERSION, JournaledBodies, get, owner_of, pod_body
 from tests.helpers import eventually
 
 MERGE_PATCH = "application/merge-patch+json"
@@ -30,7 +30,7 @@ def ers_body(name: str) -> dict[str, Any]:
     }
 
 
-async def create(executor: Executor, kind: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+async def create(executor: JournaledBodies, kind: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
     return await executor.execute(effects.CreateObject(ObjectRef(kind, NS, name), body))
 
 
@@ -38,7 +38,7 @@ async def create(executor: Executor, kind: str, name: str, body: dict[str, Any])
 
 
 async def test_create_object_creates_it_and_a_second_create_counts_as_done(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     ref = ObjectRef("EphemeralRunnerSet", NS, "demo")
 
@@ -53,7 +53,7 @@ async def test_create_object_creates_it_and_a_second_create_counts_as_done(
 
 
 async def test_create_object_fills_in_api_version_kind_and_name(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     body = {"metadata": {"labels": {"a": "b"}}, "data": {"k": "djE="}}
     assert await create(executor, "ConfigMap", "bare", body) == {"ok": True}
@@ -62,7 +62,7 @@ async def test_create_object_fills_in_api_version_kind_and_name(
 
 
 async def test_a_pod_the_server_finds_invalid_is_reported_as_invalid(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     body = pod_body("bad")
     body["spec"]["containers"] = []
@@ -75,7 +75,7 @@ async def test_a_pod_the_server_finds_invalid_is_reported_as_invalid(
 
 
 async def test_a_forbidden_pod_create_is_reported_as_forbidden(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     result = await create(executor, "Pod", "nosa", pod_body("nosa", serviceAccountName="missing"))
 
@@ -85,7 +85,7 @@ async def test_a_forbidden_pod_create_is_reported_as_forbidden(
 
 
 async def test_a_pod_that_already_exists_is_reported_as_already_exists(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     # The EphemeralRunner machine reads this class: upstream requeues 5 s on it (spec §2.3 step 8).
     assert await create(executor, "Pod", "twice", pod_body("twice")) == {"ok": True}
@@ -95,14 +95,16 @@ async def test_a_pod_that_already_exists_is_reported_as_already_exists(
     assert result["ok"] is False and result["error"] == "AlreadyExists"
 
 
-async def test_an_unknown_kind_is_a_failure_not_a_crash(executor: Executor) -> None:
+async def test_an_unknown_kind_is_a_failure_not_a_crash(executor: JournaledBodies) -> None:
     result = await create(executor, "Gadget", "x", {})
     assert result["ok"] is False and result["error"] == "UnknownKind"
 
 
 async def test_an_unreachable_api_server_is_a_failure_not_a_crash(clients: ActionsClients) -> None:
     async with client.ApiClient(client.Configuration(host="http://127.0.0.1:1")) as dead:
-        executor = Executor(api=dead, clients=clients, settings=ExecutorSettings(request_timeout=5))
+        executor = JournaledBodies(
+            Executor(api=dead, clients=clients, settings=ExecutorSettings(request_timeout=5))
+        )
         result = await create(executor, "ConfigMap", "x", {})
     assert result["ok"] is False and result["error"] == "ServiceUnavailable"
 
@@ -111,7 +113,7 @@ async def test_an_unreachable_api_server_is_a_failure_not_a_crash(clients: Actio
 
 
 async def test_merge_patch_is_sent_as_a_json_merge_patch_even_for_core_kinds(
-    executor: Executor, api: client.ApiClient, world: World
+    executor: JournaledBodies, api: client.ApiClient, world: World
 ) -> None:
     await create(executor, "Pod", "p", pod_body("p"))
     ref = ObjectRef("Pod", NS, "p")
@@ -126,7 +128,7 @@ async def test_merge_patch_is_sent_as_a_json_merge_patch_even_for_core_kinds(
 
 
 async def test_a_status_patch_goes_to_the_status_subresource(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     ref = ObjectRef("EphemeralRunnerSet", NS, "s")
     await create(executor, ref.kind, ref.name, ers_body("s"))
@@ -145,7 +147,7 @@ async def test_a_status_patch_goes_to_the_status_subresource(
 
 
 async def test_a_conditional_patch_on_a_moved_object_is_a_conflict(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     ref = ObjectRef("EphemeralRunnerSet", NS, "c")
     await create(executor, ref.kind, ref.name, ers_body("c"))
@@ -169,7 +171,7 @@ async def test_a_conditional_patch_on_a_moved_object_is_a_conflict(
     assert ers is not None and ers["metadata"]["finalizers"] == ["f/x"]
 
 
-async def test_patching_a_missing_object_is_not_found(executor: Executor) -> None:
+async def test_patching_a_missing_object_is_not_found(executor: JournaledBodies) -> None:
     result = await executor.execute(effects.MergePatch(ObjectRef("Pod", NS, "ghost"), {"metadata": {}}))
     assert result["ok"] is False and result["error"] == "NotFound"
 
@@ -177,7 +179,9 @@ async def test_patching_a_missing_object_is_not_found(executor: Executor) -> Non
 # -- DeleteObject ------------------------------------------------------------------------------------------
 
 
-async def test_delete_object_with_its_uid_deletes_it(executor: Executor, api: client.ApiClient) -> None:
+async def test_delete_object_with_its_uid_deletes_it(
+    executor: JournaledBodies, api: client.ApiClient
+) -> None:
     ref = ObjectRef("ConfigMap", NS, "d")
     await create(executor, ref.kind, ref.name, {"data": {}})
     observed = await get(api, ref)
@@ -192,7 +196,7 @@ async def test_delete_object_with_its_uid_deletes_it(executor: Executor, api: cl
 
 
 async def test_delete_object_spares_another_object_of_the_same_name(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     ref = ObjectRef("ConfigMap", NS, "reused")
     await create(executor, ref.kind, ref.name, {"data": {}})
@@ -204,7 +208,7 @@ async def test_delete_object_spares_another_object_of_the_same_name(
 
 
 async def test_delete_object_passes_the_propagation_policy(
-    executor: Executor, api: client.ApiClient, world: World
+    executor: JournaledBodies, api: client.ApiClient, world: World
 ) -> None:
     owner_ref = ObjectRef("EphemeralRunnerSet", NS, "owner")
     await create(executor, owner_ref.kind, owner_ref.name, ers_body("owner"))
@@ -235,7 +239,7 @@ async def test_delete_object_passes_the_propagation_policy(
 
 
 async def test_delete_matching_deletes_only_the_labelled_objects(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     for name, labels in (("hook-1", {"runner-pod": "r1"}), ("hook-2", {"runner-pod": "r1"}), ("other", {})):
         body = pod_body(name)
@@ -253,7 +257,7 @@ async def test_delete_matching_deletes_only_the_labelled_objects(
 
 
 async def test_emit_event_creates_a_core_event_and_counts_repeats(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     target = ObjectRef("AutoscalingRunnerSet", NS, "arc")
     first = effects.EmitEvent(target, "uid-1", "Warning", "ActionsCallFailed", "GetRunnerScaleSet failed")
@@ -281,7 +285,7 @@ async def test_emit_event_creates_a_core_event_and_counts_repeats(
 
 
 async def test_events_of_different_reasons_are_different_events(
-    executor: Executor, api: client.ApiClient
+    executor: JournaledBodies, api: client.ApiClient
 ) -> None:
     target = ObjectRef("EphemeralRunner", NS, "r")
     await executor.execute(effects.EmitEvent(target, "u", "Normal", "Created", "made"))
@@ -294,7 +298,7 @@ async def test_events_of_different_reasons_are_different_events(
 # -- RequeueAfter ------------------------------------------------------------------------------------------
 
 
-async def test_requeue_after_is_not_executed(executor: Executor) -> None:
+async def test_requeue_after_is_not_executed(executor: JournaledBodies) -> None:
     with pytest.raises(TypeError, match="timer"):
         await executor.execute(effects.RequeueAfter(ObjectRef("EphemeralRunner", NS, "r"), 5.0))
 
@@ -306,7 +310,9 @@ async def test_every_request_takes_a_token_from_the_bucket(
     api: client.ApiClient, clients: ActionsClients, world: World
 ) -> None:
     # One token, refilled every 1000 s: the first write goes through, the second waits for a token.
-    executor = Executor(api=api, clients=clients, settings=ExecutorSettings(qps=0.001, burst=1))
+    executor = JournaledBodies(
+        Executor(api=api, clients=clients, settings=ExecutorSettings(qps=0.001, burst=1))
+    )
     assert await create(executor, "ConfigMap", "first", {}) == {"ok": True}
 
     second = asyncio.create_task(create(executor, "ConfigMap", "second", {}))

@@ -13,7 +13,6 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from kubernetes_asyncio import client
 
 from actions import listenerconfig
-from controller.executing import Executor
 from sim.faults import Fault
 from sim.world import World
 from statemachines import effects, kinds, naming
@@ -23,6 +22,7 @@ from tests.e2e.controller.executorworld import (
     NS,
     PAT,
     VERSION,
+    JournaledBodies,
     b64,
     create_runner,
     create_secret,
@@ -47,7 +47,7 @@ def app_key() -> str:
     ).decode()
 
 
-async def scale_set_id(executor: Executor, config_url: str) -> int:
+async def scale_set_id(executor: JournaledBodies, config_url: str) -> int:
     created = await executor.execute(
         ActionsCall(
             ObjectRef("AutoscalingRunnerSet", NS, "arc"),
@@ -121,7 +121,7 @@ def decoded(secret: dict[str, Any]) -> dict[str, str]:
 
 
 async def test_the_jit_config_goes_into_the_secret_and_only_the_runner_into_the_result(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str
 ) -> None:
     set_id = await scale_set_id(executor, config_url)
     effect = await jit_effect(api, config_url, set_id, "runner-a")
@@ -154,7 +154,7 @@ async def test_the_jit_config_goes_into_the_secret_and_only_the_runner_into_the_
 
 
 async def test_an_existing_jit_secret_generates_no_new_config(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str
 ) -> None:
     set_id = await scale_set_id(executor, config_url)
     effect = await jit_effect(api, config_url, set_id, "runner-a")
@@ -168,7 +168,7 @@ async def test_an_existing_jit_secret_generates_no_new_config(
 
 
 async def test_a_duplicate_runner_name_is_runner_exists(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str
 ) -> None:
     set_id = await scale_set_id(executor, config_url)
     await executor.execute(await jit_effect(api, config_url, set_id, "runner-a"))
@@ -182,7 +182,7 @@ async def test_a_duplicate_runner_name_is_runner_exists(
 
 
 async def test_a_jit_secret_that_cannot_be_written_leaves_no_registration(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str
 ) -> None:
     set_id = await scale_set_id(executor, config_url)
     effect = await jit_effect(api, config_url, set_id, "runner-a")
@@ -211,7 +211,7 @@ async def release(api: client.ApiClient, name: str) -> None:
 
 
 async def test_a_predecessors_jit_secret_is_not_adopted_by_a_runner_reusing_its_name(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str
 ) -> None:
     set_id = await scale_set_id(executor, config_url)
     old = await jit_effect(api, config_url, set_id, "runner-a")
@@ -232,7 +232,7 @@ async def test_a_predecessors_jit_secret_is_not_adopted_by_a_runner_reusing_its_
 
 
 async def test_a_secret_of_another_owner_written_meanwhile_is_not_adopted_and_leaves_no_registration(
-    executor: Executor, api: client.ApiClient, world: World, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, world: World, config_url: str
 ) -> None:
     set_id = await scale_set_id(executor, config_url)
     other = await create_runner(api, "someone-else", config_url, set_id)
@@ -258,7 +258,7 @@ async def test_a_secret_of_another_owner_written_meanwhile_is_not_adopted_and_le
 
 
 async def test_the_listener_config_secret_embeds_the_credentials_and_the_ca(
-    executor: Executor, api: client.ApiClient, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, config_url: str
 ) -> None:
     config_map = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="github-ca"), data={"ca.crt": CA_PEM})
     await client.CoreV1Api(api).create_namespaced_config_map(NS, config_map)
@@ -281,7 +281,7 @@ async def test_the_listener_config_secret_embeds_the_credentials_and_the_ca(
 
 
 async def test_the_listener_config_secret_with_github_app_credentials(
-    executor: Executor, api: client.ApiClient, config_url: str, app_key: str
+    executor: JournaledBodies, api: client.ApiClient, config_url: str, app_key: str
 ) -> None:
     app = {"github_app_id": "12345", "github_app_installation_id": "678", "github_app_private_key": app_key}
     await create_secret(api, "github-app", app)
@@ -302,7 +302,7 @@ async def test_the_listener_config_secret_with_github_app_credentials(
 
 
 async def test_a_vault_listener_config_embeds_no_credentials(
-    executor: Executor, api: client.ApiClient, config_url: str
+    executor: JournaledBodies, api: client.ApiClient, config_url: str
 ) -> None:
     effect = listener_effect(config_url, vault={"type": "azure_key_vault"})
 
@@ -318,7 +318,7 @@ async def test_a_vault_listener_config_embeds_no_credentials(
 
 
 async def test_the_proxy_secret_is_written_only_when_it_differs(
-    executor: Executor, api: client.ApiClient, world: World
+    executor: JournaledBodies, api: client.ApiClient, world: World
 ) -> None:
     await create_secret(api, "proxy-auth", {"username": "svc", "password": PROXY_PASSWORD})
     effect = proxy_effect()
@@ -355,7 +355,7 @@ async def test_the_proxy_secret_is_written_only_when_it_differs(
     assert secret is not None and secret["metadata"]["labels"][naming.LABEL_SCALE_SET_NAMESPACE] == NS
 
 
-async def test_a_missing_proxy_credentials_secret_is_reported(executor: Executor) -> None:
+async def test_a_missing_proxy_credentials_secret_is_reported(executor: JournaledBodies) -> None:
     result = await executor.execute(proxy_effect())
     assert result["ok"] is False and result["error"] == "CredentialsUnavailable"
     assert f"{NS}/proxy-auth" in result["message"]
@@ -365,7 +365,7 @@ async def test_a_missing_proxy_credentials_secret_is_reported(executor: Executor
 
 
 async def test_no_result_and_no_log_line_holds_a_secret(
-    executor: Executor,
+    executor: JournaledBodies,
     api: client.ApiClient,
     world: World,
     config_url: str,

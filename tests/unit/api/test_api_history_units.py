@@ -137,7 +137,7 @@ def test_actions_endpoints_from_effect_keys(key: str, endpoint: str | None) -> N
 def test_outcomes() -> None:
     assert metrics.outcome({"ok": True}) == "ok"
     assert metrics.outcome({"ok": False, "error": "JobStillRunning"}) == "JobStillRunning"
-    assert metrics.outcome({"ok": False}) == "failed"
+    assert metrics.outcome({"ok": False}) == "Failed", "a failure without a class, as the machines read it"
 
 
 @pytest.mark.parametrize(

@@ -24,6 +24,7 @@ from controller.runtimemetrics import RuntimeMetrics
 from controller.settings import QueueSettings, ReconcileSettings
 from controller.timing import Timers
 from statemachines import kinds
+from statemachines.effectresults import EffectResult
 from statemachines.effects import Effect, ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
 from store import clocks
@@ -116,7 +117,7 @@ class Prefix:
 class NoExecutor:
     """An executor for tests in which nothing may be executed."""
 
-    async def execute(self, effect: Effect) -> dict[str, Any]:
+    async def execute(self, effect: Effect) -> EffectResult:
         raise AssertionError(f"nothing is executed here, got {effect}")
 
 

@@ -10,7 +10,7 @@ faults.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +27,7 @@ from controller.timing import Timers
 from sim.faults import Fault
 from sim.world import World
 from statemachines import effects as fx
+from statemachines.effectresults import EffectResult
 from statemachines.effects import Effect, ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
 from store.clocks import SystemClock
@@ -50,9 +51,9 @@ class Recorder:
     def __init__(self) -> None:
         self.executed: list[Effect] = []
 
-    async def execute(self, effect: Effect) -> Mapping[str, Any]:
+    async def execute(self, effect: Effect) -> EffectResult:
         self.executed.append(effect)
-        return {"ok": True}
+        return EffectResult.success()
 
 
 @pytest.fixture
@@ -139,7 +140,7 @@ async def test_a_leader_that_cannot_renew_steps_down_and_writes_nothing(
     executor = LeaderOnly(inner, elector)
     effect = fx.DeleteObject(target=ObjectRef("EphemeralRunner", "default", "r1"))
     assert await elector.try_acquire_or_renew()
-    assert (await executor.execute(effect))["ok"] is True
+    assert (await executor.execute(effect)).ok
 
     fault = world.inject(Fault(verb="update", path="/leases/", code=500, times=None))
     async with asyncio.timeout(10):

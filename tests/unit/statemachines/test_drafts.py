@@ -1,6 +1,6 @@
 """Building a decision: one effect per key, patches of the same object folded into one (§4.8 I8.2), the
-patch effect sent as a JSON merge patch (I8.3), and effect results read back with their time
-(``outcomes``)."""
+patch effect sent as a JSON merge patch (I8.3), and a created object awaited while its watch event is late
+(``outcomes.unobserved_for``)."""
 
 from __future__ import annotations
 
@@ -98,28 +98,6 @@ def _snapshot(**results: dict[str, object]) -> Snapshot:
 
 def _at(seconds_ago: float) -> str:
     return pods.format_time(NOW - timedelta(seconds=seconds_ago))
-
-
-@pytest.mark.parametrize(
-    ("body", "ok", "error"),
-    [
-        ({"ok": True, "runnerId": 3}, True, ""),
-        ({"runnerId": 3}, True, ""),
-        ({"ok": False, "error": "Invalid", "message": "bad"}, False, "Invalid"),
-        ({"ok": False}, False, "Failed"),
-    ],
-)
-def test_from_body(body: dict[str, object], ok: bool, error: str) -> None:
-    out = outcomes.from_body(body)
-    assert (out.ok, out.error) == (ok, error)
-    assert "ok" not in out.facts and "error" not in out.facts
-
-
-def test_windows_are_measured_from_the_result() -> None:
-    out = outcomes.from_body({"ok": False, "error": "Forbidden", "at": _at(10)})
-    assert out.remaining(30, NOW) == 20.0
-    assert out.remaining(5, NOW) == 0.0
-    assert outcomes.from_body({"ok": False}).remaining(30, NOW) == 0.0, "undated: always elapsed"
 
 
 @pytest.mark.parametrize(

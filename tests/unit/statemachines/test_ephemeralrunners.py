@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from statemachines import effects, ephemeralrunners, kinds, naming, outcomes, pods, predicates, runnerpods
+from statemachines import effects, ephemeralrunners, kinds, naming, pods, predicates, runnerpods
 from statemachines.decisions import Decision
+from statemachines.effectresults import EffectResult
 from statemachines.phases import ErPhase
 from statemachines.snapshots import Snapshot
 from tests.unit.statemachines.runnerworld import NAME, NOW, REF, SCALE_SET_ID, RunnerWorld, make_runner
@@ -219,7 +220,7 @@ def test_runner_id_source(
 ) -> None:
     secret = {"metadata": {"name": NAME, "uid": "s-1", "annotations": annotations}}
     snapshot = Snapshot(subject=REF, obj=make_runner(), now=NOW, related={"secret": secret, "pod": None})
-    jit = outcomes.from_body(jit_result) if jit_result else None
+    jit = EffectResult.from_body(jit_result) if jit_result else None
     assert ER.secret_runner(snapshot, jit) == expected
 
 
