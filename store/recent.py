@@ -4,13 +4,16 @@ What it holds is consecutive in seq (the journal clears it when an import would 
 twice, the oldest dropped first: by a count of records and by the size of their JSON text as the journal
 encoded it (what each record holds in memory is a small multiple of that). A tail asks for what follows
 its cursor and gets a slice of a list indexed by seq: O(the records after the cursor), whatever the
-buffer holds. Dropped records are compacted away once they are half the list (amortised O(1) each).
+buffer holds. A dropped record's slot is cleared at once, so the buffer never keeps more records alive
+than its bounds allow; the cleared slots are compacted away once they are half the list (amortised O(1)
+each).
 A tail whose cursor is older than the oldest record kept gets ``None`` and reads from SQLite instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 from store.records import Record
 
@@ -20,7 +23,7 @@ class Recent:
 
     def __init__(self, *, max_records: int, max_bytes: int) -> None:
         self._max_records, self._max_bytes = max_records, max_bytes
-        self._records: list[Record] = []
+        self._records: list[Record | None] = []  # None: dropped, not yet compacted away
         self._sizes: list[int] = []
         self._start = 0  # index of the oldest record kept; those before it are dropped
         self._first = 0  # the seq of the oldest record kept (when one is)
@@ -59,7 +62,7 @@ class Recent:
         """The records kept with seq above ``seq``, in order; None when some of them are not kept."""
         if not len(self) or self._first > seq + 1:
             return None
-        return self._records[self._start + seq + 1 - self._first :]
+        return cast(list[Record], self._records[self._start + seq + 1 - self._first :])
 
     def drop_through(self, seq: int) -> None:
         """Forget the records with seq up to ``seq`` (pruned by retention)."""
@@ -72,6 +75,7 @@ class Recent:
 
     def _drop_oldest(self) -> None:
         self._bytes -= self._sizes[self._start]
+        self._records[self._start] = None
         self._start += 1
         self._first += 1
 
