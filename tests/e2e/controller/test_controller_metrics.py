@@ -230,6 +230,8 @@ async def test_a_listener_under_the_controller_serves_its_gha_metrics_on_its_pod
                     await served.http.get(url)
                 except httpx.ConnectError:
                     return not labelled(found, "gha_controller_running_listeners")
+                except (httpx.RemoteProtocolError, httpx.ReadError):
+                    return False  # caught mid-shutdown: the next ask finds the port closed
                 return False
 
             await eventually(gone, timeout=TIMEOUT, what="the listener stopped and its series gone")
