@@ -40,15 +40,15 @@ API_READS = "The HTTP API never loads the journal's writer"
 
 # (contract, importer, imported, whether the contract still holds with that import added)
 CASES = [
-    (SIM_ONLY, "controller.running", "sim.world", False),
-    (SIM_ONLY, "controller.cli", "sim.github.fake", False),
+    (SIM_ONLY, "controller.loop.running", "sim.world", False),
+    (SIM_ONLY, "controller.commands.cli", "sim.github.fake", False),
     (SIM_ONLY, "api.app", "sim.world", False),
     (SIM_ONLY, "watchers.watching", "sim.world", False),
-    (SIM_ONLY, "controller.demo", "sim.scalesetchart", True),
-    (SIM_ONLY, "controller.simulating", "sim.processes", True),
+    (SIM_ONLY, "controller.emulated.demo", "sim.scalesetchart", True),
+    (SIM_ONLY, "controller.emulated.simulating", "sim.processes", True),
     (WATCHERS, "watchers.watching", "statemachines.effects", False),
     (WATCHERS, "watchers.listing", "statemachines", False),
-    (WATCHERS, "watchers.supervising", "controller.settings", False),
+    (WATCHERS, "watchers.supervising", "controller.loop.settings", False),
     (WATCHERS, "watchers.streams", "api.models", False),
     (WATCHERS, "watchers.watching", "actions.errors", False),
     (WATCHERS, "watchers.slimming", "statemachines.kinds", True),
