@@ -16,7 +16,7 @@ nothing (no get, no list). ``ApiException`` and transport failures are read as a
 ``KubeRejected`` (anything else, e.g. 403 from RBAC or 404 for the EphemeralRunnerSet: exit).
 ``configuration`` loads kubeconfig files (merged as kubectl merges them) or the pod's service account;
 ``connect`` gives an ``ApiClient`` for an existing client, a ``Configuration``, or the pod's service
-account (in-cluster). Which of them a process uses is ``controller.kubeconfigs``' answer.
+account (in-cluster). Which of them a process uses is ``controller.loop.kubeconfigs``' answer.
 """
 
 from __future__ import annotations

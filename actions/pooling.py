@@ -1,6 +1,6 @@
 """``Pool``: one connection pool that the Actions clients of many credentials send through.
 
-A controller keeps an Actions client per scale set's credentials (``controller.actionsclients``), and
+A controller keeps an Actions client per scale set's credentials (``controller.executor.actionsclients``), and
 each ``httpx.AsyncClient`` built on its own keeps its own pool, i.e. its own idle keep-alive connection
 to the same service: about 20 KB of objects and buffers per scale set. The clients of many credentials
 with the same TLS and proxy settings can send through one pool instead. ``Pool`` owns an

@@ -18,7 +18,7 @@ For dashboards and alerts written for upstream ARC, under upstream's names: its 
 ``gha_controller_*`` from the projection (``arcgauges``; served unless the controller beside the API
 stands by), the families controller-runtime serves (reconciles, work queues, REST client requests, leader
 election) as the controller feeds them (``ControllerStats.runtime_metrics``, see
-``controller.runtimemetrics``), and the ``process_*`` families of the process.
+``controller.loop.runtimemetrics``), and the ``process_*`` families of the process.
 
 Every app has its own registry, so two apps in one process (tests) do not share series.
 """

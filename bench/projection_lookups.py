@@ -5,7 +5,7 @@ EphemeralRunnerSet, its AutoscalingListener in the controller namespace and its 
 folded from observed records as the controller folds them. For N = 100, 1,000 and 10,000 (``--sizes``),
 each lookup an event makes is timed two ways in the same run:
 
-* indexed — what the controller calls now (``controller.declared.referrers`` of
+* indexed — what the controller calls now (``controller.loop.declared.referrers`` of
   ``LISTENERS_BY_SCALE_SET``, ``mapping.keys_for`` of a credentials Secret's change, ``Projection.items``
   of one namespace);
 * scan — the code these replaced, kept here verbatim: a walk of every listener (and of the namespace's
@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from controller import declared, mapping
+from controller.loop import declared, mapping
 from statemachines import listenerobjects
 from statemachines.effects import ObjectRef
 from statemachines.kinds import AL, ARS, ERS

@@ -33,7 +33,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from controller import queueing, settings  # noqa: E402
+from controller.loop import queueing, settings  # noqa: E402
 from statemachines.effects import ObjectRef  # noqa: E402
 
 WORKERS = 8
@@ -107,8 +107,8 @@ def maker(queues: ModuleType, settings_module: ModuleType) -> Callable[[], Any]:
 async def main(burst: int, repeat: int, cost: float, against: str | None) -> None:
     versions = {"this tree": maker(queueing, settings)}
     if against is not None:
-        old_settings = at_revision(against, "controller/settings.py", "bench_settings_before")
-        old_queueing = at_revision(against, "controller/queueing.py", "bench_queueing_before")
+        old_settings = at_revision(against, "controller/loop/settings.py", "bench_settings_before")
+        old_queueing = at_revision(against, "controller/loop/queueing.py", "bench_queueing_before")
         versions = {f"at {against}": maker(old_queueing, old_settings), **versions}
     print(f"one EphemeralRunnerSet key behind {burst} EphemeralRunner keys; {WORKERS} workers,")
     print(f"reconciles of {cost * 1000:g} ms; median of {repeat} runs (empty queue: the same key alone)")

@@ -55,8 +55,8 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 from kubernetes_asyncio import client  # noqa: E402
 
-from controller import running  # noqa: E402
-from controller.reconciling import Reconciler  # noqa: E402
+from controller.loop import running  # noqa: E402
+from controller.loop.reconciling import Reconciler  # noqa: E402
 from sim.runtimes import EXIT_CODE  # noqa: E402
 from sim.store import Event  # noqa: E402
 from tests.e2e.controller import chaos, harness, scraping  # noqa: E402

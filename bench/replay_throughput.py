@@ -170,7 +170,7 @@ def _sqlite_scan(export: Path, database: Path) -> int:
 def _replay(args: list[str]) -> None:
     from typer.testing import CliRunner
 
-    from controller.cli import app
+    from controller.commands.cli import app
 
     result = CliRunner().invoke(app, ["replay", "--check", *args])
     if result.exit_code != 0 or not result.output.endswith("all equal\n"):
@@ -197,7 +197,7 @@ FLOORS = {"replay export": "json.loads", "replay file": "sqlite3 scan"}
 
 
 def child(mode: str, export: Path, database: Path) -> None:
-    import controller.replay_command  # noqa: F401  (importing is not what is measured)
+    import controller.commands.replay_command  # noqa: F401  (importing is not what is measured)
 
     wall, cpu = time.perf_counter(), time.process_time()
     count = MODES[mode](export, database)

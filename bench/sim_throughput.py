@@ -317,7 +317,7 @@ async def echo_jobs(session: aiohttp.ClientSession, base: str, n: int) -> float:
 
 
 async def main(n: int) -> None:
-    sim_cmd = [sys.executable, "-m", "controller.cli", "sim"]
+    sim_cmd = [sys.executable, "-m", "controller.commands.cli", "sim"]
     sim_proc, sim_url = start(sim_cmd, "arcsm sim: kubernetes")
     assert sim_proc.stdout is not None
     github_url = next(line.split()[-1] for line in sim_proc.stdout if line.startswith("arcsm sim: github"))

@@ -3,7 +3,7 @@
 In the spirit of controller-runtime's ``For(kind).Owns(child, predicate).Watches(other, mapper)``, a
 ``Declaration`` names a kind, its ``decide`` function, the children it owns, the related objects its
 snapshot carries and the watches that are not ownership. The controller derives everything else from the
-declarations (``controller.declared``): the snapshot builder, the event → key mapping, the projection
+declarations (``controller.loop.declared``): the snapshot builder, the event → key mapping, the projection
 indexes of the reverse lookups, the registries by kind, the watched kinds and their RBAC. So adding a
 related object to a kind touches its machine (which reads it) and its declaration (which names it), and
 nothing else.

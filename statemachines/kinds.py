@@ -1,8 +1,8 @@
 """The four custom resource kinds of ``actions.github.com/v1alpha1`` and the names they are served under.
 
-One table for the whole project: the CRD declarations (``controller.resources``) take their plural and
-singular from it, the executor builds REST paths from it, and the machines and tests name kinds by it.
-The names are upstream actions-runner-controller's; its CRDs declare no short names, and neither do these.
+One table for the whole project: the CRD declarations (``controller.installation.resources``) take their
+plural and singular from it, the executor builds REST paths from it, and the machines and tests name kinds by
+it. The names are upstream actions-runner-controller's; its CRDs declare no short names, and neither do these.
 Pure data.
 """
 

@@ -34,7 +34,7 @@ class Settings:
     # The listener container's command (upstream: LISTENER_ENTRYPOINT, default /ghalistener).
     listener_entrypoint: str = "/ghalistener"
     # The kinds whose served CRD schema prunes status.conditions (upstream's CRDs): none are written there
-    # (``statemachines.servedfields``; read from the cluster at start by ``controller.servedschemas``).
+    # (``statemachines.servedfields``; read from the cluster at start by ``controller.loop.servedschemas``).
     conditions_pruned: tuple[str, ...] = ()
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from controller import waiting
+from controller.emulated import waiting
 
 if TYPE_CHECKING:
     from sim.world import World

@@ -5,7 +5,7 @@ kind as the API spells it (the journal's ``kind``), where it is served, and whic
 lists (and, with ``watch=True``, watches) it in a namespace or across all of them.
 
 Which of them the controller watches is derived from its controller declarations (every kind one names;
-``controller.declared.WATCHED``) and passed in ``WatchSettings.kinds``; a test pins that the two are the
+``controller.loop.declared.WATCHED``) and passed in ``WatchSettings.kinds``; a test pins that the two are the
 same set, so a declaration naming a kind this table lacks fails at import, naming the kind.
 """
 

@@ -17,8 +17,8 @@ there is none). Its ``spec`` (containers,
   them back conditionally on their resourceVersion; Secrets are redacted as before (``records.redact``).
 
 What is kept is what ``statemachines.pods``, ``statemachines.predicates`` (ER ← Pod),
-``statemachines.listenerbackoff`` (a listener's start time), ``controller.snapshotting`` and
-``controller.mapping`` (owners, names, deletion) and ``api/`` (a listener's phase and container state)
+``statemachines.listenerbackoff`` (a listener's start time), ``controller.loop.snapshotting`` and
+``controller.loop.mapping`` (owners, names, deletion) and ``api/`` (a listener's phase and container state)
 read of a Pod; ``tests/unit/watchers/test_slimming.py`` pins it by replaying every recorded journal with
 each Pod traced, failing when a decision reads a Pod field this module drops.
 

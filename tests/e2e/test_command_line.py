@@ -1,12 +1,12 @@
 """The ``arcsm`` command line as a user starts it: ``--version``, ``--help`` listing every command, each
 command's own help, and each command importing only what it uses.
 
-The installed console script runs in a subprocess that writes the names of the modules it imported when
-it exits (``tests.helpers.reporting_modules``). ``arcsm --help`` lists the commands from the table in
-``controller.cli`` without importing one; ``arcsm run --help`` and ``arcsm listener --help`` read their
-options without the Kubernetes, HTTP or Actions clients; none imports the emulator (``sim``). What a
-running listener and a running controller import is checked where they run against the emulated
-cluster (``e2e/actions/test_listener_command.py``, ``e2e/controller/test_controller_kubeconfig.py``).
+The installed console script runs in a subprocess that writes the names of the modules it imported when it
+exits (``tests.helpers.reporting_modules``). ``arcsm --help`` lists the commands from the table in
+``controller.commands.cli`` without importing one; ``arcsm run --help`` and ``arcsm listener --help`` read
+their options without the Kubernetes, HTTP or Actions clients; none imports the emulator (``sim``). What a
+running listener and a running controller import is checked where they run against the emulated cluster
+(``e2e/actions/test_listener_command.py``, ``e2e/controller/test_controller_kubeconfig.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from controller import cli
+from controller.commands import cli
 from tests.helpers import ARCSM, modules_in, of_packages, reporting_modules
 
 # The libraries a command that runs the controller or a listener needs, and --help does not.
@@ -55,7 +55,7 @@ def test_help_lists_every_command_and_imports_none_of_them(tmp_path: Path) -> No
         assert f"\n  {name} " in listed, name
         assert entry.summary.split()[0] in listed, name
     modules = modules_in(report)
-    assert "controller.cli" in modules
+    assert "controller.commands.cli" in modules
     command_modules = {entry.module for entry in cli.ArcsmCommands.lazy.values()}
     assert not modules & command_modules, modules & command_modules
     assert not of_packages(modules, "sim", *CLIENTS)
@@ -86,9 +86,9 @@ def test_run_help_imports_neither_the_emulator_nor_the_clients(tmp_path: Path) -
     assert result.returncode == 0, result.stderr
     assert "--kubeconfig" in result.stdout
     modules = modules_in(report)
-    assert "controller.run_command" in modules
+    assert "controller.commands.run_command" in modules
     assert not of_packages(modules, "sim", *CLIENTS), of_packages(modules, "sim", *CLIENTS)
-    assert "controller.running" not in modules
+    assert "controller.loop.running" not in modules
     # typer coerces an unset flag through pydantic; the group's --help is never unset (LazyGroup).
     assert "pydantic" not in modules
 
@@ -98,7 +98,7 @@ def test_listener_help_imports_neither_the_emulator_nor_the_clients(tmp_path: Pa
     result = arcsm("listener", "--help", env=env)
     assert result.returncode == 0, result.stderr
     modules = modules_in(report)
-    assert "controller.listener_command" in modules
+    assert "controller.commands.listener_command" in modules
     assert not of_packages(modules, "sim", "actions", *CLIENTS)
 
 

@@ -30,9 +30,9 @@ from kubernetes_asyncio import client
 from typer.testing import CliRunner
 
 from api import phasehistory
-from controller import running
-from controller.cli import app
-from controller.settings import HttpSettings, LeaderElectionSettings
+from controller.commands.cli import app
+from controller.loop import running
+from controller.loop.settings import HttpSettings, LeaderElectionSettings
 from store import exporting
 from store.journal import Journal
 from store.records import Record, RecordType, Seq

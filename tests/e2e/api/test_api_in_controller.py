@@ -1,6 +1,6 @@
 """``arcsm run --http``: the API served inside the real controller while it runs a scale set.
 
-Real composition root (``controller.running.run`` with ``settings.http``), real journal on disk, the
+Real composition root (``controller.loop.running.run`` with ``settings.http``), real journal on disk, the
 emulated cluster with the fake GitHub (``tests/e2e/controller/harness.py``). The API is read over HTTP
 while the controller writes the journal; ``arcsm history`` reads the same journal from another process
 while the controller holds it; and the API stops with the controller.
@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 from kubernetes_asyncio import client
 
-from controller import running
-from controller.settings import HttpSettings
+from controller.loop import running
+from controller.loop.settings import HttpSettings
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
@@ -30,7 +30,7 @@ PENDING_TO_RUNNING = '{from="Pending",kind="AutoscalingRunnerSet",to="Running"}'
 
 async def arcsm(*args: str) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "controller.cli", *args, cwd=ROOT, stdout=asyncio.subprocess.PIPE,
+        sys.executable, "-m", "controller.commands.cli", *args, cwd=ROOT, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
     out, err = await process.communicate()

@@ -23,7 +23,7 @@ from typing import Any
 import httpx
 from typer.testing import CliRunner
 
-from controller.cli import app
+from controller.commands.cli import app
 from store import exporting
 from store.clocks import parse_time
 from store.journal import Journal

@@ -15,8 +15,8 @@ from pathlib import Path
 from typer.testing import CliRunner, Result
 
 from api.models import PhaseItem
-from controller.cli import app
-from controller.history_command import line
+from controller.commands.cli import app
+from controller.commands.history_command import line
 from store.journal import Journal
 from store.records import observed
 from store.settings import JournalSettings

@@ -24,8 +24,8 @@ from kubernetes_asyncio import client
 
 from actions.client import ClientSettings, RateLimit
 from actions.retrying import RetryPolicy
-from controller.actionsclients import ActionsClients
-from controller.executing import Executor, ExecutorSettings
+from controller.executor.actionsclients import ActionsClients
+from controller.executor.executing import Executor, ExecutorSettings
 from sim.world import World
 from tests.e2e.controller import harness, recording
 from tests.e2e.controller.executorworld import (

@@ -10,8 +10,8 @@ from typing import Any
 from kubernetes_asyncio import client
 
 from actions.client import ActionsClient
-from controller.executing import Executor
-from controller.kubewriting import object_path
+from controller.executor.executing import Executor
+from controller.executor.kubewriting import object_path
 from sim.world import World
 from statemachines import kinds
 from statemachines.effects import ActionsScope, Effect, ObjectRef

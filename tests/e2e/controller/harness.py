@@ -2,7 +2,7 @@
 
 Inputs: an emulated cluster with the fake GitHub (``sim.world.World(github=True)``: its kubelet runs
 ``runner`` and ``listener`` containers as simulated runners and arcsm's own listener), a PAT the fake
-accepts in a Secret beside the scale set. Outputs: ``Controller`` runs ``controller.running.run`` (the
+accepts in a Secret beside the scale set. Outputs: ``Controller`` runs ``controller.loop.running.run`` (the
 real composition root: real journal on disk under ``tmp_path``, real watchers, real executor) as a
 task, stops it as SIGTERM would, and starts it again on the same journal. Nothing is mocked.
 
@@ -22,9 +22,9 @@ from typing import Any
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
-from controller import running
-from controller.kubeconfigs import Source
-from controller.settings import ControllerSettings, QueueSettings
+from controller.loop import running
+from controller.loop.kubeconfigs import Source
+from controller.loop.settings import ControllerSettings, QueueSettings
 from sim.world import World
 from statemachines import decisions, kinds
 from statemachines.decisions import Transition

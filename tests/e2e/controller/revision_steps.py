@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
-from controller import reconciling
+from controller.loop import reconciling
 from sim.github.records import Job
 from sim.world import World
 from statemachines.autoscalinglisteners import ANNOTATION_STATE as LISTENER_STATE
@@ -242,7 +242,7 @@ class Pass:
 
 @dataclass
 class Passes:
-    """A read-only spy on ``controller.reconciling.DECIDERS``: each machine's decision is recorded and
+    """A read-only spy on ``controller.loop.reconciling.DECIDERS``: each machine's decision is recorded and
     returned unchanged, so the controller runs as it would without it."""
 
     seen: list[Pass] = field(default_factory=list)

@@ -2,7 +2,7 @@
 reading Prometheus text as a scraper does.
 
 Inputs: the emulated world with the fake GitHub (``harness.github_world``) and a directory. Outputs:
-``serving`` runs ``controller.running.run`` (the real composition root, as ``harness.Controller``
+``serving`` runs ``controller.loop.running.run`` (the real composition root, as ``harness.Controller``
 configures it) with ``--http 127.0.0.1:0`` and ``--listener-metrics-addr :8080
 --listener-metrics-endpoint /metrics``, and yields a ``Served`` whose ``controller()`` scrapes the
 controller's ``/metrics`` and ``listener()`` the listener pod's, at its pod's address as a Prometheus pod
@@ -24,8 +24,8 @@ from kubernetes_asyncio import client
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from controller import running
-from controller.settings import ControllerSettings, HttpSettings
+from controller.loop import running
+from controller.loop.settings import ControllerSettings, HttpSettings
 from sim.world import World
 from tests.e2e.controller import harness
 from tests.helpers import eventually

@@ -1,7 +1,7 @@
 """arcsm installed with its Helm chart on the emulated cluster, running in-cluster for real.
 
 Inputs: a fresh emulated cluster (no CRDs yet) with the fake GitHub, whose kubelet runs the containers of
-image ``arcsm`` as this installation's ``arcsm`` (``controller.simimage``: the controller and the
+image ``arcsm`` as this installation's ``arcsm`` (``controller.emulated.simimage``: the controller and the
 listener, as real processes); arcsm's Helm chart rendered by Helm with two free ports for the HTTP API
 and the listeners' metrics, applied with Debian's kubectl; a scale set shaped as upstream's
 gha-runner-scale-set chart makes it (``sim.scalesetchart``, rendered by Helm against the cluster, so it
@@ -28,7 +28,8 @@ from typing import Any
 import httpx
 from kubernetes_asyncio import client, watch
 
-from controller import manifests, simimage
+from controller.emulated import simimage
+from controller.installation import manifests
 from sim.github.records import JobState
 from sim.world import World
 from statemachines.kinds import ARS

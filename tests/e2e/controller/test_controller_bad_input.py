@@ -390,7 +390,7 @@ def assert_refusal_told(case: Case, message: str, caplog: pytest.LogCaptureFixtu
 async def test_bad_input_is_reported_and_recovers_beside_a_good_scale_set(
     case: Case, world: World, kube: Kube, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="controller.executing")
+    caplog.set_level(logging.ERROR, logger="controller.executor.executing")
     await case.setup(world, kube)
     controller = Controller(world, tmp_path)
     controller.settings = dataclasses.replace(controller.settings, actions=CLIENTS)

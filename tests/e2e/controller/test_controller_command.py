@@ -4,7 +4,7 @@ log says what it reconciles with); a failure to start is one line and status 1.
 
 A running controller imports what it uses and no more: not the emulator, and of kubernetes_asyncio's
 generated client only the API classes it calls and the models the Lease is read into
-(``controller.lazykube``), the rest being tens of MB of every controller's memory."""
+(``controller.commands.lazykube``), the rest being tens of MB of every controller's memory."""
 
 from __future__ import annotations
 
@@ -128,7 +128,7 @@ async def test_a_leading_controller_imports_neither_the_emulator_nor_unused_kube
     assert proc.returncode == 0, stderr[-2000:]
     assert any("/leases" in r.path for r in world.requests), "it led through the Lease"
     modules = modules_in(report)
-    assert "controller.running" in modules
+    assert "controller.loop.running" in modules
     assert not of_packages(modules, "sim", "fastapi", "uvicorn"), of_packages(modules, "sim")
     apis = of_packages(modules, "kubernetes_asyncio.client.api") - {"kubernetes_asyncio.client.api"}
     assert apis <= USED_APIS, apis - USED_APIS

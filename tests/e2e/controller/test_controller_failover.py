@@ -34,8 +34,8 @@ import httpx
 import pytest
 from kubernetes_asyncio import client
 
-from controller import running
-from controller.settings import HttpSettings, LeaderElectionSettings
+from controller.loop import running
+from controller.loop.settings import HttpSettings, LeaderElectionSettings
 from sim.faults import Fault
 from sim.world import World
 from statemachines.kinds import AL, ARS, ER, ERS

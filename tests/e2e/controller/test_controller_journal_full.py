@@ -1,6 +1,6 @@
 """The controller's journal volume fills up, and is given room again.
 
-Real composition root (``controller.running.run`` with the HTTP API), the emulated cluster with the fake
+Real composition root (``controller.loop.running.run`` with the HTTP API), the emulated cluster with the fake
 GitHub, and the journal on a real filesystem that runs out of space: a small tmpfs, filled to the last
 byte by another file, so SQLite's appends fail with the genuine "database or disk is full". Mounting it
 needs root (CI runs as root); elsewhere the test is skipped, and
@@ -32,8 +32,8 @@ import httpx
 import pytest
 from kubernetes_asyncio import client
 
-from controller import running
-from controller.settings import HttpSettings
+from controller.loop import running
+from controller.loop.settings import HttpSettings
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 from watchers.settings import Backoff

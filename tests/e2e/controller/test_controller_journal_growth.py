@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from controller import replaying
+from controller.loop import replaying
 from store import verifying
 from store.records import Record, RecordType
 from tests.e2e.controller import harness, jobflow

@@ -79,7 +79,7 @@ async def reaches_as(world: World, run: Run, user: str) -> None:
     assert users(world) - before == {user}
     assert not [r for r in world.requests if "/leases" in r.path], "a kubeconfig elects no leader by default"
     modules = modules_in(run.report)
-    assert "controller.running" in modules
+    assert "controller.loop.running" in modules
     assert not of_packages(modules, "sim", "fastapi", "uvicorn")
 
 

@@ -1,6 +1,6 @@
 """The controller end to end: a scale set created, run, deleted and cleaned up, journaled as it goes.
 
-Real composition root (``controller.running.run``), real journal on disk, emulated cluster with the fake
+Real composition root (``controller.loop.running.run``), real journal on disk, emulated cluster with the fake
 GitHub; the listener pod runs arcsm's listener in the simulated kubelet.
 """
 

@@ -20,8 +20,8 @@ from kubernetes_asyncio import client
 from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
-from controller import runtimemetrics
-from controller.settings import LeaderElectionSettings
+from controller.loop import runtimemetrics
+from controller.loop.settings import LeaderElectionSettings
 from sim.faults import Fault
 from tests.e2e.controller import harness, scraping
 from tests.e2e.controller.scraping import labelled, samples, value

@@ -25,7 +25,7 @@ from typing import Any
 
 from kubernetes_asyncio import client
 
-from controller.settings import ReconcileSettings
+from controller.loop.settings import ReconcileSettings
 from sim.world import World
 from store.records import RecordType
 from tests.e2e.controller import harness

@@ -18,9 +18,9 @@ import pytest
 import yaml
 from kubernetes_asyncio import client
 
-from controller import manifests, permissions
-from controller.kubeconfigs import Source
-from controller.permissions import Permission
+from controller.installation import manifests, permissions
+from controller.installation.permissions import Permission
+from controller.loop.kubeconfigs import Source
 from sim import routing
 from sim.world import World
 from tests.e2e.controller import harness

@@ -13,9 +13,9 @@ import pytest
 from kubernetes_asyncio import client
 from typer.testing import CliRunner
 
-from controller import replaying, settingsrecords
-from controller.cli import app
-from controller.replay_command import load_jsonl
+from controller.commands.cli import app
+from controller.commands.replay_command import load_jsonl
+from controller.loop import replaying, settingsrecords
 from sim.world import World
 from statemachines.snapshots import Settings as MachineSettings
 from store import exporting

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from kubernetes_asyncio import client
 
-from controller import reconciling
+from controller.loop import reconciling
 from sim.world import World
 from statemachines import effects
 from statemachines.decisions import Decision

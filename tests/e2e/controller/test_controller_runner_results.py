@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from controller import replaying, snapshotting
-from controller.folding import Fold
+from controller.loop import replaying, snapshotting
+from controller.loop.folding import Fold
 from statemachines.effects import ObjectRef
 from statemachines.kinds import ER, ERS
 from store.projection import Projection

@@ -4,7 +4,7 @@ runner-spec revision, even one that leaves the runner spec alone. The tests carr
 they run: 4.5-A (the park, around a runner busy with a job), 4.6-A (a spec update that leaves the runner
 spec alone) and 4.6-B (an image fix); each also parks first, so each covers 4.5-A's park as well.
 
-Real composition root (``controller.running.run``), real journal on disk, emulated cluster with the fake
+Real composition root (``controller.loop.running.run``), real journal on disk, emulated cluster with the fake
 GitHub. The fake refuses runners older than its minimum version, so a runner built from an older image
 exits 7: its EphemeralRunner goes Outdated, then the EphemeralRunnerSet, then the AutoscalingRunnerSet.
 Every wait is on a condition with a deadline; "a window of further activity" is made of controller passes

@@ -23,7 +23,7 @@ import pytest
 from kubernetes_asyncio import client
 from prometheus_client.parser import text_string_to_metric_families
 
-from controller.settings import LeaderElectionSettings
+from controller.loop.settings import LeaderElectionSettings
 from tests.e2e.controller import harness, scraping
 from tests.e2e.controller.scraping import labelled, samples, value
 from tests.helpers import eventually

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from controller.demostory import DEMO_PAT
+from controller.emulated.demostory import DEMO_PAT
 from store.records import RecordType
 from tests.e2e.controller import harness
 from tests.e2e.sim.processworld import needs_mounts

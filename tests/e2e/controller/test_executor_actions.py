@@ -7,8 +7,8 @@ from typing import Any
 
 from kubernetes_asyncio import client
 
-from controller.actionsclients import ActionsClients
-from controller.kubewriting import Kube
+from controller.executor.actionsclients import ActionsClients
+from controller.executor.kubewriting import Kube
 from sim.github.faults import GitHubFault
 from sim.world import World
 from statemachines import effects

@@ -11,8 +11,8 @@ from typing import Any
 from kubernetes_asyncio import client
 
 from actions.client import ActionsClient
-from controller.actionsclients import ActionsClients
-from controller.kubewriting import Kube
+from controller.executor.actionsclients import ActionsClients
+from controller.executor.kubewriting import Kube
 from sim.world import World
 from statemachines import effects
 from statemachines.effects import ActionsOp, ActionsScope, ObjectRef

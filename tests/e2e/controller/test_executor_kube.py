@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
-from controller.actionsclients import ActionsClients
-from controller.executing import Executor, ExecutorSettings
+from controller.executor.actionsclients import ActionsClients
+from controller.executor.executing import Executor, ExecutorSettings
 from sim.world import World
 from statemachines import effects
 from statemachines.effects import ObjectRef

@@ -16,7 +16,7 @@ from typing import Any
 
 from kubernetes_asyncio import client
 
-from controller.contexts import ExecutorSettings
+from controller.executor.contexts import ExecutorSettings
 from sim.github.records import JobState
 from sim.world import World
 from tests.e2e.controller import harness

@@ -14,8 +14,8 @@ import aiohttp
 import pytest
 from kubernetes_asyncio import client
 
-from controller import requestcounting
-from controller.runtimemetrics import RuntimeMetrics
+from controller.loop import requestcounting
+from controller.loop.runtimemetrics import RuntimeMetrics
 from sim.world import World
 
 

@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
-from controller import mapping
-from controller.mapping import Change
+from controller.loop import mapping
+from controller.loop.mapping import Change
 from sim.world import World
 from statemachines import autoscalingrunnersets as ars
 from statemachines import naming, tables
@@ -279,7 +279,7 @@ async def test_4_6_d_without_the_recovery_bump_a_listener_runs_against_the_parke
 
 
 class Deliveries:
-    """A read-only spy on ``controller.mapping.keys_for``: each observed change with the keys it asked to
+    """A read-only spy on ``controller.loop.mapping.keys_for``: each observed change with the keys it asked to
     decide. The keys are returned unchanged, so the controller runs as it would without it."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:

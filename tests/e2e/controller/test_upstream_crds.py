@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from kubernetes_asyncio import client
 
-from controller import servedschemas
+from controller.loop import servedschemas
 from sim.world import World
 from statemachines.effects import MergePatch
 from tests import upstreamcrds

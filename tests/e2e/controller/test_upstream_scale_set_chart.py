@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
-from controller import manifests
+from controller.installation import manifests
 from sim import scalesetchart
 from sim.github.records import JobState
 from sim.world import World

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 import deploy
-from controller import crdgen, manifests
+from controller.installation import crdgen, manifests
 from sim.world import World
 from tests.kubectl import apply_flags, get_json, kubectl, ok, requires_kubectl
 

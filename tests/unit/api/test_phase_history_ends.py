@@ -18,7 +18,7 @@ import pytest
 from api import phasehistory, phases
 from api.models import PhaseItem
 from api.phaseindex import PhaseIndex
-from controller.replay_command import load_jsonl
+from controller.commands.replay_command import load_jsonl
 from store.records import Record, RecordType, Seq
 from tests.unit.api.listreader import ListReader
 

@@ -1,6 +1,6 @@
 """Hand-made objects and a hand-made journal prefix for the controller's unit tests.
 
-``Prefix`` folds records into a ``controller.folding.Fold`` exactly as the tail would (seq and time
+``Prefix`` folds records into a ``controller.loop.folding.Fold`` exactly as the tail would (seq and time
 increase by one per record), so the projection, the results and the clock are the loop's own.
 ``reconciler_on`` and ``reconciling`` run the real worker pool over a journal with a stand-in
 ``reconcile``, for the tests of how keys are handed out.
@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from controller import folding
-from controller.folding import Fold
-from controller.reconciling import Outcome, Reconciler
-from controller.runtimemetrics import RuntimeMetrics
-from controller.settings import QueueSettings, ReconcileSettings
-from controller.timing import Timers
+from controller.loop import folding
+from controller.loop.folding import Fold
+from controller.loop.reconciling import Outcome, Reconciler
+from controller.loop.runtimemetrics import RuntimeMetrics
+from controller.loop.settings import QueueSettings, ReconcileSettings
+from controller.loop.timing import Timers
 from statemachines import kinds
 from statemachines.effectresults import EffectResult
 from statemachines.effects import Effect, ObjectRef

@@ -1,5 +1,5 @@
 """``status.conditions`` in the generated CRDs: the metav1.Condition list-map on every kind, rendered from
-``controller.resources``, and a ``Ready`` printer column reading it."""
+``controller.installation.resources``, and a ``Ready`` printer column reading it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from controller import crdgen, resources
+from controller.installation import crdgen, resources
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 KINDS = [kind.kind for kind in resources.KINDS]

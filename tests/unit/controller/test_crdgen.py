@@ -1,5 +1,6 @@
-"""The CRDs of the Helm chart (deploy/charts/arcsm/crds): generated from controller.resources, up to date,
-structural, and carrying the fields and defaults the controller and the emulated API server rely on."""
+"""The CRDs of the Helm chart (deploy/charts/arcsm/crds): generated from controller.installation.resources, up
+to date, structural, and carrying the fields and defaults the controller and the emulated API server rely
+on."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import pytest
 import yaml
 from kubernetes_asyncio.client import models as kube_models
 
-from controller import crdgen, resources
+from controller.installation import crdgen, resources
 from statemachines import kinds
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[3]
 CRD_DIRECTORY = REPO_ROOT / crdgen.CRD_DIRECTORY
-REGENERATE = "regenerate them with `python -m controller.crdgen`"
+REGENERATE = "regenerate them with `python -m controller.installation.crdgen`"
 
 
 LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -24,7 +25,7 @@ LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 @pytest.fixture(scope="module")
 def rendered() -> dict[str, str]:
-    """Filename → text of every file ``python -m controller.crdgen`` writes."""
+    """Filename → text of every file ``python -m controller.installation.crdgen`` writes."""
     return crdgen.render_files()
 
 

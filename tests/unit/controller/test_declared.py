@@ -4,8 +4,9 @@ kinds (and their list/watch permissions), and every kind a declaration names is 
 
 from __future__ import annotations
 
-from controller import declared, permissions, reconciling, servedschemas
-from controller.permissions import Permission
+from controller.installation import permissions
+from controller.installation.permissions import Permission
+from controller.loop import declared, reconciling, servedschemas
 from statemachines import (
     autoscalinglisteners,
     autoscalingrunnersets,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from controller import declared, reconciling, replaying
-from controller.replay_command import load_jsonl
+from controller.commands.replay_command import load_jsonl
+from controller.loop import declared, reconciling, replaying
 from statemachines import declaring, ephemeralrunnersets
 from statemachines.decisions import Decision
 from statemachines.effects import ObjectRef

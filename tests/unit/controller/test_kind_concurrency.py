@@ -14,9 +14,9 @@ import collections
 
 import pytest
 
-from controller.queueing import WorkQueue
-from controller.reconciling import Outcome
-from controller.settings import QueueSettings
+from controller.loop.queueing import WorkQueue
+from controller.loop.reconciling import Outcome
+from controller.loop.settings import QueueSettings
 from statemachines.effects import ObjectRef
 from store.journal import Journal
 from tests.helpers import eventually

@@ -14,8 +14,8 @@ import pytest
 from kubernetes_asyncio.config import incluster_config
 
 from actions import kubepatching
-from controller import kubeconfigs
-from controller.kubeconfigs import NoCluster, Origin, Source
+from controller.loop import kubeconfigs
+from controller.loop.kubeconfigs import NoCluster, Origin, Source
 
 
 class Machine:

@@ -9,11 +9,11 @@ import sys
 
 import httpx
 
-from controller import lazyhttpx
+from controller.commands import lazyhttpx
 
 PROBE = """
 import json, sys
-from controller import lazyhttpx
+from controller.commands import lazyhttpx
 
 installed = lazyhttpx.install()
 import httpx
@@ -46,7 +46,7 @@ def test_httpx_loads_without_its_command_line_libraries() -> None:
 
 def test_the_command_still_runs_the_real_one() -> None:
     script = (
-        "from controller import lazyhttpx\nlazyhttpx.install()\nimport sys, httpx\n"
+        "from controller.commands import lazyhttpx\nlazyhttpx.install()\nimport sys, httpx\n"
         "sys.argv = ['httpx', '--help']\n"
         "try:\n    httpx.main()\nexcept SystemExit as exit:\n    print('exit', exit.code)\n"
     )

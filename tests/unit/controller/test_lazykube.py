@@ -11,13 +11,13 @@ import sys
 
 from kubernetes_asyncio import client
 
-from controller import lazykube
+from controller.commands import lazykube
 
 # What each public name of the four packages is: "module:qualname" for a class or function, the module's
 # name for a module. Run once with the real packages and once with the stand-ins.
 NAMES = """
 import json, sys, types
-from controller import lazykube
+from controller.commands import lazykube
 
 lazy = {lazy}
 installed = lazykube.install() if lazy else None
@@ -38,7 +38,7 @@ print(json.dumps({{"installed": installed, "names": names}}))
 
 ONE_API = """
 import json, sys
-from controller import lazykube
+from controller.commands import lazykube
 
 lazykube.install()
 from kubernetes_asyncio import client, config

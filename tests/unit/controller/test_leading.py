@@ -1,4 +1,5 @@
-"""Leader election (``controller.leading``) against the emulated API server's coordination.k8s.io/v1 Leases.
+"""Leader election (``controller.loop.leading``) against the emulated API server's Leases
+(coordination.k8s.io/v1).
 
 Two electors on one Lease: one wins, the holder renews, a candidate takes an unrenewed Lease only after
 its own clock saw it unchanged for the lease duration, a holder whose renewals fail steps down (and its
@@ -17,13 +18,13 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
-from controller import folding
-from controller.leading import Elector, LeaderOnly
-from controller.reconciling import NotLeading, Reconciler
-from controller.roles import Role
-from controller.settings import LeaderElectionSettings, QueueSettings, ReconcileSettings
-from controller.terms import run_terms
-from controller.timing import Timers
+from controller.loop import folding
+from controller.loop.leading import Elector, LeaderOnly
+from controller.loop.reconciling import NotLeading, Reconciler
+from controller.loop.roles import Role
+from controller.loop.settings import LeaderElectionSettings, QueueSettings, ReconcileSettings
+from controller.loop.terms import run_terms
+from controller.loop.timing import Timers
 from sim.faults import Fault
 from sim.world import World
 from statemachines import effects as fx

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from controller import listening, logformat
+from controller.commands import listening, logformat
 
 
 @pytest.fixture(autouse=True)

@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from controller import logformat
+from controller.commands import logformat
 
 RFC3339_MS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 # 2026-12-01T23:25:38.125Z: a fraction a float holds exactly, so the milliseconds are 125, not 124.999…

@@ -8,8 +8,8 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from controller import declared, mapping
-from controller.folding import Fold
+from controller.loop import declared, mapping
+from controller.loop.folding import Fold
 from statemachines import listenerobjects
 from statemachines.effects import ObjectRef
 from statemachines.kinds import AL, ARS

@@ -1,10 +1,10 @@
 """``arcsm manifests``, the committed rendering of the chart, and the container image definition.
 
-Inputs: ``controller.manifests`` (the Helm chart rendered by Helm's SDK), the files under ``deploy/``,
-``arcsm run``'s options, pyproject.toml. Outputs: the committed ``deploy/arcsm.yaml``,
-``deploy/kustomization.yaml`` and the chart's generated ``templates/_rules.tpl`` are what the generator
-writes today; ``arcsm manifests`` prints the CRDs, the namespace and the rendered chart in Helm's install
-order, takes values files, ``--set`` and shorthand options, and refuses bad input in one line; every flag
+Inputs: ``controller.installation.manifests`` (the Helm chart rendered by Helm's SDK), the files under
+``deploy/``, ``arcsm run``'s options, pyproject.toml. Outputs: the committed ``deploy/arcsm.yaml``,
+``deploy/kustomization.yaml`` and the chart's generated ``templates/_rules.tpl`` are what the generator writes
+today; ``arcsm manifests`` prints the CRDs, the namespace and the rendered chart in Helm's install order,
+takes values files, ``--set`` and shorthand options, and refuses bad input in one line; every flag
 the controller's container passes exists on ``arcsm run``; kubectl's client-side apply of each CRD stays
 under the API server's 256 KiB annotation limit; the Dockerfile is multi-stage, runs as the pod's non-root
 user, keeps the journal where the volume is mounted, and its entrypoint is the installed ``arcsm``.
@@ -24,7 +24,9 @@ from typer.main import get_command
 from typer.testing import CliRunner
 
 import deploy
-from controller import cli, crdgen, manifests, simimage
+from controller.commands import cli
+from controller.emulated import simimage
+from controller.installation import crdgen, manifests
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "deploy"
@@ -35,7 +37,8 @@ LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 def test_the_committed_rendering_is_current() -> None:
     for filename, text in manifests.render_files().items():
         committed = (DEPLOY / filename).read_text(encoding="utf-8")
-        assert committed == text, f"deploy/{filename} is stale: run `python -m controller.manifests`"
+        regenerate = "python -m controller.installation.manifests"
+        assert committed == text, f"deploy/{filename} is stale: run `{regenerate}`"
 
 
 def test_the_kustomization_covers_the_crds_and_the_installation() -> None:
@@ -224,7 +227,7 @@ def test_the_image_entrypoint_is_the_installed_arcsm_command() -> None:
     final = stages[-1]
     assert exec_form(instruction(final, "ENTRYPOINT")) == ["arcsm"]
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["arcsm"] == "controller.cli:main"
+    assert scripts["arcsm"] == "controller.commands.cli:main"
     # The build stage installs the package, which puts `arcsm` on the PATH the final stage sets.
     build = " ".join(args for _, args in stages[0])
     assert "pip install ." in build

@@ -1,11 +1,11 @@
-"""Which keys an observed change asks to decide (the fold's ``apply`` over ``controller.mapping``)."""
+"""Which keys an observed change asks to decide (the fold's ``apply`` over ``controller.loop.mapping``)."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from controller.folding import Fold
+from controller.loop.folding import Fold
 from statemachines import listenerobjects
 from store import clocks
 from store.projection import Projection

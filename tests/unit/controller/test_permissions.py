@@ -22,11 +22,12 @@ from typing import Any
 import pytest
 
 from actions import errors as actions_errors
-from controller import executing, kubewriting, manifests, permissions
-from controller.actionsclients import ActionsClients
-from controller.contexts import Context, ExecutorSettings
-from controller.errors import ExecutionError, KubeError
-from controller.permissions import Permission
+from controller.executor import executing, kubewriting
+from controller.executor.actionsclients import ActionsClients
+from controller.executor.contexts import Context, ExecutorSettings
+from controller.executor.errors import ExecutionError, KubeError
+from controller.installation import manifests, permissions
+from controller.installation.permissions import Permission
 from statemachines import effects, listenerobjects
 from statemachines.effects import ObjectRef
 from watchers import kinds as watched
@@ -212,7 +213,7 @@ def derived() -> set[Permission]:
 
 
 LEASES = {Permission("coordination.k8s.io", "leases", verb) for verb in ("get", "create", "update")}
-# controller.servedschemas reads the four CRDs at start; only a ClusterRole can grant it.
+# controller.loop.servedschemas reads the four CRDs at start; only a ClusterRole can grant it.
 CRD_READS = {Permission("apiextensions.k8s.io", "customresourcedefinitions", "get")}
 
 

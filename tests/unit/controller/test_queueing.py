@@ -10,8 +10,8 @@ import asyncio
 
 import pytest
 
-from controller.queueing import Backoff, WorkQueue
-from controller.settings import QueueSettings
+from controller.loop.queueing import Backoff, WorkQueue
+from controller.loop.settings import QueueSettings
 from tests.helpers import eventually
 
 FAST = QueueSettings(backoff_initial=0.01, backoff_max=0.08, rate=10_000, burst=10_000)

@@ -1,4 +1,4 @@
-"""``arcsm replay FILE --diff`` (``controller.replaydiffs``): every recorded journal under
+"""``arcsm replay FILE --diff`` (``controller.loop.replaydiffs``): every recorded journal under
 ``tests/journals`` is decided the same by the machines installed now (the check an operator runs before an
 upgrade), and a journal whose recorded decisions differ from what the machines decide is reported per
 object, first difference only, as text and as JSON, with exit 1.
@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from controller.cli import app
-from controller.replay_command import load_jsonl
+from controller.commands.cli import app
+from controller.commands.replay_command import load_jsonl
 from store import exporting
 from store.records import Record, RecordType
 

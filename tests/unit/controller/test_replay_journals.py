@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from controller import replaying
-from controller.cli import app
-from controller.replay_command import load_jsonl
+from controller.commands.cli import app
+from controller.commands.replay_command import load_jsonl
+from controller.loop import replaying
 from store import exporting
 from store.records import Record, RecordType
 

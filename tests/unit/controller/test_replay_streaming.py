@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from controller import replay_command, replaying
-from controller.cli import app
-from controller.replay_command import load_jsonl
+from controller.commands import replay_command
+from controller.commands.cli import app
+from controller.commands.replay_command import load_jsonl
+from controller.loop import replaying
 from store import exporting
 from store.records import Record, RecordType
 

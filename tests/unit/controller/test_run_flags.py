@@ -2,8 +2,9 @@
 over its variable, repeatable variables split on spaces and commas, the values land in the settings the
 controller runs with, and a bad value is one line naming the flag (exit status 2).
 
-The command runs through the real command line (``typer.testing.CliRunner`` on ``controller.cli.app``);
-only the controller itself is replaced by one that keeps the settings it was given.
+The command runs through the real command line (``typer.testing.CliRunner`` on
+``controller.commands.cli.app``); only the controller itself is replaced by one that keeps the settings it was
+given.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from controller import cli, kubeconfigs, logformat, logkeys, run_command, running
-from controller.kubeconfigs import Origin, Source
-from controller.settings import ControllerSettings, QueueSettings, ReconcileSettings
+from controller.commands import cli, logformat, run_command
+from controller.loop import kubeconfigs, logkeys, running
+from controller.loop.kubeconfigs import Origin, Source
+from controller.loop.settings import ControllerSettings, QueueSettings, ReconcileSettings
 from statemachines.effects import ObjectRef
 from statemachines.snapshots import Settings as MachineSettings
 from store.settings import JournalSettings

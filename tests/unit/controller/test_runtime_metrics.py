@@ -1,4 +1,4 @@
-"""controller-runtime's families as arcsm's loop feeds them (``controller.runtimemetrics``): the series a
+"""controller-runtime's families as arcsm's loop feeds them (``controller.loop.runtimemetrics``): the series a
 term declares, the work queue's adds, retries, depth and durations as client-go counts them, and the
 result each outcome of a reconcile is counted under.
 
@@ -13,10 +13,10 @@ import asyncio
 
 import pytest
 
-from controller.queueing import WorkQueue
-from controller.reconciling import NotLeading, Outcome
-from controller.runtimemetrics import Result, RuntimeMetrics, Term
-from controller.settings import QueueSettings
+from controller.loop.queueing import WorkQueue
+from controller.loop.reconciling import NotLeading, Outcome
+from controller.loop.runtimemetrics import Result, RuntimeMetrics, Term
+from controller.loop.settings import QueueSettings
 from statemachines.effects import ObjectRef
 from store.journal import Journal
 from tests.helpers import eventually

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client
 
-from controller import servedschemas
+from controller.loop import servedschemas
 from sim.world import load_crds
 from tests.upstreamcrds import without_conditions
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.settings import ControllerSettings, QueueSettings, ReconcileSettings
+from controller.loop.settings import ControllerSettings, QueueSettings, ReconcileSettings
 from statemachines import autoscalingrunnersets, effects
 from statemachines.effects import ObjectRef
 from statemachines.snapshots import Snapshot

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from controller import replaying, settingsrecords
+from controller.loop import replaying, settingsrecords
 from statemachines.snapshots import Settings as MachineSettings
 from store.journal import Journal
 from store.records import Record, RecordType, Seq

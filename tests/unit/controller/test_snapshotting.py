@@ -3,7 +3,7 @@ reads (latest per key, of the object it is now) and the clock (the time of the l
 
 from __future__ import annotations
 
-from controller import snapshotting
+from controller.loop import snapshotting
 from statemachines import autoscalinglisteners as al
 from statemachines import autoscalingrunnersets as ars
 from statemachines import desired, ephemeralrunners, ephemeralrunnersets, naming

@@ -9,7 +9,8 @@ import asyncio
 import contextlib
 from datetime import UTC, datetime, timedelta
 
-from controller import outbox, timing
+from controller.executor import outbox
+from controller.loop import timing
 from statemachines.effects import ObjectRef, RequeueAfter
 from store import clocks
 from store.errors import JournalWriteFailed

@@ -1,5 +1,5 @@
-"""``controller.waiting.until``: returns the first truthy look, plain or async predicates, and says what did
-not happen by the deadline (or re-raises the last retried failure)."""
+"""``controller.emulated.waiting.until``: returns the first truthy look, plain or async predicates, and says
+what did not happen by the deadline (or re-raises the last retried failure)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from controller import waiting
+from controller.emulated import waiting
 
 
 async def test_returns_the_first_truthy_value_of_a_plain_or_an_async_predicate() -> None:

@@ -21,7 +21,7 @@ import pytest
 import yaml
 
 import deploy
-from controller import manifests
+from controller.installation import manifests
 
 # A values file written for upstream's gha-runner-scale-set-controller chart, using its keys.
 UPSTREAM_VALUES: dict[str, Any] = {

@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 
 import deploy
-from controller import runflags
+from controller.commands import runflags
 from store import retention
 from store.settings import JournalSettings
 

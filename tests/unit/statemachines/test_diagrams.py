@@ -11,7 +11,7 @@ import pydot
 import pytest
 from typer.testing import CliRunner
 
-from controller.cli import app
+from controller.commands.cli import app
 from statemachines import autoscalingrunnersets, diagrams
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "lifecycles.md"

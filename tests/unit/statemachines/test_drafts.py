@@ -10,7 +10,7 @@ from typing import Any, cast
 import pytest
 from kubernetes_asyncio import client
 
-from controller.kubewriting import Kube
+from controller.executor.kubewriting import Kube
 from statemachines import effects, outcomes, pods
 from statemachines.drafts import Draft, deep_merge
 from statemachines.snapshots import Snapshot

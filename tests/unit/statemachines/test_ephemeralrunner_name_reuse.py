@@ -1,7 +1,7 @@
 """A runner whose name a predecessor's pod or Secret still holds: it takes neither for its own.
 
 The snapshot carries objects of the runner's name that another owner holds as ``other_pod`` /
-``other_secret`` (``controller.snapshotting``); the machine makes no JIT config and no pod while one is
+``other_secret`` (``controller.loop.snapshotting``); the machine makes no JIT config and no pod while one is
 there, waits for it to go, and says why in ``Registered`` / ``Ready`` with a Warning Event. A Secret of
 another owner the executor meets before the watch shows it (an ``AlreadyExists`` result) is handled the same.
 """

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from controller import replaying
-from controller.replay_command import load_jsonl
+from controller.commands.replay_command import load_jsonl
+from controller.loop import replaying
 from store.records import Record, RecordType
 from watchers import kinds, listing, objects, slimming, streams
 

@@ -1,0 +1,157 @@
+"""What an ``ActionsScope`` (or a ``proxy`` block) resolves to, read through the Kubernetes API when an
+effect is executed: the credentials Secret, the server root CA and the proxy URLs (spec §2.0).
+
+None of this is journaled: the journal keeps Secrets without data, and effects only name the Secrets.
+The values live in memory for one execution (or in a cached client) and leave the process only in the
+Secrets the executor writes and in requests to GitHub.
+
+    scope.secret_name                 Secret: github_token, or github_app_id, _installation_id, _private_key
+    scope.tls.certificateFrom         ConfigMap key: the PEM appended to the system trust store
+    proxy.http(s).credentialSecretRef Secret: username and password, the user info of the proxy URL
+
+A scope with a ``vaultConfig`` is refused (``InvalidConfiguration``): arcsm has no vault client.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+from typing import Any, Final
+from urllib.parse import quote, urlsplit, urlunsplit
+
+from actions import credentials as actions_credentials
+from actions import errors as actions_errors
+from actions.credentials import Credentials
+from controller.executor import errors
+from controller.executor.errors import KubeError, ScopeUnavailable
+from controller.executor.kubewriting import ObjectReader
+from statemachines.effects import ActionsScope
+from statemachines.jsonvalues import JsonObject, as_mapping
+
+PROXY_USERNAME: Final = "username"
+PROXY_PASSWORD: Final = "password"
+
+
+@dataclass(frozen=True)
+class ProxyUrls:
+    """Proxy URLs with their credentials in the user info (secret), and the hosts that bypass them."""
+
+    http: str = ""
+    https: str = ""
+    no_proxy: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.http or self.https)
+
+    def as_secret_data(self) -> dict[str, str]:
+        """``http_proxy``, ``https_proxy`` and ``no_proxy``, as upstream's ``ProxyConfig.ToSecretData``."""
+        return {"http_proxy": self.http, "https_proxy": self.https, "no_proxy": ",".join(self.no_proxy)}
+
+
+def check_supported(scope: ActionsScope) -> None:
+    if as_mapping(scope.vault).get("type"):
+        raise ScopeUnavailable(
+            errors.INVALID_CONFIGURATION,
+            f"vaultConfig type {scope.vault.get('type')!r} is not supported by arcsm; put the GitHub "
+            f"credentials in the Secret {scope.namespace}/{scope.secret_name} and remove vaultConfig",
+        )
+
+
+async def read_secret(reader: ObjectReader, namespace: str, name: str, *, what: str) -> dict[str, Any]:
+    if not name:
+        raise ScopeUnavailable(errors.CREDENTIALS_UNAVAILABLE, f"no Secret is named for {what}")
+    try:
+        return await reader.get("Secret", namespace, name)
+    except KubeError as exc:
+        raise ScopeUnavailable(
+            errors.CREDENTIALS_UNAVAILABLE,
+            f"cannot read {what}, the Secret {namespace}/{name} ({exc.reason}): {exc}",
+            retry_after=exc.retry_after,
+        ) from exc
+
+
+async def credentials_secret(reader: ObjectReader, scope: ActionsScope) -> dict[str, Any]:
+    """The scope's config Secret as the API returns it (``data`` base64)."""
+    check_supported(scope)
+    return await read_secret(reader, scope.namespace, scope.secret_name, what="the GitHub credentials")
+
+
+def parse_credentials(secret: JsonObject) -> Credentials:
+    meta = as_mapping(secret.get("metadata"))
+    data = {str(k): str(v) for k, v in as_mapping(secret.get("data")).items()}
+    try:
+        return actions_credentials.from_secret_data(data)
+    except actions_errors.InvalidCredentials as exc:
+        where = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        raise ScopeUnavailable(errors.INVALID_CREDENTIALS, f"the Secret {where}: {exc}") from None
+
+
+async def read_credentials(reader: ObjectReader, scope: ActionsScope) -> Credentials:
+    return parse_credentials(await credentials_secret(reader, scope))
+
+
+async def root_ca(reader: ObjectReader, scope: ActionsScope) -> str:
+    """The PEM ``scope.tls`` names (a ConfigMap key in ``scope.namespace``), or "" when it names none."""
+    ref = as_mapping(as_mapping(as_mapping(scope.tls).get("certificateFrom")).get("configMapKeyRef"))
+    if not ref:
+        return ""
+    name, key = str(ref.get("name") or ""), str(ref.get("key") or "")
+    where = f"{scope.namespace}/{name}"
+    try:
+        config_map = await reader.get("ConfigMap", scope.namespace, name)
+    except KubeError as exc:
+        raise ScopeUnavailable(
+            errors.ROOT_CA_UNAVAILABLE,
+            f"cannot read githubServerTLS's ConfigMap {where} ({exc.reason}): {exc}",
+            retry_after=exc.retry_after,
+        ) from exc
+    pem = as_mapping(config_map.get("data")).get(key)
+    if not isinstance(pem, str) or not pem.strip():
+        raise ScopeUnavailable(
+            errors.ROOT_CA_UNAVAILABLE, f"the ConfigMap {where} has no key {key!r} with a PEM certificate"
+        )
+    return pem
+
+
+async def proxy_urls(reader: ObjectReader, proxy: JsonObject, namespace: str) -> ProxyUrls:
+    """The URLs of a ``proxy`` block, with the credentials its ``credentialSecretRef`` Secrets hold."""
+    if not proxy:
+        return ProxyUrls()
+    no_proxy = tuple(str(h) for h in proxy.get("noProxy") or () if str(h))
+    return ProxyUrls(
+        http=await _proxy_url(reader, as_mapping(proxy.get("http")), namespace),
+        https=await _proxy_url(reader, as_mapping(proxy.get("https")), namespace),
+        no_proxy=no_proxy,
+    )
+
+
+async def _proxy_url(reader: ObjectReader, server: JsonObject, namespace: str) -> str:
+    url = str(server.get("url") or "")
+    ref = str(server.get("credentialSecretRef") or "")
+    if not url or not ref:
+        return url
+    secret = await read_secret(reader, namespace, ref, what=f"the credentials of the proxy {url}")
+    data = as_mapping(secret.get("data"))
+    username = _decode(data.get(PROXY_USERNAME), f"{namespace}/{ref}", PROXY_USERNAME)
+    password = _decode(data.get(PROXY_PASSWORD), f"{namespace}/{ref}", PROXY_PASSWORD)
+    return with_user_info(url, username, password)
+
+
+def with_user_info(url: str, username: str, password: str) -> str:
+    """``url`` with ``username:password@`` (escaped as Go's ``url.UserPassword`` does)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    userinfo = f"{quote(username, safe='')}:{quote(password, safe='')}"
+    return urlunsplit(parts._replace(netloc=f"{userinfo}@{host}"))
+
+
+def _decode(value: object, where: str, key: str) -> str:
+    if value is None:
+        return ""
+    try:
+        return base64.b64decode(str(value), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        raise ScopeUnavailable(
+            errors.INVALID_CREDENTIALS, f"{key} in the Secret {where} is not base64 UTF-8 text"
+        ) from None

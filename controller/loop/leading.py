@@ -1,0 +1,306 @@
+"""Leader election on a coordination.k8s.io/v1 Lease, as client-go's leaderelection does it.
+
+Only the leader decides and writes; every replica watches and journals (a warm standby), so the replica
+that takes over starts from its own journal and loses no history.
+
+* ``Elector.try_acquire_or_renew``: GET the Lease (create it when missing). Someone else holds it while its
+  ``holderIdentity`` is set and its record (resourceVersion) has not changed for ``leaseDurationSeconds``
+  on this replica's own monotonic clock (no clock of another machine is compared). Otherwise PUT it back
+  with the resourceVersion read, as the holder: ``renewTime`` now, and on a change of holder a new
+  ``acquireTime`` and ``leaseTransitions`` + 1. A 409 means another candidate won the race.
+* ``acquire`` tries every ``retry_period`` (jittered) until it wins; ``hold`` renews every
+  ``retry_period`` and returns once no renewal succeeded for ``renew_deadline``.
+* ``leading`` is this replica's own check, made before every write (``LeaderOnly``, which raises
+  ``NotLeading`` instead of writing): true while the last successful acquire or renew started less than
+  ``renew_deadline`` ago. As ``renew_deadline`` <
+  ``lease_duration``, a leader stops writing before any other candidate may take the Lease.
+* ``release`` on a clean stop: the holder PUTs an empty ``holderIdentity`` (``leaseDurationSeconds`` 1),
+  so the next candidate takes over on its next try instead of waiting for the Lease to expire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from kubernetes_asyncio import client
+from kubernetes_asyncio.client.exceptions import ApiException
+
+from controller.loop.reconciling import Executor, NotLeading
+from controller.loop.settings import LeaderElectionSettings
+from kube.failures import UNANSWERED, Failure
+from statemachines.effectresults import EffectResult
+from statemachines.effects import Effect
+
+log = logging.getLogger("arcsm.controller")
+
+
+def default_identity() -> str:
+    """The pod name (``HOSTNAME``, else the host name) plus a random suffix, so a restarted pod of the same
+    name is a new candidate."""
+    host = os.environ.get("HOSTNAME") or socket.gethostname() or "arcsm"
+    return f"{host}_{secrets.token_hex(4)}"
+
+
+def micro_time(moment: datetime) -> str:
+    """A MicroTime as the API server parses it: UTC with exactly six fractional digits."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True)
+class Observed:
+    """The Lease as last read or written, and when (this replica's monotonic clock) it was first seen so."""
+
+    resource_version: str
+    holder: str
+    duration: float
+    transitions: int
+    acquire_time: str
+    at: float
+
+
+class Elector:
+    def __init__(
+        self,
+        api: client.ApiClient,
+        settings: LeaderElectionSettings,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.settings = settings
+        self.identity = settings.identity
+        self._leases = client.CoordinationV1Api(api)
+        self._clock = clock
+        self._observed: Observed | None = None
+        self._renewed_at: float | None = None  # when the last successful acquire or renew started
+
+    @property
+    def leading(self) -> bool:
+        """Whether this replica may write now: its last acquire or renew succeeded within the deadline."""
+        renewed = self._renewed_at
+        return renewed is not None and self._clock() < renewed + self.settings.renew_deadline
+
+    @property
+    def holder(self) -> str:
+        """The holder this replica last saw in the Lease ("" when none, or not read yet)."""
+        return self._observed.holder if self._observed is not None else ""
+
+    async def try_acquire_or_renew(self) -> bool:
+        """One attempt to take or keep the Lease; True when this replica holds it now."""
+        started, now = self._clock(), datetime.now(UTC)
+        name, namespace = self.settings.lease_name, self.settings.namespace
+        try:
+            lease = await self._leases.read_namespaced_lease(name, namespace)
+        except ApiException as exc:
+            failure = Failure.from_api_exception(exc)
+            if not failure.not_found:
+                log.warning(
+                    "cannot read the lease %s/%s: %s %s", namespace, name, failure.code, failure.phrase
+                )
+                return False
+            return await self._create(now, started)
+        spec = lease.spec
+        holder = spec.holder_identity or ""
+        duration = float(spec.lease_duration_seconds or self.settings.lease_duration)
+        transitions = int(spec.lease_transitions or 0)
+        version = str(lease.metadata.resource_version or "")
+        acquired = micro_time(spec.acquire_time) if spec.acquire_time is not None else micro_time(now)
+        # A version is timed from when its answer arrived (client-go's observedTime), not from before the
+        # read: the holder may have renewed while the read was on its way.
+        answered = self._clock()
+        if self._observed is None or self._observed.resource_version != version:
+            self._observed = Observed(version, holder, duration, transitions, acquired, answered)
+        if holder and holder != self.identity and self._observed.at + duration > answered:
+            return False  # held by another replica that renewed within its lease duration
+        if holder != self.identity:
+            transitions, acquired = transitions + 1, micro_time(now)
+        body = self._body(now, acquire_time=acquired, transitions=transitions, resource_version=version)
+        try:
+            written = await self._leases.replace_namespaced_lease(name, namespace, body)
+        except ApiException as exc:
+            failure = Failure.from_api_exception(exc)
+            if not failure.conflict:
+                log.warning(
+                    "cannot update the lease %s/%s: %s %s", namespace, name, failure.code, failure.phrase
+                )
+            return False  # 409: another candidate wrote it first
+        self._won(written, started)
+        return True
+
+    async def _create(self, now: datetime, started: float) -> bool:
+        body = self._body(now, acquire_time=micro_time(now), transitions=0)
+        try:
+            created = await self._leases.create_namespaced_lease(self.settings.namespace, body)
+        except ApiException as exc:
+            failure = Failure.from_api_exception(exc)
+            if not failure.conflict:
+                log.warning(
+                    "cannot create the lease %s/%s: %s %s",
+                    self.settings.namespace,
+                    self.settings.lease_name,
+                    failure.code,
+                    failure.phrase,
+                )
+            return False
+        self._won(created, started)
+        return True
+
+    def _body(
+        self,
+        now: datetime,
+        *,
+        acquire_time: str,
+        transitions: int,
+        resource_version: str | None = None,
+        holder: str | None = None,
+        duration: int | None = None,
+    ) -> Any:
+        """The Lease as JSON (kubernetes_asyncio sends a dict as it is; its model would format the
+        MicroTimes its own way, which the API server may refuse)."""
+        metadata: dict[str, Any] = {"name": self.settings.lease_name, "namespace": self.settings.namespace}
+        if resource_version is not None:
+            metadata["resourceVersion"] = resource_version
+        return {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": metadata,
+            "spec": {
+                "holderIdentity": self.identity if holder is None else holder,
+                "leaseDurationSeconds": duration or max(1, round(self.settings.lease_duration)),
+                "acquireTime": acquire_time,
+                "renewTime": micro_time(now),
+                "leaseTransitions": transitions,
+            },
+        }
+
+    def _won(self, lease: Any, started: float) -> None:
+        spec = lease.spec
+        self._observed = Observed(
+            resource_version=str(lease.metadata.resource_version or ""),
+            holder=spec.holder_identity or "",
+            duration=float(spec.lease_duration_seconds or self.settings.lease_duration),
+            transitions=int(spec.lease_transitions or 0),
+            acquire_time=micro_time(spec.acquire_time or datetime.now(UTC)),
+            at=started,
+        )
+        if self._renewed_at is None or not self.leading:
+            log.info(
+                "leading: %s holds the lease %s/%s",
+                self.identity,
+                self.settings.namespace,
+                self.settings.lease_name,
+            )
+        self._renewed_at = started
+
+    async def acquire(self, stopping: asyncio.Event) -> bool:
+        """Try every retry period until this replica holds the Lease (True) or ``stopping`` is set (False)."""
+        log.info("standby: %s waits for the lease %s", self.identity, self.settings.lease_name)
+        while not stopping.is_set():
+            if await self._attempt(self.settings.renew_deadline):
+                return True
+            await _wait(stopping, self.settings.retry_period * random.uniform(1.0, 1.2))
+        return False
+
+    async def hold(self) -> None:
+        """Renew every retry period while leading; return (no longer leading) once a renewal missed the
+        renew deadline."""
+        try:
+            await self._renew_until_missed()
+        except Exception:
+            self._renewed_at = None  # a renewal that failed in an unforeseen way is a missed one
+            raise
+
+    async def _renew_until_missed(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.retry_period)
+            renewed = self._renewed_at
+            if renewed is None:
+                return
+            deadline = renewed + self.settings.renew_deadline
+            remaining = deadline - self._clock()
+            if remaining > 0 and await self._attempt(remaining):
+                continue
+            if self._clock() >= deadline:
+                self._renewed_at = None
+                log.warning(
+                    "stepping down: %s could not renew the lease %s within %s s",
+                    self.identity,
+                    self.settings.lease_name,
+                    self.settings.renew_deadline,
+                )
+                return
+
+    async def _attempt(self, timeout: float) -> bool:
+        try:
+            async with asyncio.timeout(timeout):
+                return await self.try_acquire_or_renew()
+        except TimeoutError:
+            return False
+        except (*UNANSWERED, ValueError) as exc:  # unreachable, or an answer not a Lease
+            log.warning("lease %s: %s", self.settings.lease_name, exc)
+            return False
+
+    async def release(self) -> bool:
+        """Give the Lease up (stop writing first): empty holder, so the next candidate takes it at once.
+        True when released; False when this replica did not hold it or the update failed."""
+        observed, self._renewed_at = self._observed, None
+        if observed is None or observed.holder != self.identity:
+            return False
+        now = datetime.now(UTC)
+        body = self._body(
+            now,
+            acquire_time=micro_time(now),
+            transitions=observed.transitions,
+            resource_version=observed.resource_version,
+            holder="",
+            duration=1,
+        )
+        try:
+            async with asyncio.timeout(self.settings.renew_deadline):
+                await self._leases.replace_namespaced_lease(
+                    self.settings.lease_name, self.settings.namespace, body
+                )
+        except (ApiException, *UNANSWERED) as exc:
+            log.warning("could not release the lease %s: %s", self.settings.lease_name, exc)
+            return False
+        self._observed = None
+        log.info("released the lease %s", self.settings.lease_name)
+        return True
+
+
+async def _wait(event: asyncio.Event, seconds: float) -> None:
+    """Wait ``seconds``, or less if ``event`` is set first."""
+    try:
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    except TimeoutError:
+        pass
+
+
+class LeaderOnly:
+    """The executor of a replica that may lose its Lease: every effect is refused unless the elector says
+    this replica still leads, so a leader that cannot renew writes nothing.
+
+    A refusal raises ``NotLeading`` rather than returning a failed result: the machines must not read a
+    failure that never happened (no condition, no Warning event, no backoff), and the effect, left without
+    a result, stays in the outbox for the next term to perform."""
+
+    def __init__(self, executor: Executor, elector: Elector) -> None:
+        self._executor = executor
+        self._elector = elector
+
+    async def execute(self, effect: Effect) -> EffectResult:
+        if not self._elector.leading:
+            raise NotLeading(
+                f"{self._elector.identity} no longer holds the lease; the leader performs {effect.key}"
+            )
+        return await self._executor.execute(effect)

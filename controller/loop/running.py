@@ -1,0 +1,224 @@
+"""The composition root: ``run(settings)`` wires the journal, the watchers, the executor and the loop.
+
+    journal (SQLite) ◄── watchers (list+watch)          the fold tails the journal
+        │                                                     │
+        └──► Reconciler: queue → snapshot → decide → record → executor → record results
+
+Start: read which kinds' served CRDs prune ``status.conditions`` into the machine settings
+(``servedschemas``), open the journal (its projection is rebuilt), journal the machine settings if they
+changed (``settingsrecords``), connect to the cluster (``settings.cluster``: kubeconfig files, or the pod's
+service account, as ``kubeconfigs.find`` chose), serve the HTTP API if asked (``httpapi``, imported
+only then), start the watchers, and decide in terms (``terms``): without leader
+election one term, from now to the stop; with it (``settings.leader_election``, ``leading``) only while
+this replica holds the Lease, the watchers journaling all along. Each term resumes a fold at the journal's
+last record, performs the outbox, and decides once the watchers have listed everything; every write
+checks the Lease first (``LeaderOnly``). Stop (SIGTERM, SIGINT, or ``stop`` set by the caller): take no
+new keys, finish the reconciles in flight (abandon them after ``drain_timeout``), release the Lease, stop
+the watchers and the API, close the Actions clients, and close the journal, which writes what was
+appended; then return 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import signal
+from collections.abc import AsyncIterator, Callable
+
+from kubernetes_asyncio import client
+
+from actions import kubepatching
+from controller.executor.actionsclients import ActionsClients
+from controller.executor.executing import Executor as KubeExecutor
+from controller.loop import folding, outages, requestcounting, servedschemas, settingsrecords, terms
+from controller.loop.leading import Elector, LeaderOnly
+from controller.loop.reconciling import Executor, Reconciler
+from controller.loop.roles import Role
+from controller.loop.runtimemetrics import RuntimeMetrics
+from controller.loop.settings import ControllerSettings
+from controller.loop.timing import Timers
+from statemachines.effects import ObjectRef
+from store.clocks import SystemClock
+from store.journal import Journal
+from watchers.supervising import Watchers
+
+log = logging.getLogger("arcsm.controller")
+
+
+async def run(
+    settings: ControllerSettings,
+    *,
+    stop: asyncio.Event | None = None,
+    on_http: Callable[[str], None] | None = None,
+) -> int:
+    """Run the controller until SIGTERM or SIGINT (or until ``stop`` is set, when given); return 0.
+
+    With ``settings.http`` the HTTP API is served in this process (``httpapi``) from before the watchers
+    start until the loop has stopped; ``on_http`` is called with its URL once it answers.
+
+    Raises ``store.errors.JournalError`` when the journal cannot be opened, ``actions.errors.
+    InvalidConfiguration`` when the cluster cannot be reached with the configuration given, and
+    ``RuntimeError`` when a task of the loop failed.
+    """
+    configuration = await _configuration(settings)
+    async with _stop_signal(stop) as stopping:
+        # The journal first: one it refuses is said at once, before the cluster is asked anything.
+        journal = await Journal.open(settings.journal_path, settings=settings.journal)
+        try:
+            # A request to the cluster: only once SIGTERM is handled (it stops the run, never kills it).
+            settings = await _with_served_schemas(settings, configuration)
+            # Before anything is decided, so every decision of this run reads the settings it ran with.
+            await settingsrecords.journal_if_changed(journal, journal, settings.machines)
+            await _serve(settings, journal, configuration, stopping, on_http)
+        finally:
+            await journal.close()
+    log.info("stopped")
+    return 0
+
+
+async def _with_served_schemas(
+    settings: ControllerSettings, configuration: client.Configuration
+) -> ControllerSettings:
+    """``settings`` with the kinds whose served CRD prunes ``status.conditions`` (``servedschemas``)."""
+    async with client.ApiClient(configuration) as api:
+        pruned = await servedschemas.conditions_pruned(api)
+    machines = dataclasses.replace(settings.machines, conditions_pruned=pruned)
+    return dataclasses.replace(settings, machines=machines)
+
+
+async def _serve(
+    settings: ControllerSettings,
+    journal: Journal,
+    configuration: client.Configuration,
+    stopping: asyncio.Event,
+    on_http: Callable[[str], None] | None = None,
+) -> None:
+    log.info("journal %s open at seq %d", settings.journal_path, journal.last_seq)
+    log.info("reaching the cluster with %s", settings.cluster)
+    queue = settings.queue
+    log.info(
+        "reconciling with %d workers (per kind: %s); a failed key backs off from %g s to %g s, and each "
+        "kind's retries beyond a burst of %d go at %g per second",
+        queue.workers,
+        ", ".join(f"{kind} {bound}" for kind, bound in sorted(queue.per_kind.items())) or "no bound",
+        queue.backoff_initial,
+        queue.backoff_max,
+        queue.burst,
+        queue.rate,
+    )
+    async with client.ApiClient(configuration) as api:
+        clients = ActionsClients(settings=settings.actions)
+        metrics = RuntimeMetrics()  # controller-runtime's families, over every term
+        requestcounting.count_requests(api, metrics)
+        try:
+            elector = None
+            kube_executor = KubeExecutor(api=api, clients=clients, settings=settings.executor)
+            outage_events = _outage_events(settings, journal, kube_executor)
+            executor: Executor = kube_executor
+            if settings.leader_election is not None:
+                elector = Elector(api, settings.leader_election)
+                executor = LeaderOnly(executor, elector)
+                metrics.follow_lease(settings.leader_election.lease_name, elector)
+
+            async def new_reconciler() -> Reconciler:
+                fold = await folding.resume(journal, use_predicates=settings.reconcile.predicates)
+                return Reconciler(
+                    journal=journal,
+                    executor=executor,
+                    fold=fold,
+                    timers=Timers(journal=journal, clock=SystemClock()),
+                    machines=settings.machines,
+                    queue=settings.queue,
+                    reconcile=settings.reconcile,
+                    watched=_watched(settings),
+                    metrics=metrics,
+                )
+
+            role = Role()
+            watchers = Watchers(api=api, journal=journal, known=journal.projection, settings=settings.watch)
+            served = _served(
+                settings, journal=journal, role=role, watchers=watchers, on_url=on_http, metrics=metrics
+            )
+            async with served:
+                watchers.start()
+                try:
+                    await terms.run_terms(
+                        new_reconciler=new_reconciler,
+                        synced=watchers.wait_synced,
+                        role=role,
+                        elector=elector,
+                        stopping=stopping,
+                        drain_timeout=settings.reconcile.drain_timeout,
+                    )
+                finally:
+                    await watchers.stop()
+        finally:
+            if outage_events is not None:
+                await outage_events.aclose()
+            await clients.aclose()
+
+
+def _served(
+    settings: ControllerSettings,
+    *,
+    journal: Journal,
+    role: Role,
+    watchers: Watchers,
+    on_url: Callable[[str], None] | None,
+    metrics: RuntimeMetrics,
+) -> contextlib.AbstractAsyncContextManager[str | None]:
+    """The HTTP API while the block runs (``httpapi.serving``); nothing without ``settings.http``."""
+    if settings.http is None:
+        return contextlib.nullcontext(None)
+    # FastAPI and uvicorn only for a controller asked to serve: one that is not never imports them.
+    from controller.loop import httpapi
+
+    return httpapi.serving(
+        settings.http, journal=journal, role=role, watchers=watchers, on_url=on_url, metrics=metrics
+    )
+
+
+def _outage_events(
+    settings: ControllerSettings, journal: Journal, executor: KubeExecutor
+) -> outages.OutageEvents | None:
+    """Events on this replica's Pod (or Lease) when the journal's writes fail and when they succeed again."""
+    election = settings.leader_election
+    target = outages.subject(
+        namespace=settings.machines.controller_namespace,
+        pod_name=settings.pod_name,
+        lease_name=election.lease_name if election is not None else None,
+    )
+    if target is None:
+        return None
+    events = outages.OutageEvents(executor, target)
+    journal.on_outage(events)
+    return events
+
+
+def _watched(settings: ControllerSettings) -> Callable[[ObjectRef], bool]:
+    kinds, namespaces = frozenset(settings.watch.kinds), frozenset(settings.watch.namespaces)
+    return lambda ref: ref.kind in kinds and (not namespaces or ref.namespace in namespaces)
+
+
+async def _configuration(settings: ControllerSettings) -> client.Configuration:
+    return await kubepatching.configuration(settings.cluster.files)
+
+
+@contextlib.asynccontextmanager
+async def _stop_signal(stop: asyncio.Event | None) -> AsyncIterator[asyncio.Event]:
+    """``stop`` as given, or an event SIGTERM and SIGINT set while the controller runs."""
+    if stop is not None:
+        yield stop
+        return
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    signals = (signal.SIGTERM, signal.SIGINT)
+    for signum in signals:
+        loop.add_signal_handler(signum, stopping.set)
+    try:
+        yield stopping
+    finally:
+        for signum in signals:
+            loop.remove_signal_handler(signum)
