@@ -8,13 +8,9 @@ pinned in tests/unit/watchers/test_resync_schedule.py.
 
 from __future__ import annotations
 
-import pathlib
-from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs
 
-import aiohttp
-import pytest
 from kubernetes_asyncio import client
 
 from sim.world import World
@@ -26,19 +22,6 @@ from tests.helpers import eventually
 
 PAGE = 2
 WAIT = 60.0  # a deadline, not a pace: the machine may be busy
-
-
-@pytest.fixture
-async def journal(tmp_path: pathlib.Path) -> AsyncIterator[Journal]:
-    j = await support.open_journal(tmp_path / "journal.db")
-    yield j
-    await j.close()
-
-
-@pytest.fixture
-async def writer(world: World) -> AsyncIterator[Writer]:
-    async with aiohttp.ClientSession() as session:
-        yield Writer(world, session)
 
 
 def lists_of(world: World, plural: str, *, since: int = 0) -> list[dict[str, list[str]]]:

@@ -14,7 +14,6 @@ import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-import aiohttp
 import pytest
 from kubernetes_asyncio import client
 
@@ -36,19 +35,6 @@ def settings(**changes: Any) -> WatchSettings:
     # Whole objects: the oracle is every change as the server made it. What slimming keeps and skips is
     # pinned by tests/unit/watchers/test_slimming.py and test_controller_journal_growth.py.
     return WatchSettings(**{"namespaces": (NS,), "backoff": FAST, "slim": False, **changes})
-
-
-@pytest.fixture
-async def journal(tmp_path: pathlib.Path) -> AsyncIterator[Journal]:
-    j = await support.open_journal(tmp_path / "journal.db")
-    yield j
-    await j.close()
-
-
-@pytest.fixture
-async def writer(world: World) -> AsyncIterator[Writer]:
-    async with aiohttp.ClientSession() as session:
-        yield Writer(world, session)
 
 
 @contextlib.asynccontextmanager
