@@ -33,6 +33,7 @@ from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from actions import errors
+from kube.clients import api_client
 from kube.failures import UNANSWERED, Failure
 
 GROUP: Final = "actions.github.com"
@@ -171,6 +172,6 @@ async def connect(kube: Kube) -> AsyncIterator[client.ApiClient]:
     if isinstance(kube, client.ApiClient):
         yield kube
         return
-    async with client.ApiClient(kube if kube is not None else in_cluster()) as api:
+    async with api_client(kube if kube is not None else in_cluster()) as api:
         yield api
     await asyncio.sleep(0)  # let aiohttp close its connector's transports before the loop moves on

@@ -37,6 +37,7 @@ from controller.emulated import demostory
 from controller.loop import declared, running
 from controller.loop.kubeconfigs import Source
 from controller.loop.settings import ControllerSettings, HttpSettings, QueueSettings
+from kube.clients import api_client
 from sim.github.fake import GitHubFake, GitHubSettings
 from sim.world import World
 from statemachines.snapshots import Settings as MachineSettings
@@ -229,7 +230,7 @@ async def play_in_cluster(*, port: int, once: bool, step_timeout: float) -> int:
         loop.add_signal_handler(signum, stopping.set)
     github = GitHubFake(host="127.0.0.1")
     try:
-        async with clusterdemo.world(github) as world, client.ApiClient(world.configuration()) as kube:
+        async with clusterdemo.world(github) as world, api_client(world.configuration()) as kube:
             github.allow_pat(demostory.DEMO_PAT)
             say(f"emulated cluster at {world.url} (pods: {world.https_url}), fake GitHub {world.github_url}")
             story = clusterdemo.InClusterStory(world, kube, say, port=port)
@@ -357,7 +358,7 @@ async def _running(
                     f"the controller stopped before serving HTTP: {_ended(controller)}"
                 )
             _print_urls(served.result())
-            async with client.ApiClient(world.configuration()) as kube:
+            async with api_client(world.configuration()) as kube:
                 try:
                     yield demostory.Story(world, kube, watch, say), controller
                 finally:

@@ -39,6 +39,7 @@ from controller.loop.roles import Role
 from controller.loop.runtimemetrics import RuntimeMetrics
 from controller.loop.settings import ControllerSettings
 from controller.loop.timing import Timers
+from kube.clients import api_client
 from statemachines.effects import ObjectRef
 from store.clocks import SystemClock
 from store.journal import Journal
@@ -82,7 +83,7 @@ async def _with_served_schemas(
     settings: ControllerSettings, configuration: client.Configuration
 ) -> ControllerSettings:
     """``settings`` with the kinds whose served CRD prunes ``status.conditions`` (``servedschemas``)."""
-    async with client.ApiClient(configuration) as api:
+    async with api_client(configuration) as api:
         pruned = await servedschemas.conditions_pruned(api)
     machines = dataclasses.replace(settings.machines, conditions_pruned=pruned)
     return dataclasses.replace(settings, machines=machines)
@@ -108,7 +109,7 @@ async def _serve(
         queue.burst,
         queue.rate,
     )
-    async with client.ApiClient(configuration) as api:
+    async with api_client(configuration) as api:
         clients = ActionsClients(settings=settings.actions)
         metrics = RuntimeMetrics()  # controller-runtime's families, over every term
         requestcounting.count_requests(api, metrics)
