@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from sim import admission, decoding, errors, fieldpaths, fieldtypes, managedfields, schemas, structured
@@ -244,7 +243,7 @@ def apply(
     now = api.now_text()
     time = now if object_changed or last is None or last.time is None else last.time
     mine = Entry(manager, APPLY, kind.api_version, time, sub, applied)
-    managed = managedfields.encode([*(replace(e, fields=e.fields - changed - removed) for e in others), mine])
+    managed = managedfields.encode([*(e.with_fields(e.fields - changed - removed) for e in others), mine])
     if existing is None:
         # The storage layer clears a resourceVersion when an update creates (as PUT does).
         meta = {k: v for k, v in merged["metadata"].items() if k != "resourceVersion"}

@@ -20,9 +20,10 @@ status subresource) are never recorded.
 from __future__ import annotations
 
 import contextlib
+import functools
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sim import fieldpaths, fieldtypes, structured
@@ -63,6 +64,16 @@ class Entry:
     time: str | None
     subresource: str
     fields: FieldSet
+    # The entry as it is stored, when it was read from a stored object and is unchanged since: written
+    # back as it is, not encoded again (encoding the field trie is most of an update's cost here).
+    encoded: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+
+    def with_fields(self, fields: FieldSet, time: str | None = None) -> Entry:
+        """This entry with ``fields`` (and ``time`` when given); itself when neither changes."""
+        time = self.time if time is None else time
+        if fields == self.fields and time == self.time:
+            return self
+        return replace(self, fields=fields, time=time, encoded=None)
 
     @property
     def identity(self) -> tuple[str, str, str, str]:
@@ -74,6 +85,8 @@ class Entry:
         )
 
     def as_json(self) -> dict[str, Any]:
+        if self.encoded is not None:
+            return dict(self.encoded)
         # metav1.ManagedFieldsEntry's field order.
         out: dict[str, Any] = {"manager": self.manager, "operation": self.operation}
         if self.api_version:
@@ -81,14 +94,22 @@ class Entry:
         if self.time:
             out["time"] = self.time
         out["fieldsType"] = FIELDS_V1
-        out["fieldsV1"] = fieldpaths.to_fields_v1(self.fields)
+        out["fieldsV1"] = _fields_v1(self.fields)
         if self.subresource:
             out["subresource"] = self.subresource
         return out
 
 
-def decode(raw: Any) -> list[Entry]:
-    """The entries of a ``managedFields`` list; ValueError when it is not a valid one."""
+# Objects of one shape have equal field sets (every runner Pod's status written by the kubelet, say), so
+# their tries are made once and shared: stored objects are never changed in place, only replaced.
+_fields_v1 = functools.lru_cache(maxsize=512)(fieldpaths.to_fields_v1)
+
+
+def decode(raw: Any, *, canonical: bool = False) -> list[Entry]:
+    """The entries of a ``managedFields`` list; ValueError when it is not a valid one.
+
+    ``canonical``: the list is one this module encoded (a stored object's), so each entry keeps its JSON to
+    be written back unchanged; a list a client sent is always encoded again."""
     if not isinstance(raw, list):
         raise ValueError("managedFields must be a list")
     out = []
@@ -110,6 +131,7 @@ def decode(raw: Any) -> list[Entry]:
                 time=time if isinstance(time, str) else None,
                 subresource=str(item.get("subresource") or ""),
                 fields=fields,
+                encoded=item if canonical else None,
             )
         )
     return out
@@ -133,7 +155,7 @@ def stored(obj: Any) -> list[Entry]:
     """The entries an object carries (none when they do not decode)."""
     meta = obj.get("metadata") if isinstance(obj, dict) else None
     try:
-        return decode((meta or {}).get("managedFields") or [])
+        return decode((meta or {}).get("managedFields") or [], canonical=True)
     except ValueError:
         return []
 
@@ -198,11 +220,11 @@ def after_update(
         if entry.identity == own.identity:
             own = entry
             continue
-        out.append(replace(entry, fields=entry.fields - changed - removed))
+        out.append(entry.with_fields(entry.fields - changed - removed))
     fields = (own.fields - removed) | changed
     # The time of the writer's last change to the object (an update that changes nothing keeps it).
     changes = bool(changed or removed) or fields != own.fields or own.time is None
-    out.append(replace(own, fields=fields, time=now if changes else own.time))
+    out.append(own.with_fields(fields, now if changes else own.time))
     return encode(_capped([e for e in out if e.fields]))
 
 
@@ -237,8 +259,6 @@ def _capped(entries: list[Entry]) -> list[Entry]:
             del kept[id(oldest)]
             bucket[version] = Entry(ANCIENT, UPDATE, version, oldest.time, "", oldest.fields)
         del kept[id(entry)]
-        bucket[version] = replace(
-            bucket[version], fields=bucket[version].fields | entry.fields, time=entry.time
-        )
+        bucket[version] = bucket[version].with_fields(bucket[version].fields | entry.fields, entry.time)
         count -= 1
     return [*kept.values(), *bucket.values()]
