@@ -24,8 +24,9 @@ EMPTY: FieldSet = frozenset()
 _RANK = {"f": 0, "k": 1, "v": 2, "i": 3}
 
 
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+# One encoder for every element: ``json.dumps`` with options builds a new one per call, and an
+# associative list's items are keyed on every write that compares an object.
+_compact = json.JSONEncoder(separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode
 
 
 def field(name: str) -> str:

@@ -200,6 +200,11 @@ def _empty(v: Any) -> bool:
 
 
 def _compare(lhs: Any, rhs: Any, shape: Shape, path: Path, out: Comparison) -> None:
+    if lhs is rhs or (type(lhs) is type(rhs) and lhs == rhs):
+        # Equal values hold no change below them (a subtree compared in C, not walked here). Python's
+        # equality takes 1 and 1.0 for one value, as structured-merge-diff's does; only a nested bool
+        # turned into 1 or 0, which no schema allows, would go unseen.
+        return
     leaf = True
     if _empty(lhs) and _empty(rhs):
         pass
