@@ -38,6 +38,7 @@ from sim import (
     tokenrequests,
     tokens,
     watching,
+    wirejson,
 )
 from sim.apiserver import APPLY, MERGE, ApiServer, Result
 from sim.faults import Fault, LoggedRequest
@@ -94,7 +95,7 @@ def _json_response(
 ) -> web.Response:
     resp = web.Response(
         status=status,
-        body=json.dumps(body, separators=(",", ":")).encode(),
+        body=wirejson.dumps(body),
         content_type="application/json",
         headers=headers,
     )

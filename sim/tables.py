@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sim import errors, events
+from sim import errors, events, wirejson
 from sim.kinds import Kind
 
 Obj = dict[str, Any]
@@ -480,5 +480,5 @@ def watch_line(kind: Kind, line: bytes, *, version: str, include_object: str, no
             event["object"] = table(
                 kind, event["object"], version=version, include_object=include_object, now=now
             )
-        out.append(json.dumps(event, separators=(",", ":")).encode() + b"\n")
+        out.append(wirejson.dumps(event) + b"\n")
     return b"".join(out)

@@ -8,12 +8,11 @@ atomic.
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import Any
 
-from sim import admission, errors, listing
+from sim import admission, errors, listing, wirejson
 from sim.apiserver import ApiServer
 from sim.kinds import Kind
 from sim.store import Event, Expired, Obj, with_rv
@@ -70,7 +69,7 @@ def check(kind: Kind, opts: WatchOptions) -> None:
 
 
 def line(event_type: str, obj: Obj) -> bytes:
-    return json.dumps({"type": event_type, "object": obj}, separators=(",", ":")).encode() + b"\n"
+    return wirejson.dumps({"type": event_type, "object": obj}) + b"\n"
 
 
 def bookmark(kind: Kind, rv: int, *, initial_end: bool = False) -> Obj:

@@ -8,13 +8,14 @@ from typing import Any
 
 from aiohttp import web
 
+from sim import wirejson
 from sim.github import errors
 
 
 def json_response(body: Any, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(
         status=status,
-        body=json.dumps(body, separators=(",", ":")).encode(),
+        body=wirejson.dumps(body),
         content_type="application/json",
         headers=headers,
     )
