@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import bisect
-import collections
 import logging
 import sys
 from collections.abc import Iterable
@@ -117,7 +116,7 @@ class PhaseIndex:
         self._history = phasehistory.History(items_of_decision)
         self._trimmed: set[Key] | None = set()  # None: too many to track, every object may have lost items
         self._items: list[Held] = []
-        self._by_object: dict[Key, collections.deque[Held]] = {}
+        self._by_object: dict[Key, list[Held]] = {}  # lists: a deque holds a block of about 600 bytes
         self._observed: dict[Key, int] = {}
         self._folded = asyncio.Condition()
 
@@ -128,9 +127,7 @@ class PhaseIndex:
         found = self._history.feed(record)
         for item in map(Held.of, found):
             self._items.append(item)
-            self._by_object.setdefault((item.kind, item.namespace, item.name), collections.deque()).append(
-                item
-            )
+            self._by_object.setdefault((item.kind, item.namespace, item.name), []).append(item)
         if record.type is RecordType.OBSERVED and record.kind in OBSERVED_KINDS:
             key = (record.kind, record.namespace, record.name)
             if record.body.get("event") == "DELETED":
@@ -151,7 +148,7 @@ class PhaseIndex:
                 if len(self._trimmed) > self.keep:
                     self._trimmed = None
             if held:
-                held.popleft()
+                del held[0]  # an object holds a few items: cheaper than a deque's fixed block
                 if not held:
                     del self._by_object[key]
         self.horizon = max(self.horizon, dropped[-1].seq)
