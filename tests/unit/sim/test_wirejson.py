@@ -10,7 +10,8 @@ from sim import wirejson
 def test_bodies_are_compact_with_text_in_utf8() -> None:
     body = {"kind": "ConfigMap", "data": {"greeting": "héllo → wörld"}, "list": [1, 2.5, True, None]}
     text = wirejson.dumps(body)
-    assert text == '{"kind":"ConfigMap","data":{"greeting":"héllo → wörld"},"list":[1,2.5,true,null]}'.encode()
+    expected = '{"kind":"ConfigMap","data":{"greeting":"héllo → wörld"},"list":[1,2.5,true,null]}'
+    assert text == expected.encode()
     assert json.loads(text) == body
 
 
