@@ -78,7 +78,7 @@ class JournalSettings:
     # at most this much JSON (a record holds a small multiple of its JSON in memory); a tail further
     # behind reads from the database.
     tail_buffer: int = 10_000
-    tail_buffer_bytes: int = 8 << 20
+    tail_buffer_bytes: int = 4 << 20
 
     def __post_init__(self) -> None:
         if self.group_commit_window < timedelta(0):

@@ -331,7 +331,7 @@ def run(
             envvar="ARCSM_JOURNAL_TAIL_BUFFER",
             metavar="SIZE",
             help="Keep at most this much of the newest records' JSON in memory for the readers that follow "
-            "the journal (the reconciler, metrics, the phase index, stream clients), e.g. 8Mi; a reader "
+            "the journal (the reconciler, metrics, the phase index, stream clients), e.g. 4Mi; a reader "
             "further behind reads from the database. Memory against database reads.",
             rich_help_panel=JOURNAL,
         ),
