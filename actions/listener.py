@@ -329,7 +329,13 @@ class Listener:
         try:
             async with asyncio.timeout(self.settings.close_timeout):
                 await queue.close()
-        except (errors.ActionsError, TimeoutError) as exc:
+        except TimeoutError:
+            log.warning(
+                "listener %s: could not delete message session: no answer within %g s",
+                self.scale_set,
+                self.settings.close_timeout,
+            )
+        except errors.ActionsError as exc:
             log.warning("listener %s: could not delete message session: %s", self.scale_set, exc)
         else:
             log.info("listener %s: message session %s deleted", self.scale_set, queue.session.session_id)

@@ -333,6 +333,19 @@ async def test_bad_credentials_end_the_listener_with_one_line(
     assert line.exc_info is None and wrong not in caplog.text
 
 
+async def test_a_session_delete_left_unanswered_is_logged_with_its_reason(
+    world: World, kube: client.ApiClient, setup: Setup, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Stopping while the service does not answer the session's DELETE says so in its one line."""
+    listener = await start_listener(world, setup, kube, replace(FAST, close_timeout=0.2))
+    await eventually(lambda: world.github.state.session_of(setup.scale_set_id) is not None, what="a session")
+    world.github.inject(GitHubFault(method="DELETE", path="/sessions/", latency=1.0))
+    caplog.set_level(logging.WARNING, logger="actions.listener")
+    assert await listener.finish() == 0
+    (line,) = [r.getMessage() for r in caplog.records if "message session" in r.getMessage()]
+    assert line.endswith(": could not delete message session: no answer within 0.2 s")
+
+
 async def test_a_missing_runner_set_ends_the_listener(
     world: World, kube: client.ApiClient, setup: Setup, caplog: pytest.LogCaptureFixture
 ) -> None:
