@@ -23,7 +23,8 @@ emulated world's CPU (its listeners run in it); Kubernetes API requests (the emu
 user: the controller's kubeconfig user, and listener pods' service accounts; never the benchmark's own)
 and Actions calls (the fake's call log) per scale set during setup and per job after, and the requests
 per job by verb and resource (the controller's, the listeners', the floor's); journal records
-and bytes (``records.body``, read read-only after the controller stopped) per set and per job;
+and bytes (``records.body``, read read-only after the controller stopped, which runs with no size bound
+on its journal so retention prunes nothing) per set and per job;
 reconciles per job (``controller_runtime_reconcile_total`` from ``/metrics``).
 
 With ``--resync-period S`` the controller runs with that period, and after all Running the benchmark
@@ -472,8 +473,12 @@ async def settle(world: World, result: Result, *, with_resources: bool) -> None:
 
 
 def journal_growth(path: Path, boundary: int) -> tuple[int, int, int, int]:
-    """Records and body bytes up to seq ``boundary`` and after it, read-only."""
+    """Records and body bytes up to seq ``boundary`` and after it, read-only. Retention must not have
+    pruned any record (the controller runs with no size bound): what is counted is what was appended."""
     with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
+        pruned = db.execute("SELECT raw, history FROM horizons").fetchone()
+        if any(pruned):
+            raise RuntimeError(f"retention pruned journal records (horizons {pruned}): growth undercounted")
         before = db.execute(
             "SELECT count(*), coalesce(sum(length(body)), 0) FROM records WHERE seq <= ?", (boundary,)
         ).fetchone()
@@ -525,6 +530,9 @@ async def arcsm(directory: Path, args: argparse.Namespace, sets: int, jobs: int)
             ARCSM, "run", "--journal", str(journal), "--kubeconfig", str(sim.kubeconfig),
             "--namespace", NS, "--controller-namespace", CONTROLLER_NS, "--qps", "1000", "--burst", "1000",
             "--http", f"127.0.0.1:{port}", "--log-level", "warn", "--log-format", "json",
+            # No size bound on the journal: at N = 1,000 its footprint passes the default 1 GiB and
+            # retention would prune observed records, so the growth per job could not be counted.
+            "--journal-retain-bytes", "0",
         ]  # fmt: skip
         if args.resync_period:
             command += ["--resync-period", str(args.resync_period)]
