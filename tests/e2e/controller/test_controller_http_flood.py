@@ -223,7 +223,7 @@ async def test_stream_readers_that_stop_reading_are_dropped_after_the_write_time
         try:
             # Not "503 while they hold the slots": that window is the write timeout, and a loaded machine
             # may spend it before a probe gets through (the API-level test shows the 503). What does not
-            # depend on timing: the server says it dropped a client, lets a new reader in, and has ended
+            # depend on timing: the server says it dropped a client, lets two new readers in, and has ended
             # both stalled streams (a stream it kept would never end).
             await eventually(
                 lambda: any("dropped a client" in m for m in run.messages()),
@@ -231,12 +231,18 @@ async def test_stream_readers_that_stop_reading_are_dropped_after_the_write_time
                 what="the server dropping a stalled reader",
             )
             async with httpx.AsyncClient(base_url=run.url, timeout=5) as http:
+                path, after = "/api/v1/journal/stream", {"after": 10**6}
 
-                async def let_in() -> bool:
-                    async with http.stream("GET", "/api/v1/journal/stream", params={"after": 10**6}) as one:
-                        return one.status_code == 200
+                async def both_let_in() -> bool:
+                    """Two new readers at once: both stalled streams have left their slots. Only then may
+                    the test read them (reading one the server has not dropped yet would let it go on)."""
+                    async with (
+                        http.stream("GET", path, params=after) as one,
+                        http.stream("GET", path, params=after) as two,
+                    ):
+                        return one.status_code == two.status_code == 200
 
-                await eventually(let_in, timeout=TIMEOUT, what="a new reader let in")
+                await eventually(both_let_in, timeout=TIMEOUT, what="two new readers let in at once")
             for sock in stalled:
                 await asyncio.wait_for(_drained(loop, sock), timeout=TIMEOUT)
         finally:
