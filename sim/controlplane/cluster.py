@@ -1,0 +1,418 @@
+"""A real Kubernetes control plane on loopback: etcd, kube-apiserver, kube-controller-manager, kube-scheduler.
+
+``ControlPlane`` starts the binaries ``sim.controlplane.build`` made, each on free loopback ports, in the
+order a cluster needs them::
+
+    async with ControlPlane(bin_dir, crds=load_crds()) as cluster:
+        cluster.write_kubeconfig(path)        # the admin's kubeconfig (client certificate, cluster CA)
+        config = cluster.configuration()     # the same as a kubernetes_asyncio Configuration
+
+1. etcd, a throwaway member (``--unsafe-no-fsync``), ready when ``/health`` says so;
+2. kube-apiserver with secure serving only, its own CA (``sim.controlplane.pki``), client-certificate
+   authentication, RBAC, the default admission plugins and service-account tokens signed with a key of
+   the test world; ready when ``/readyz`` answers ``ok``;
+3. the CRDs given, installed and Established, and the namespaces given, before
+4. kube-controller-manager (every default controller, among them the garbage collector, namespace,
+   Deployment/ReplicaSet/StatefulSet, ServiceAccount and token controllers) and kube-scheduler, each
+   ready on its ``/healthz``. Installing the CRDs first spares the garbage collector's 30 s rediscovery.
+
+The components' flags are envtest's and kwok's, with what a cluster that runs pods needs on top.
+``stop()`` ends each process by its own pid (SIGTERM, then SIGKILL), newest first; its logs stay in
+``log_dir`` (``<component>.log``), which a failed test prints the tail of (``tail(component)``). Every
+process is told to die with its parent, so a killed test run leaves none behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import ctypes
+import os
+import shutil
+import signal
+import socket
+import ssl
+import tempfile
+import time
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import aiohttp
+import yaml
+
+from sim.controlplane import pki
+
+HOST = "127.0.0.1"
+START_TIMEOUT = 120.0  # per component; a busy 2-core machine takes tens of seconds for kube-apiserver
+SERVICE_CIDR = "10.0.0.0/24"
+CLUSTER_CIDR = "10.244.0.0/16"
+
+
+class ControlPlaneError(Exception):
+    """A component did not start; the message says which and ends with its last log line."""
+
+
+def free_port(host: str = HOST) -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child between fork and exec
+    # PR_SET_PDEATHSIG: the kernel sends SIGKILL to this process when the one that started it exits.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)
+    os.setpgrp()
+
+
+class Component:
+    """One running binary: its process, its log file, and how to ask whether it is up."""
+
+    def __init__(self, name: str, process: asyncio.subprocess.Process, log: Path) -> None:
+        self.name = name
+        self.process = process
+        self.log = log
+
+    def tail(self, lines: int = 20) -> str:
+        try:
+            text = self.log.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    async def stop(self, grace: float = 10.0) -> None:
+        if self.process.returncode is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(self.process.wait(), grace)
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.kill()
+            await self.process.wait()
+
+
+class ControlPlane:
+    """etcd, kube-apiserver, kube-controller-manager and kube-scheduler from ``bin_dir`` on loopback."""
+
+    def __init__(
+        self,
+        bin_dir: Path,
+        *,
+        crds: Iterable[Mapping[str, Any]] = (),
+        namespaces: tuple[str, ...] = ("arc-systems",),
+        state_dir: Path | None = None,
+        node_names: tuple[str, ...] = (),
+        controller_manager: bool = True,
+        scheduler: bool = True,
+    ) -> None:
+        self.bin_dir = bin_dir
+        self.crds = [dict(c) for c in crds]
+        self.namespaces = namespaces
+        self._state_dir = state_dir
+        self._owns_state_dir = state_dir is None
+        self.node_names = node_names
+        self.with_controller_manager = controller_manager
+        self.with_scheduler = scheduler
+        self.components: dict[str, Component] = {}
+        self.files: pki.Files | None = None
+        self.port = 0
+        self.url = ""
+        self.etcd_url = ""
+
+    # -- where things are ----------------------------------------------------------------------------
+
+    @property
+    def state_dir(self) -> Path:
+        if self._state_dir is None:
+            self._state_dir = Path(tempfile.mkdtemp(prefix="arcsm-controlplane-"))
+        return self._state_dir
+
+    @property
+    def log_dir(self) -> Path:
+        return self.state_dir / "logs"
+
+    @property
+    def keys(self) -> pki.Files:
+        if self.files is None:
+            raise RuntimeError("the control plane has not been started")
+        return self.files
+
+    @property
+    def ca_file(self) -> Path:
+        return self.keys.ca
+
+    def tail(self, component: str, lines: int = 20) -> str:
+        found = self.components.get(component)
+        return found.tail(lines) if found is not None else ""
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+
+    async def start(self) -> ControlPlane:
+        try:
+            await self._start()
+        except BaseException:
+            await self.stop(keep_state=True)
+            raise
+        return self
+
+    async def _start(self) -> None:
+        identities = (pki.ADMIN, pki.CONTROLLER_MANAGER, pki.SCHEDULER, *map(pki.node, self.node_names))
+        self.files = pki.write(self.state_dir / "pki", identities)
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        await self._start_etcd()
+        await self._start_apiserver()
+        await self._install(self.crds, self.namespaces)
+        if self.with_controller_manager:
+            await self._start_controller_manager()
+        if self.with_scheduler:
+            await self._start_scheduler()
+
+    async def stop(self, *, keep_state: bool = False) -> None:
+        for component in reversed(list(self.components.values())):
+            await component.stop()
+        if self._owns_state_dir and self._state_dir is not None and not keep_state:
+            shutil.rmtree(self._state_dir, ignore_errors=True)
+            self._state_dir = None
+
+    async def __aenter__(self) -> ControlPlane:
+        return await self.start()
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        # A failed block keeps the state directory, logs and all, for whoever reads the failure.
+        await self.stop(keep_state=exc_type is not None)
+
+    async def _spawn(self, name: str, *args: str) -> Component:
+        log = self.log_dir / f"{name}.log"
+        with log.open("ab") as out:
+            process = await asyncio.create_subprocess_exec(
+                str(self.bin_dir / name.split("#")[0]),
+                *args,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                preexec_fn=_die_with_parent,
+            )
+        component = Component(name, process, log)
+        self.components[name] = component
+        return component
+
+    async def _wait_ready(self, component: Component, url: str, *, client: pki.Identity | None) -> None:
+        # kube-apiserver is verified with the cluster CA; the others serve a self-signed certificate.
+        context = self._client_context(client) if client is not None else None
+        deadline = time.monotonic() + START_TIMEOUT
+        last = ""
+        async with aiohttp.ClientSession() as session:
+            while True:
+                if component.process.returncode is not None:
+                    raise ControlPlaneError(
+                        f"{component.name} exited with status {component.process.returncode}: "
+                        f"{component.tail(1) or 'no output'} (log: {component.log})"
+                    )
+                try:
+                    async with session.get(url, ssl=context or False, timeout=aiohttp.ClientTimeout(5)) as r:
+                        body = await r.text()
+                        if r.status == 200:
+                            return
+                        last = f"{r.status} {body.splitlines()[-1] if body else ''}"
+                except (aiohttp.ClientError, TimeoutError, OSError) as exc:
+                    last = str(exc) or type(exc).__name__
+                if time.monotonic() > deadline:
+                    raise ControlPlaneError(
+                        f"{component.name} was not ready within {START_TIMEOUT:.0f} s ({url}: {last}; "
+                        f"log: {component.log})"
+                    )
+                await asyncio.sleep(0.2)
+
+    def _client_context(self, identity: pki.Identity | None) -> ssl.SSLContext:
+        context = ssl.create_default_context(cafile=str(self.keys.ca))
+        if identity is not None:
+            cert, key = self.keys.client(identity)
+            context.load_cert_chain(str(cert), str(key))
+        return context
+
+    # -- the components ------------------------------------------------------------------------------
+
+    async def _start_etcd(self) -> None:
+        client, peer = free_port(), free_port()
+        self.etcd_url = f"http://{HOST}:{client}"
+        etcd = await self._spawn(
+            "etcd",
+            "--name=arcsm",
+            f"--data-dir={self.state_dir / 'etcd'}",
+            f"--listen-client-urls={self.etcd_url}",
+            f"--advertise-client-urls={self.etcd_url}",
+            f"--listen-peer-urls=http://{HOST}:{peer}",
+            f"--initial-advertise-peer-urls=http://{HOST}:{peer}",
+            f"--initial-cluster=arcsm=http://{HOST}:{peer}",
+            "--unsafe-no-fsync=true",
+            "--log-level=warn",
+        )
+        await self._wait_ready(etcd, f"{self.etcd_url}/health", client=None)
+
+    async def _start_apiserver(self) -> None:
+        files = self.keys
+        self.port = free_port()
+        self.url = f"https://{HOST}:{self.port}"
+        apiserver = await self._spawn(
+            "kube-apiserver",
+            f"--etcd-servers={self.etcd_url}",
+            f"--bind-address={HOST}",
+            f"--advertise-address={HOST}",
+            f"--secure-port={self.port}",
+            f"--tls-cert-file={files.serving_cert}",
+            f"--tls-private-key-file={files.serving_key}",
+            f"--client-ca-file={files.ca}",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            "--authorization-mode=Node,RBAC",
+            "--allow-privileged=true",
+            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+            f"--service-account-key-file={files.service_account_pub}",
+            f"--service-account-signing-key-file={files.service_account_key}",
+            "--endpoint-reconciler-type=none",
+            "--profiling=false",
+            f"--cert-dir={self.state_dir / 'apiserver-certs'}",
+        )
+        await self._wait_ready(apiserver, f"{self.url}/readyz", client=pki.ADMIN)
+
+    async def _start_controller_manager(self) -> None:
+        files = self.keys
+        kubeconfig = self._component_kubeconfig("kube-controller-manager", pki.CONTROLLER_MANAGER)
+        port = free_port()
+        component = await self._spawn(
+            "kube-controller-manager",
+            f"--kubeconfig={kubeconfig}",
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--leader-elect=false",
+            f"--bind-address={HOST}",
+            f"--secure-port={port}",
+            "--controllers=*",
+            f"--service-account-private-key-file={files.service_account_key}",
+            f"--root-ca-file={files.ca}",
+            "--use-service-account-credentials=true",
+            f"--cluster-cidr={CLUSTER_CIDR}",
+            f"--service-cluster-ip-range={SERVICE_CIDR}",
+            "--kube-api-qps=1000",
+            "--kube-api-burst=2000",
+            "--node-monitor-grace-period=3m20s",
+            f"--cert-dir={self.state_dir / 'controller-manager-certs'}",
+        )
+        await self._wait_ready(component, f"https://{HOST}:{port}/healthz", client=None)
+
+    async def _start_scheduler(self) -> None:
+        kubeconfig = self._component_kubeconfig("kube-scheduler", pki.SCHEDULER)
+        port = free_port()
+        component = await self._spawn(
+            "kube-scheduler",
+            f"--kubeconfig={kubeconfig}",
+            f"--authentication-kubeconfig={kubeconfig}",
+            f"--authorization-kubeconfig={kubeconfig}",
+            "--leader-elect=false",
+            f"--bind-address={HOST}",
+            f"--secure-port={port}",
+            "--kube-api-qps=1000",
+            "--kube-api-burst=2000",
+            f"--cert-dir={self.state_dir / 'scheduler-certs'}",
+        )
+        await self._wait_ready(component, f"https://{HOST}:{port}/healthz", client=None)
+
+    # -- what the cluster holds at start -------------------------------------------------------------
+
+    async def _install(self, crds: list[dict[str, Any]], namespaces: tuple[str, ...]) -> None:
+        context = self._client_context(pki.ADMIN)
+        async with aiohttp.ClientSession(base_url=self.url) as session:
+            for crd in crds:
+                async with session.post(
+                    "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json=crd, ssl=context
+                ) as r:
+                    if r.status not in (200, 201):
+                        raise ControlPlaneError(
+                            f"installing CRD {crd['metadata']['name']}: {r.status} {await r.text()}"
+                        )
+            for name in namespaces:
+                body = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+                async with session.post("/api/v1/namespaces", json=body, ssl=context) as r:
+                    if r.status not in (200, 201, 409):
+                        raise ControlPlaneError(f"creating namespace {name}: {r.status} {await r.text()}")
+            deadline = time.monotonic() + START_TIMEOUT
+            for crd in crds:
+                path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+                while not await _established(session, path, context):
+                    if time.monotonic() > deadline:
+                        raise ControlPlaneError(f"CRD {crd['metadata']['name']} was not Established")
+                    await asyncio.sleep(0.1)
+
+    # -- clients -------------------------------------------------------------------------------------
+
+    def kubeconfig(
+        self, *, identity: pki.Identity = pki.ADMIN, namespace: str = "default", embed: bool = True
+    ) -> dict[str, Any]:
+        """A kubeconfig for ``identity`` (the admin by default), the certificates embedded or by path."""
+        files = self.keys
+        cert, key = files.client(identity)
+        if embed:
+            cluster: dict[str, Any] = {"certificate-authority-data": _b64(files.ca)}
+            user: dict[str, Any] = {"client-certificate-data": _b64(cert), "client-key-data": _b64(key)}
+        else:
+            cluster = {"certificate-authority": str(files.ca)}
+            user = {"client-certificate": str(cert), "client-key": str(key)}
+        return {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": "arcsm-real", "cluster": {"server": self.url, **cluster}}],
+            "users": [{"name": identity.user, "user": user}],
+            "contexts": [
+                {
+                    "name": "arcsm-real",
+                    "context": {"cluster": "arcsm-real", "user": identity.user, "namespace": namespace},
+                }
+            ],
+            "current-context": "arcsm-real",
+            "preferences": {},
+        }
+
+    def write_kubeconfig(
+        self, path: Path, *, identity: pki.Identity = pki.ADMIN, namespace: str = "default"
+    ) -> Path:
+        path.write_text(
+            yaml.safe_dump(self.kubeconfig(identity=identity, namespace=namespace), sort_keys=False)
+        )
+        path.chmod(0o600)
+        return path
+
+    def _component_kubeconfig(self, name: str, identity: pki.Identity) -> Path:
+        path = self.state_dir / f"{name}.kubeconfig"
+        path.write_text(yaml.safe_dump(self.kubeconfig(identity=identity, embed=False), sort_keys=False))
+        return path
+
+    def configuration(self, identity: pki.Identity = pki.ADMIN) -> Any:
+        """A kubernetes_asyncio ``Configuration`` authenticating as ``identity`` (imported lazily)."""
+        from kubernetes_asyncio.client import Configuration
+
+        files = self.keys
+        cert, key = files.client(identity)
+        config = Configuration(host=self.url)
+        config.ssl_ca_cert = str(files.ca)
+        config.cert_file = str(cert)
+        config.key_file = str(key)
+        return config
+
+
+def _b64(path: Path) -> str:
+    return base64.b64encode(path.read_bytes()).decode()
+
+
+async def _established(session: aiohttp.ClientSession, path: str, context: ssl.SSLContext) -> bool:
+    async with session.get(path, ssl=context) as r:
+        if r.status != 200:
+            return False
+        body = await r.json()
+    conditions = (body.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
