@@ -31,13 +31,14 @@ Nothing here logs a JIT config or a token.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import dataclasses
 import logging
 import socket
 from collections.abc import Callable
-from datetime import UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from sim import listenerlogs, runtimes
@@ -129,7 +130,11 @@ def image_version(image: str, *, minimum: str) -> str:
 
 def runner_time(ctx: runtimes.ContainerContext) -> str:
     """The runner's timestamp prefix (.NET's universal sortable format)."""
-    return ctx.api.clock().astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+    return _runner_time(ctx.api.clock)
+
+
+def _runner_time(clock: Callable[[], datetime]) -> str:
+    return clock().astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
 
 
 class SimulatedRunner:
@@ -139,45 +144,60 @@ class SimulatedRunner:
         self.github = github
 
     async def __call__(self, ctx: runtimes.ContainerContext) -> int:
-        where = f"runner pod {ctx.namespace}/{ctx.pod_name}"
-        jit_config = env_value(ctx, JIT_CONFIG_ENV)
-        if not jit_config:
-            log.warning("%s: %s is not set; the runner cannot configure itself", where, JIT_CONFIG_ENV)
-            ctx.print("An error occurred: Not configured. Run config.(sh/cmd) to configure the runner.")
-            return FAILED_EXIT
-        version = image_version(
-            str(ctx.container.get("image", "")), minimum=self.github.settings.min_runner_version
-        )
-        try:
-            registration = self.github.register_runner(jit_config, version)
-        except (ValueError, ServiceError) as exc:
-            log.warning("%s: the runner could not connect: %s", where, exc)
-            ctx.print(f"An error occurred: {exc}")
-            return FAILED_EXIT
-        ctx.print("\u221a Connected to GitHub", "", f"Current runner version: '{version}'")
-        if not registration.accepted:
-            log.info(
-                "%s: runner %s %s is outdated; exiting %d", where, registration.name, version, OUTDATED_EXIT
-            )
-            ctx.print(
-                f"An error occurred: Runner version v{version} is deprecated and cannot receive messages."
-            )
-            return OUTDATED_EXIT
-        log.debug("%s: runner %s (id %d) is idle", where, registration.name, registration.runner_id)
-        ctx.print(f"{runner_time(ctx)}: Listening for Jobs")
-        job = await self.github.run_job(
-            registration.runner_id,
+        return await run_runner(
+            self.github,
+            where=f"runner pod {ctx.namespace}/{ctx.pod_name}",
+            jit_config=env_value(ctx, JIT_CONFIG_ENV),
+            image=str(ctx.container.get("image", "")),
+            out=ctx.print,
             stopping=ctx.stopping,
-            on_start=lambda job: ctx.print(f"{runner_time(ctx)}: Running job: {job.display_name}"),
+            clock=ctx.api.clock,
         )
-        if ctx.stopping.is_set():
-            self.github.disconnect_runner(registration.runner_id)
-            return runtimes.SIGTERM_EXIT
-        if job is not None:
-            log.debug("%s: job %d finished (%s)", where, job.runner_request_id, job.result)
-            result = job.result[:1].upper() + job.result[1:]
-            ctx.print(f"{runner_time(ctx)}: Job {job.display_name} completed with result: {result}")
-        return 0
+
+
+async def run_runner(
+    github: GitHubFake,
+    *,
+    where: str,
+    jit_config: str | None,
+    image: str,
+    out: Callable[..., None],
+    stopping: asyncio.Event,
+    clock: Callable[[], datetime],
+) -> int:
+    """One ephemeral runner from its JIT config, on any node: ``out`` prints its lines, ``stopping`` is
+    SIGTERM; returns its exit code."""
+    if not jit_config:
+        log.warning("%s: %s is not set; the runner cannot configure itself", where, JIT_CONFIG_ENV)
+        out("An error occurred: Not configured. Run config.(sh/cmd) to configure the runner.")
+        return FAILED_EXIT
+    version = image_version(image, minimum=github.settings.min_runner_version)
+    try:
+        registration = github.register_runner(jit_config, version)
+    except (ValueError, ServiceError) as exc:
+        log.warning("%s: the runner could not connect: %s", where, exc)
+        out(f"An error occurred: {exc}")
+        return FAILED_EXIT
+    out("\u221a Connected to GitHub", "", f"Current runner version: '{version}'")
+    if not registration.accepted:
+        log.info("%s: runner %s %s is outdated; exiting %d", where, registration.name, version, OUTDATED_EXIT)
+        out(f"An error occurred: Runner version v{version} is deprecated and cannot receive messages.")
+        return OUTDATED_EXIT
+    log.debug("%s: runner %s (id %d) is idle", where, registration.name, registration.runner_id)
+    out(f"{_runner_time(clock)}: Listening for Jobs")
+    job = await github.run_job(
+        registration.runner_id,
+        stopping=stopping,
+        on_start=lambda job: out(f"{_runner_time(clock)}: Running job: {job.display_name}"),
+    )
+    if stopping.is_set():
+        github.disconnect_runner(registration.runner_id)
+        return runtimes.SIGTERM_EXIT
+    if job is not None:
+        log.debug("%s: job %d finished (%s)", where, job.runner_request_id, job.result)
+        result = job.result[:1].upper() + job.result[1:]
+        out(f"{_runner_time(clock)}: Job {job.display_name} completed with result: {result}")
+    return 0
 
 
 # -- the listener ----------------------------------------------------------------------------------------
@@ -191,41 +211,59 @@ class SimulatedListener:
         # Imported here: a world without listener pods needs neither the listener nor a client library.
         from kubernetes_asyncio.client import Configuration
 
-        from actions import errors, listenerconfig
-        from actions.listener import run_listener
+        from actions import listenerconfig
 
-        where = f"listener pod {ctx.namespace}/{ctx.pod_name}"
         path = env_value(ctx, listenerconfig.CONFIG_PATH_ENV) or listenerconfig.DEFAULT_PATH
-        content = mounted_file(ctx, path)
-        if content is None:
-            log.warning("%s: no config at %s (mount the listener config Secret there)", where, path)
-            return FAILED_EXIT
-        try:
-            config = listenerconfig.parse(content.decode("utf-8", errors="replace"), source=path)
-        except errors.InvalidConfiguration as exc:
-            log.warning("%s: %s", where, exc)
-            return FAILED_EXIT
-        if config.metrics_addr:
-            address = on_pod_address(ctx, config.metrics_addr)
-            if port_taken(address):
-                # A process container (which shares the node's network, sim.processes) holds the port on
-                # every pod address: a real pod would have its own. Serve no metrics rather than fail.
-                log.warning(
-                    "%s: %s is taken on the node by a host-network process; no metrics", where, address
-                )
-                address = ""
-            config = dataclasses.replace(config, metrics_addr=address)
         configuration = Configuration(host=self.kube_url())
         account = str((ctx.pod.get("spec") or {}).get("serviceAccountName") or "default")
         configuration.api_key = {"BearerToken": f"system:serviceaccount:{ctx.namespace}:{account}"}
         configuration.api_key_prefix = {"BearerToken": "Bearer"}
-        with listenerlogs.capture(ctx.print, level=config.log_level, json_lines=config.log_format == "json"):
-            return await run_listener(
-                config,
-                kube=configuration,
-                stop=ctx.stopping,
-                owner_name=ctx.pod_name,
-            )
+        return await run_listener_container(
+            where=f"listener pod {ctx.namespace}/{ctx.pod_name}",
+            path=path,
+            content=mounted_file(ctx, path),
+            kube=configuration,
+            pod_name=ctx.pod_name,
+            pod_ip=str((ctx.pod.get("status") or {}).get("podIP") or "127.0.0.1"),
+            out=ctx.print,
+            stopping=ctx.stopping,
+        )
+
+
+async def run_listener_container(
+    *,
+    where: str,
+    path: str,
+    content: bytes | None,
+    kube: Any,
+    pod_name: str,
+    pod_ip: str,
+    out: Callable[..., None],
+    stopping: asyncio.Event,
+) -> int:
+    """arcsm's listener from the config file ``content`` (at ``path`` in the container), reaching the
+    cluster with the kubernetes_asyncio Configuration ``kube``, on any node; returns its exit code."""
+    from actions import errors, listenerconfig
+    from actions.listener import run_listener
+
+    if content is None:
+        log.warning("%s: no config at %s (mount the listener config Secret there)", where, path)
+        return FAILED_EXIT
+    try:
+        config = listenerconfig.parse(content.decode("utf-8", errors="replace"), source=path)
+    except errors.InvalidConfiguration as exc:
+        log.warning("%s: %s", where, exc)
+        return FAILED_EXIT
+    if config.metrics_addr:
+        address = f"{pod_ip}:{config.metrics_addr.rpartition(':')[2]}"
+        if port_taken(address):
+            # A process container (which shares the node's network, sim.processes) holds the port on
+            # every pod address: a real pod would have its own. Serve no metrics rather than fail.
+            log.warning("%s: %s is taken on the node by a host-network process; no metrics", where, address)
+            address = ""
+        config = dataclasses.replace(config, metrics_addr=address)
+    with listenerlogs.capture(out, level=config.log_level, json_lines=config.log_format == "json"):
+        return await run_listener(config, kube=kube, stop=stopping, owner_name=pod_name)
 
 
 def port_taken(address: str) -> bool:
@@ -238,10 +276,3 @@ def port_taken(address: str) -> bool:
         except OSError:
             return True
     return False
-
-
-def on_pod_address(ctx: runtimes.ContainerContext, addr: str) -> str:
-    """``addr`` (``:8080``, ``0.0.0.0:8080``, ``[::]:8080``) moved to the pod's address, same port."""
-    port = addr.rpartition(":")[2]
-    pod_ip = str((ctx.pod.get("status") or {}).get("podIP") or "127.0.0.1")
-    return f"{pod_ip}:{port}"
