@@ -13,6 +13,7 @@ import pytest
 from kubernetes_asyncio import client
 
 from sim.world import World
+from tests import worlds
 
 
 @pytest.fixture
@@ -25,3 +26,13 @@ async def world() -> AsyncIterator[World]:
 async def kube(world: World) -> AsyncIterator[client.ApiClient]:
     async with client.ApiClient(world.configuration()) as api:
         yield api
+
+
+@pytest.fixture(params=worlds.KINDS)
+def world_kind(request: pytest.FixtureRequest) -> str:
+    """Which world the test runs on (``tests/worlds.py``): once on the emulator, once on the real control
+    plane (skipped, or failed where CI requires it, when that is not built)."""
+    kind = str(request.param)
+    if kind == worlds.REAL:
+        worlds.require_real()
+    return kind

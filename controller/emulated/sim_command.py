@@ -1,15 +1,20 @@
 """``arcsm sim``: the emulated Kubernetes cluster and the fake GitHub and Actions service, in the foreground.
 
-    arcsm sim [--host 127.0.0.1] [--port 0] [--kubeconfig PATH] [--github-port 0] [...]
+    arcsm sim [--control-plane emulated|real] [--host 127.0.0.1] [--port 0] [--kubeconfig PATH]
+              [--github-port 0] [...]
 
 It serves what the tests and ``arcsm demo`` run against (``controller.emulated.simulating``,
 ``sim/README.md``), so ``kubectl`` or ``arcsm run`` can be pointed at it through the kubeconfig it writes;
-arcsm's Helm chart applied to it runs this arcsm in-cluster.
+arcsm's Helm chart applied to it runs this arcsm in-cluster. ``--control-plane real`` serves the same
+world on a real control plane instead (``sim.controlplane``: etcd, kube-apiserver,
+kube-controller-manager and kube-scheduler built from the Go module proxy, one emulated node), with the
+same ready lines and kubeconfig.
 """
 
 from __future__ import annotations
 
 import asyncio
+import enum
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +23,20 @@ import typer
 __all__ = ["sim"]
 
 
+class ControlPlaneKind(enum.StrEnum):
+    EMULATED = "emulated"
+    REAL = "real"
+
+
 def sim(
+    control_plane: Annotated[
+        ControlPlaneKind,
+        typer.Option(
+            help="emulated: the API server of sim/, in this process; real: etcd, kube-apiserver, "
+            "kube-controller-manager and kube-scheduler at the pinned release (built with Go into the "
+            "cache on first use, python -m sim.controlplane.build) and one emulated node."
+        ),
+    ] = ControlPlaneKind.EMULATED,
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on; 0 picks a free one.")] = 0,
     kubeconfig: Annotated[
@@ -66,5 +84,6 @@ def sim(
             watch_history=watch_history,
             github_port=github_port,
             github_settings=settings,
+            real=control_plane is ControlPlaneKind.REAL,
         )
     )

@@ -5,6 +5,11 @@ Its kubelet runs the controller containers of image ``arcsm`` as this installati
 metrics.controllerManagerAddr=:PORT | kubectl apply -f -``: the emulator's pods share the host's network,
 so the controller wants a port of its own) runs the controller in-cluster; listener pods stay arcsm's
 listener in the emulator's process.
+
+With ``real=True`` the world is ``sim.controlplane.world.RealWorld``: the pinned control plane (built
+first when the cache lacks it; a build that fails is one line and exit status 1), its emulated node and
+the fake GitHub, announced with the same lines. Its node runs runner and listener pods; the arcsm image is
+not run there.
 """
 
 from __future__ import annotations
@@ -12,9 +17,13 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from controller.emulated import simimage
+from sim.controlplane import build
+from sim.controlplane import world as controlplane_world
+from sim.controlplane.world import RealWorld
 from sim.github.fake import GitHubFake, GitHubSettings
 from sim.world import World
 
@@ -27,19 +36,38 @@ async def serve(
     watch_history: int,
     github_port: int = 0,
     github_settings: GitHubSettings | None = None,
+    real: bool = False,
 ) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     github = GitHubFake(host=host, port=github_port, settings=github_settings)
-    async with World(host=host, port=port, watch_history=watch_history, github=github) as world:
-        simimage.register(world)
-        if kubeconfig is not None:
-            world.write_kubeconfig(kubeconfig)
-        print(f"arcsm sim: kubernetes {world.url}", flush=True)
-        print(f"arcsm sim: github {world.github_url}", flush=True)
-        if kubeconfig is not None:
-            print(f"arcsm sim: kubeconfig {kubeconfig}", flush=True)
-        await stop.wait()
+    if real:
+        async with _real_world(github) as real_world:
+            _announce(real_world.url, real_world.github_url, kubeconfig, real_world.write_kubeconfig)
+            await stop.wait()
+    else:
+        async with World(host=host, port=port, watch_history=watch_history, github=github) as world:
+            simimage.register(world)
+            _announce(world.url, world.github_url, kubeconfig, world.write_kubeconfig)
+            await stop.wait()
     print("arcsm sim: stopped", file=sys.stderr, flush=True)
+
+
+def _announce(url: str, github_url: str, kubeconfig: Path | None, write: Callable[[Path], object]) -> None:
+    if kubeconfig is not None:
+        write(kubeconfig)
+    print(f"arcsm sim: kubernetes {url}", flush=True)
+    print(f"arcsm sim: github {github_url}", flush=True)
+    if kubeconfig is not None:
+        print(f"arcsm sim: kubeconfig {kubeconfig}", flush=True)
+
+
+def _real_world(github: GitHubFake) -> RealWorld:
+    if not controlplane_world.available():
+        try:
+            build.build()
+        except build.BuildError as exc:
+            raise SystemExit(f"arcsm sim: cannot build the control plane: {exc}") from None
+    return RealWorld(github=github)

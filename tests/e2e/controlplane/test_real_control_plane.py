@@ -1,0 +1,196 @@
+"""The real control plane as the tests and ``arcsm sim --control-plane real`` use it: the pinned build in
+the cache, kube-apiserver and its companions started on loopback, and the emulated node running pods.
+
+Nothing is mocked: the binaries are the ones ``python -m sim.controlplane.build`` made; requests go to
+kube-apiserver over HTTPS with a client certificate; kubectl is the one built beside it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from kubernetes_asyncio import client, config
+from kubernetes_asyncio.client.rest import ApiException
+
+from sim.controlplane import build
+from sim.controlplane.world import RealWorld
+from tests import worlds
+from tests.helpers import ARCSM, eventually
+from tests.kubectl import ok
+
+TIMEOUT = 60.0
+
+
+@pytest.fixture
+async def world() -> AsyncIterator[RealWorld]:
+    async with worlds.open_world(worlds.REAL) as w:
+        yield w
+
+
+def test_the_build_is_pinned_stamped_and_found_in_the_cache_the_second_time() -> None:
+    worlds.require_real()
+    command = [sys.executable, "-m", "sim.controlplane.build", "--quiet"]
+    first = subprocess.run(command, capture_output=True, text=True, check=True)
+    stamp = Path(first.stdout.strip()) / build.STAMP
+    before = stamp.stat().st_mtime_ns
+    second = subprocess.run(command, capture_output=True, text=True, check=True)
+    assert second.stdout == first.stdout
+    assert stamp.stat().st_mtime_ns == before, "the second run built again"
+    bin_dir = Path(first.stdout.strip())
+    pins = build.pins()
+    version = subprocess.run([bin_dir / "kube-apiserver", "--version"], capture_output=True, text=True)
+    assert version.stdout.strip() == f"Kubernetes {pins.kubernetes}"
+    kubectl = subprocess.run([bin_dir / "kubectl", "version", "--client", "-o", "json"], capture_output=True)
+    assert json.loads(kubectl.stdout)["clientVersion"]["gitVersion"] == pins.kubernetes
+    etcd = subprocess.run([bin_dir / "etcd", "--version"], capture_output=True, text=True)
+    assert f"etcd Version: {pins.etcd.lstrip('v')}" in etcd.stdout
+
+
+async def test_version_node_and_namespaces(world: RealWorld, tmp_path: Path) -> None:
+    async with client.ApiClient(world.configuration()) as api:
+        version = await client.VersionApi(api).get_code()
+        assert version.git_version == build.pins().kubernetes
+        names = {n.metadata.name for n in (await client.CoreV1Api(api).list_namespace()).items}
+        assert {"default", "arc-systems", "kube-node-lease"} <= names
+    kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+    nodes = json.loads(await ok(kubeconfig, "get", "nodes", "-o", "json"))
+    (node,) = nodes["items"]
+    ready = {c["type"]: c["status"] for c in node["status"]["conditions"]}
+    assert ready["Ready"] == "True"
+    assert not node["spec"].get("taints")
+
+
+def pod(name: str, *, annotations: dict[str, str] | None = None, grace: int = 30) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": annotations or {}},
+        "spec": {
+            "restartPolicy": "Never",
+            "terminationGracePeriodSeconds": grace,
+            "containers": [{"name": "main", "image": "busybox"}],
+        },
+    }
+
+
+async def test_a_pod_is_scheduled_run_and_deleted_gracefully(world: RealWorld) -> None:
+    async with client.ApiClient(world.configuration()) as api:
+        core = client.CoreV1Api(api)
+        await core.create_namespaced_pod("default", pod("waits"))
+
+        async def running() -> Any:
+            found = await core.read_namespaced_pod("waits", "default")
+            return found if found.status.phase == "Running" else None
+
+        found = await eventually(running, timeout=TIMEOUT, what="the pod Running")
+        assert found.spec.node_name == world.node_name
+        assert found.status.pod_ip and found.status.container_statuses[0].ready
+        ready = {c.type: c.status for c in found.status.conditions}
+        assert ready["Ready"] == "True" and ready["PodScheduled"] == "True"
+        await core.delete_namespaced_pod("waits", "default")
+
+        async def gone() -> bool:
+            try:
+                await core.read_namespaced_pod("waits", "default")
+            except ApiException as exc:
+                return exc.status == 404
+            return False
+
+        await eventually(gone, timeout=TIMEOUT, what="the pod deleted")
+
+
+async def test_a_container_that_exits_non_zero_fails_its_pod(world: RealWorld) -> None:
+    async with client.ApiClient(world.configuration()) as api:
+        core = client.CoreV1Api(api)
+        await core.create_namespaced_pod("default", pod("fails", annotations={"sim.arcsm.io/exit-code": "3"}))
+
+        async def failed() -> Any:
+            found = await core.read_namespaced_pod("fails", "default")
+            return found if found.status.phase == "Failed" else None
+
+        found = await eventually(failed, timeout=TIMEOUT, what="the pod Failed")
+        terminated = found.status.container_statuses[0].state.terminated
+        assert (terminated.exit_code, terminated.reason) == (3, "Error")
+
+
+async def test_the_garbage_collector_removes_what_a_deleted_owner_owned(world: RealWorld) -> None:
+    async with client.ApiClient(world.configuration()) as api:
+        core = client.CoreV1Api(api)
+        owner = await core.create_namespaced_config_map("default", {"metadata": {"name": "owner"}})
+        ref = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": owner.metadata.uid}
+        await core.create_namespaced_config_map(
+            "default", {"metadata": {"name": "owned", "ownerReferences": [ref]}}
+        )
+        await core.delete_namespaced_config_map("owner", "default")
+
+        async def collected() -> bool:
+            try:
+                await core.read_namespaced_config_map("owned", "default")
+            except ApiException as exc:
+                return exc.status == 404
+            return False
+
+        await eventually(collected, timeout=TIMEOUT, what="the owned ConfigMap collected")
+
+
+async def test_kube_apiserver_refuses_a_client_without_a_certificate(world: RealWorld) -> None:
+    configuration = world.configuration()
+    configuration.cert_file = configuration.key_file = None
+    async with client.ApiClient(configuration) as api:
+        with pytest.raises(ApiException) as caught:
+            await client.CoreV1Api(api).list_namespace()
+    assert caught.value.status == 403  # anonymous: authenticated as system:anonymous, not authorized
+
+
+async def test_arcsm_sim_serves_the_real_control_plane_with_the_same_lines_and_kubeconfig(
+    tmp_path: Path,
+) -> None:
+    worlds.require_real()
+    kubeconfig = tmp_path / "kubeconfig"
+    proc = await asyncio.create_subprocess_exec(
+        ARCSM,
+        "sim",
+        "--control-plane",
+        "real",
+        "--kubeconfig",
+        str(kubeconfig),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        assert proc.stdout is not None
+        lines = [
+            (await asyncio.wait_for(proc.stdout.readline(), TIMEOUT * 2)).decode().strip() for _ in range(3)
+        ]
+        assert lines[0].startswith("arcsm sim: kubernetes https://127.0.0.1:"), lines
+        assert lines[1].startswith("arcsm sim: github http://127.0.0.1:"), lines
+        assert lines[2] == f"arcsm sim: kubeconfig {kubeconfig}"
+        configuration = client.Configuration()
+        await config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
+        async with client.ApiClient(configuration) as api:
+            assert (await client.VersionApi(api).get_code()).git_version == build.pins().kubernetes
+            nodes = (await client.CoreV1Api(api).list_node()).items
+            assert [n.metadata.name for n in nodes] == ["arcsm-node-1"]
+            crds = await client.ApiextensionsV1Api(api).list_custom_resource_definition()
+            assert "autoscalingrunnersets.actions.github.com" in {c.metadata.name for c in crds.items}
+        github = lines[1].rsplit(" ", 1)[1]
+        async with httpx.AsyncClient() as http:
+            state = (await http.get(f"{github}/_sim/state")).json()
+        assert state["scaleSets"] == []
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), TIMEOUT) == 0
+        assert proc.stderr is not None
+        assert "arcsm sim: stopped" in (await proc.stderr.read()).decode()
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()

@@ -1,0 +1,66 @@
+"""The two worlds a story runs on: the emulated cluster (``sim.world.World``) and the real control plane
+(``sim.controlplane.world.RealWorld``: etcd, kube-apiserver, kube-controller-manager, kube-scheduler at the
+pinned release, one emulated node, the fake GitHub).
+
+Inputs: the ``world_kind`` fixture's parameter. Outputs: ``open_world(kind, github=...)``, an async context
+manager of a started world of that kind. A test module runs on both by taking ``world_kind`` (the
+fixture in ``tests/conftest.py``): each test then runs once per world, ids ``[emulated]`` and ``[real]``.
+
+The real world needs the binaries ``python -m sim.controlplane.build`` makes (the README's test command
+builds them first). Without them its runs are skipped saying so, unless ``ARCSM_REAL_WORLD=required``
+(what CI sets), when they fail: CI must never pass by skipping the real control plane.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sim.controlplane import world as real_world
+from sim.world import World
+
+EMULATED = "emulated"
+REAL = "real"
+KINDS = (EMULATED, REAL)
+
+
+def require_real() -> None:
+    """Skip (or, where CI requires the real world, fail) when the control plane is not built."""
+    if real_world.available():
+        return
+    message = "the control plane is not built: run python -m sim.controlplane.build"
+    if os.environ.get("ARCSM_REAL_WORLD") == "required":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@contextlib.asynccontextmanager
+async def open_world(
+    kind: str, *, github: Any = False, seed: int | None = 1, **emulated: Any
+) -> AsyncIterator[Any]:
+    """A started world of ``kind``; ``emulated`` are further ``World`` arguments (the emulator's alone)."""
+    if kind == REAL:
+        require_real()
+        world = real_world.RealWorld(github=github)
+        try:
+            async with world:
+                yield world
+        except BaseException:
+            print(f"control plane logs kept in {world.control_plane.log_dir}")
+            for name in world.control_plane.components:
+                print(f"--- {name} (last lines)\n{world.control_plane.tail(name, 15)}")
+            raise
+    else:
+        async with World(seed=seed, github=github, **emulated) as world:
+            yield world
+
+
+def logs_directory(world: Any) -> Path | None:
+    """Where a real world keeps its components' logs (None for the emulator)."""
+    control_plane = getattr(world, "control_plane", None)
+    return None if control_plane is None else Path(control_plane.log_dir)
