@@ -1,4 +1,5 @@
-"""Debian's ``kubectl`` run against an emulated cluster, for the emulator tests that drive it.
+"""``kubectl`` run against a world, for the tests that drive it: the one built with the pinned control
+plane (``python -m sim.controlplane.build``), else whichever is on PATH.
 
 Inputs: the path of a kubeconfig (``World.write_kubeconfig``). Outputs: kubectl's exit code, stdout and
 stderr, or its JSON output decoded. kubectl runs as a subprocess while the event loop keeps serving the
@@ -17,9 +18,17 @@ from typing import Any
 
 import pytest
 
-KUBECTL = shutil.which("kubectl")
+from sim.controlplane import build
+
+
+def _find() -> str | None:
+    built = build.binaries() / "kubectl"
+    return str(built) if built.is_file() else shutil.which("kubectl")
+
+
+KUBECTL = _find()
 requires_kubectl = pytest.mark.skipif(
-    KUBECTL is None, reason="kubectl is not installed (Debian: apt-get install kubernetes-client)"
+    KUBECTL is None, reason="no kubectl: build the control plane (python -m sim.controlplane.build)"
 )
 
 

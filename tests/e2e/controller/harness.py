@@ -33,6 +33,7 @@ from statemachines.snapshots import Settings as MachineSettings
 from store import reading, schema
 from store.records import Record, RecordType
 from store.settings import JournalSettings
+from tests import worlds
 from tests.e2e.controller import recording
 from tests.helpers import ARCSM, eventually
 from watchers.settings import WatchSettings
@@ -48,8 +49,9 @@ RUNNER_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
 
 
 @contextlib.asynccontextmanager
-async def github_world() -> AsyncIterator[World]:
-    async with World(seed=1, github=True) as world:
+async def github_world(kind: str = worlds.EMULATED) -> AsyncIterator[World]:
+    """A world of ``kind`` (``tests.worlds``) with the fake GitHub accepting the tests' PAT."""
+    async with worlds.open_world(kind, github=True) as world:
         world.github.allow_pat(PAT)
         try:
             yield world

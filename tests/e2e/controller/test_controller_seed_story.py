@@ -44,8 +44,8 @@ NEW_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         w.github.configure(min_runner_version=MINIMUM)
         yield w
 
