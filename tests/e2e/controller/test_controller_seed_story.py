@@ -21,7 +21,9 @@ from typing import Any
 
 import pytest
 from kubernetes_asyncio import client
+from typer.testing import CliRunner
 
+from controller.commands.cli import app
 from sim.world import World
 from statemachines.kinds import AL, ARS, ER, ERS
 from store.records import RecordType
@@ -270,7 +272,8 @@ async def assert_story_journaled(controller: Controller, recovered_revision: int
 async def test_4_6_b_rejected_runners_park_the_scale_set_and_an_image_fix_recovers_it(
     world: World, kube: client.ApiClient, tmp_path: Path
 ) -> None:
-    async with Controller(world, tmp_path) as controller:
+    exported = tmp_path / "story.jsonl.gz"
+    async with Controller(world, tmp_path, record_to=exported) as controller:
         await park(world, kube, controller)
         await assert_parked_without_churn(world, kube, controller)
         parked_revision, _ = revisions(await required(kube, ERS))
@@ -282,6 +285,11 @@ async def test_4_6_b_rejected_runners_park_the_scale_set_and_an_image_fix_recove
         ers = await assert_recovered(world, kube, controller, parked_revision)
         assert ers["spec"]["ephemeralRunnerSpec"]["spec"]["containers"][0]["image"] == NEW_IMAGE
         await assert_story_journaled(controller, revisions(ers)[0])
+
+    # The journal the story left decides every decision alike when replayed, as a user checks it.
+    result = CliRunner().invoke(app, ["replay", "--check", str(exported)])
+    assert result.exit_code == 0, result.output
+    assert result.output.endswith("decisions replayed, all equal\n"), result.output
 
 
 async def test_4_6_a_a_spec_update_that_leaves_the_runner_spec_alone_still_advances_the_revision(

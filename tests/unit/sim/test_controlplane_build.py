@@ -46,11 +46,13 @@ def test_a_failed_build_is_one_line_naming_what_failed(output: str, expected: st
 
 def test_without_go_the_build_says_so_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    with pytest.raises(build.BuildError, match="^no go command on PATH"):
+    with pytest.raises(build.BuildError, match=r"^no go command on PATH"):
         build.build(tmp_path / "cache", log=False)
 
 
 def test_the_cache_is_outside_the_checkout_and_keyed_by_the_pins(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ARCSM_CONTROLPLANE_CACHE", "/var/cache/cp")
     pins = build.pins()
-    assert build.binaries() == Path("/var/cache/cp") / f"kubernetes-{pins.kubernetes}_etcd-{pins.etcd}" / "bin"
+    assert (
+        build.binaries() == Path("/var/cache/cp") / f"kubernetes-{pins.kubernetes}_etcd-{pins.etcd}" / "bin"
+    )
