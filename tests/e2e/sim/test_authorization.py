@@ -12,7 +12,6 @@ token, or with one the emulator did not issue, stay unchecked; the request log n
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -25,10 +24,10 @@ from sim import tokens
 from sim.world import World
 from tests.e2e.sim.conformance import api_error, status_body
 from tests.helpers import eventually
+from tests.kubectl import KUBECTL
 
 NS = "default"
 ROBOT = "system:serviceaccount:default:robot"
-KUBECTL = shutil.which("kubectl")
 RBAC = "rbac.authorization.k8s.io"
 
 

@@ -37,8 +37,8 @@ from tests.e2e.sim.processworld import (
     serving,
 )
 from tests.helpers import eventually, free_port
+from tests.kubectl import KUBECTL
 
-KUBECTL = shutil.which("kubectl")
 TOKEN_DIR = "/var/run/secrets/kubernetes.io/serviceaccount"
 RBAC = "rbac.authorization.k8s.io"
 

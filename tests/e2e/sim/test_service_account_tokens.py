@@ -10,7 +10,6 @@ opts out of automounting gets no ``kube-api-access-*`` volume.
 from __future__ import annotations
 
 import asyncio
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -22,9 +21,9 @@ from sim import tokens
 from sim.world import World
 from tests.e2e.sim.conformance import api_error, status_body
 from tests.helpers import eventually
+from tests.kubectl import KUBECTL
 
 NS = "default"
-KUBECTL = shutil.which("kubectl")
 needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl is not installed")
 
 
