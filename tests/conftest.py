@@ -28,11 +28,21 @@ async def kube(world: World) -> AsyncIterator[client.ApiClient]:
         yield api
 
 
-@pytest.fixture(params=worlds.KINDS)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked ``both_worlds`` runs once per world (``tests/worlds.py``), ids ``[emulated]`` and
+    ``[real]``; its world fixture reads which from ``world_kind``."""
+    if (
+        metafunc.definition.get_closest_marker("both_worlds") is not None
+        and "world_kind" in metafunc.fixturenames
+    ):
+        metafunc.parametrize("world_kind", worlds.KINDS, indirect=True)
+
+
+@pytest.fixture
 def world_kind(request: pytest.FixtureRequest) -> str:
-    """Which world the test runs on (``tests/worlds.py``): once on the emulator, once on the real control
-    plane (skipped, or failed where CI requires it, when that is not built)."""
-    kind = str(request.param)
+    """Which world the test runs on: the emulator, unless the test is marked ``both_worlds``; the real
+    control plane's runs are skipped (or failed, where CI requires them) when it is not built."""
+    kind = str(getattr(request, "param", worlds.EMULATED))
     if kind == worlds.REAL:
         worlds.require_real()
     return kind

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,7 +59,6 @@ async def open_world(
             yield world
 
 
-def logs_directory(world: Any) -> Path | None:
-    """Where a real world keeps its components' logs (None for the emulator)."""
-    control_plane = getattr(world, "control_plane", None)
-    return None if control_plane is None else Path(control_plane.log_dir)
+def is_real(world: Any) -> bool:
+    """Whether ``world`` is the real control plane (for the few steps a real cluster needs done apart)."""
+    return isinstance(world, real_world.RealWorld)

@@ -290,6 +290,7 @@ class ControlPlane:
             f"--kubeconfig={kubeconfig}",
             f"--authentication-kubeconfig={kubeconfig}",
             f"--authorization-kubeconfig={kubeconfig}",
+            "--authentication-skip-lookup=true",  # no front proxy: no request-header CA to look up
             "--leader-elect=false",
             f"--bind-address={HOST}",
             f"--secure-port={port}",
@@ -314,6 +315,7 @@ class ControlPlane:
             f"--kubeconfig={kubeconfig}",
             f"--authentication-kubeconfig={kubeconfig}",
             f"--authorization-kubeconfig={kubeconfig}",
+            "--authentication-skip-lookup=true",  # no front proxy: no request-header CA to look up
             "--leader-elect=false",
             f"--bind-address={HOST}",
             f"--secure-port={port}",

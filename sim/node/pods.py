@@ -199,7 +199,6 @@ class PodRun:
             "podIP": self.pod_ip,
             "podIPs": [{"ip": self.pod_ip}],
             "startTime": self.started_at,
-            "qosClass": "BestEffort",
             "conditions": [
                 _condition("PodReadyToStartContainers", True, at),
                 _condition("Initialized", True, at),

@@ -27,6 +27,7 @@ from actions.retrying import RetryPolicy
 from controller.executor.actionsclients import ActionsClients
 from controller.executor.executing import Executor, ExecutorSettings
 from sim.world import World
+from tests import worlds
 from tests.e2e.controller import harness, recording
 from tests.e2e.controller.executorworld import (
     CONFIG_SECRET,
@@ -38,8 +39,8 @@ from tests.e2e.controller.executorworld import (
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with World(seed=1, github=True) as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with worlds.open_world(world_kind, github=True) as w:
         w.github.allow_pat(PAT)
         yield w
 

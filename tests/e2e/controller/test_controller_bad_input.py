@@ -50,6 +50,8 @@ from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, NS, PAT, Controller
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds
+
 TIMEOUT = 30.0
 BAD = "bad"
 GOOD = "good"
@@ -307,8 +309,8 @@ CASES = [
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         yield w
 
 

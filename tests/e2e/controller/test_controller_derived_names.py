@@ -27,6 +27,8 @@ from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, NS, Controller
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds
+
 TIMEOUT = 60.0
 SHORT = "arc"
 NAMES = {
@@ -38,8 +40,8 @@ NAMES = {
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         yield w
 
 

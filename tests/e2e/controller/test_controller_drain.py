@@ -17,13 +17,15 @@ from tests.e2e.controller import harness
 from tests.e2e.controller.harness import Controller
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds
+
 TIMEOUT = 30.0
 NEW_IMAGE = "ghcr.io/actions/actions-runner:2.331.0"
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         yield w
 
 

@@ -60,8 +60,8 @@ STORY = ["Pending", "Running", "Outdated", "Pending", "Running"]
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         w.github.configure(min_runner_version=MINIMUM)
         yield w
 

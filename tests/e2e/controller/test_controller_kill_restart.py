@@ -35,6 +35,8 @@ from tests import helpers
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds
+
 TIMEOUT = 30.0
 JOB_SECONDS = 45.0  # outlasts the test: the busy runner is kept through the whole cleanup
 KILLS = 3
@@ -42,8 +44,8 @@ SEED = 20261130
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         w.github.configure(job_seconds=JOB_SECONDS)
         yield w
 

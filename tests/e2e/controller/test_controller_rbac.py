@@ -32,8 +32,8 @@ CONTROLLER_USER = "system:serviceaccount:arc-systems:arcsm"
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         yield w
 
 

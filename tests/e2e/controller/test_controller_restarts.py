@@ -23,13 +23,15 @@ from tests.e2e.controller import harness
 from tests.e2e.controller.harness import NS, Controller
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds
+
 TIMEOUT = 20.0
 ARS = ObjectRef("AutoscalingRunnerSet", NS, "arc")
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         yield w
 
 

@@ -40,8 +40,8 @@ KINDS = {plural: kind for kind, plural in harness.PLURALS.items()}
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         yield w
 
 

@@ -39,6 +39,8 @@ from tests.e2e.controller.scenario_steps import (
 )
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds
+
 TIMEOUT = 30.0
 MINIMUM = "2.330.0"
 OLD_IMAGE = "ghcr.io/actions/actions-runner:2.329.0"

@@ -35,13 +35,15 @@ from tests.e2e.controller.revision_steps import (
 )
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds
+
 NAME = "arc-reused"
 HOLD = "example.com/hold"
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         yield w
 
 

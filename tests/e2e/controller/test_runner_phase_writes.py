@@ -23,10 +23,12 @@ from tests.e2e.controller.revision_steps import ER, TIMEOUT, create_scale_set, r
 from tests.e2e.controller.runnerjournal import runner_decisions
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds
+
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         yield w
 
 

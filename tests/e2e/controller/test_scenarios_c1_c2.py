@@ -28,8 +28,8 @@ FAILED_PASSES = 3  # how many failed passes show the phase holds while a write k
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         yield w
 
 

@@ -55,8 +55,8 @@ LONG_JOB = 600.0  # outlasts the test: a job ends when the test lets it (GitHubF
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         w.github.configure(min_runner_version=MINIMUM, job_seconds=LONG_JOB)
         yield w
 

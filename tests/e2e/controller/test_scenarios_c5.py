@@ -38,8 +38,8 @@ from tests.helpers import eventually
 
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         yield w
 
 

@@ -21,10 +21,12 @@ from tests.e2e.controller.harness import Controller
 from tests.e2e.controller.scenario_steps import AL, ARS, ER, ERS
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds
+
 
 @pytest.fixture
-async def world() -> AsyncIterator[World]:
-    async with harness.github_world() as w:
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
         w.github.configure(min_runner_version=steps.MINIMUM)
         yield w
 

@@ -1,18 +1,20 @@
 """A scale set installed the way upstream's gha-runner-scale-set chart installs it works with arcsm, given
 only the values a user already gives ARC.
 
-Inputs: the emulated cluster with the fake GitHub; arcsm's own chart rendered by Helm and applied with
-Debian's kubectl (as ``arcsm manifests | kubectl apply -f -`` does); ``sim.scalesetchart``, a stand-in for
+Inputs: each world (the emulated cluster, and the real control plane with a static volume for the
+kubernetes mode's claim) with the fake GitHub; arcsm's own chart rendered by Helm and applied with the
+pinned kubectl (as ``arcsm manifests | kubectl apply -f -`` does); ``sim.scalesetchart``, a stand-in for
 upstream's chart (0.14.x) written from the facts of its templates, rendered by Helm *against the
-emulated cluster* so that its ``lookup`` of the controller's Deployment is Helm's own, and applied with
+cluster* so that its ``lookup`` of the controller's Deployment is Helm's own, and applied with
 kubectl; the real controller in-process. The values are githubConfigUrl, githubConfigSecret,
 runnerScaleSetName, min/maxRunners, template and containerMode, nothing about the controller.
 
 Outputs: Helm's lookup finds arcsm's Deployment and binds the manager Role to arcsm's ServiceAccount;
-each container mode (default, dind, kubernetes) reaches Running, runs a queued job on a runner whose pod
-is the chart's template, and a listener; deleting the scale set releases the cleanup-protection
-finalizers of everything the chart made, so the chart's objects all go; without a controller, or with
-two installed, the lookup fails as upstream's does, and ``controllerServiceAccount`` still names one.
+each container mode (default, dind, kubernetes) reaches Running, runs two queued jobs on runners whose
+pods are the chart's template, and a listener; deleting the scale set releases the cleanup-protection
+finalizers of everything the chart made, so the chart's objects all go, and its registration at
+GitHub goes; without a controller, or with two installed, the lookup fails as upstream's does, and
+``controllerServiceAccount`` still names one.
 """
 
 from __future__ import annotations
@@ -30,17 +32,33 @@ from sim import scalesetchart
 from sim.github.records import JobState
 from sim.world import World
 from statemachines.kinds import AL, ARS, ER
+from tests import worlds
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, PAT, Controller
 from tests.helpers import eventually
 from tests.kubectl import ok, requires_kubectl
 
-pytestmark = requires_kubectl
+pytestmark = [requires_kubectl, pytest.mark.both_worlds]
 
 RUNNERS_NS = "arc-runners"
 RELEASE = "arc-runner-set"
 TIMEOUT = 60.0
 KUBE_MODE_CLAIM = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
+# A cluster without a provisioner binds the kubernetes mode's work claims (one a runner) to volumes made
+# beforehand, one for each of the jobs a test runs.
+STATIC_VOLUMES = [
+    {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": f"work-{n}"},
+        "spec": {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "hostPath": {"path": f"/tmp/arcsm-work-{n}"},
+        },
+    }
+    for n in (1, 2)
+]
 MODES: dict[str, dict[str, Any]] = {
     "default": {},
     "dind": {"type": "dind"},
@@ -85,14 +103,17 @@ async def prepared(world: World, tmp_path: Path) -> Path:
         "-",
         stdin=f"apiVersion: v1\nkind: Namespace\nmetadata: {{name: {RUNNERS_NS}}}\n",
     )
+    if worlds.is_real(world):
+        volumes = {"apiVersion": "v1", "kind": "List", "items": STATIC_VOLUMES}
+        await ok(kubeconfig, "apply", "-f", "-", stdin=json.dumps(volumes))
     return kubeconfig
 
 
 @pytest.mark.parametrize("mode", MODES.values(), ids=MODES.keys())
 async def test_a_scale_set_from_upstreams_chart_runs_a_job_with_no_controller_values(
-    tmp_path: Path, mode: dict[str, Any]
+    tmp_path: Path, mode: dict[str, Any], world_kind: str
 ) -> None:
-    async with harness.github_world() as world, client.ApiClient(world.configuration()) as kube:
+    async with harness.github_world(world_kind) as world, client.ApiClient(world.configuration()) as kube:
         kubeconfig = await prepared(world, tmp_path)
         rendered = await install_arcsm(kubeconfig)
         [account] = [d for d in rendered if d["kind"] == "ServiceAccount"]
@@ -115,7 +136,7 @@ async def test_a_scale_set_from_upstreams_chart_runs_a_job_with_no_controller_va
             await eventually(running, timeout=TIMEOUT, what="the scale set Running with its listener")
             registered = world.github.scale_set(RELEASE)
             assert registered is not None
-            [job] = world.github.queue_jobs(registered.id, 1)
+            jobs = world.github.queue_jobs(registered.id, 2)
 
             async def runner_pod() -> dict[str, Any] | None:
                 pods = (await client.CoreV1Api(kube).list_namespaced_pod(RUNNERS_NS)).items
@@ -132,9 +153,11 @@ async def test_a_scale_set_from_upstreams_chart_runs_a_job_with_no_controller_va
                 v["name"] for v in template.get("volumes") or []
             }
             await eventually(
-                lambda: job.state is JobState.COMPLETED, timeout=TIMEOUT, what="the job run by a runner"
+                lambda: all(job.state is JobState.COMPLETED for job in jobs),
+                timeout=TIMEOUT,
+                what="both jobs run by runners",
             )
-            assert job.result == "succeeded"
+            assert [job.result for job in jobs] == ["succeeded", "succeeded"]
 
             # `helm uninstall`: the chart's objects go; arcsm releases their cleanup-protection finalizers.
             await harness.delete(kube, ARS, RELEASE, RUNNERS_NS)
@@ -148,6 +171,7 @@ async def test_a_scale_set_from_upstreams_chart_runs_a_job_with_no_controller_va
                 return not any(left)
 
             await eventually(cleaned_up, timeout=TIMEOUT, what="the scale set and what arcsm made gone")
+            assert world.github.scale_set(RELEASE) is None, "the scale set is still registered at GitHub"
             protected = [
                 d
                 for d in scale_set
@@ -160,9 +184,9 @@ async def test_a_scale_set_from_upstreams_chart_runs_a_job_with_no_controller_va
 
 
 async def test_the_lookup_fails_as_upstreams_without_or_with_two_controllers_and_a_named_account_works(
-    tmp_path: Path,
+    tmp_path: Path, world_kind: str
 ) -> None:
-    async with harness.github_world() as world:
+    async with harness.github_world(world_kind) as world:
         kubeconfig = await prepared(world, tmp_path)
         values = user_values(world, {})
         with pytest.raises(manifests.RenderError, match="No gha-rs-controller deployment found"):
