@@ -219,10 +219,11 @@ def start(world: Any, directory: Path, name: str) -> Replica:
     return Replica(name, task, stop, urls)
 
 
+@pytest.mark.both_worlds
 async def test_after_a_failover_the_new_leader_serves_what_it_observed_and_the_deletion_it_decided(
-    tmp_path: Path,
+    tmp_path: Path, world_kind: str
 ) -> None:
-    async with harness.github_world() as world, client.ApiClient(world.configuration()) as kube:
+    async with harness.github_world(world_kind) as world, client.ApiClient(world.configuration()) as kube:
         await harness.create_secret(kube)
         a = start(world, tmp_path / "a", "a")
         replicas = [a]

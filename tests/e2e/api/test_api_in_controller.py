@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from kubernetes_asyncio import client
 
 from controller.loop import running
@@ -37,8 +38,11 @@ async def arcsm(*args: str) -> tuple[int, str, str]:
     return process.returncode or 0, out.decode(), err.decode()
 
 
-async def test_the_controller_serves_its_history_health_and_metrics_while_it_runs(tmp_path: Path) -> None:
-    async with harness.github_world() as world, client.ApiClient(world.configuration()) as kube:
+@pytest.mark.both_worlds
+async def test_the_controller_serves_its_history_health_and_metrics_while_it_runs(
+    tmp_path: Path, world_kind: str
+) -> None:
+    async with harness.github_world(world_kind) as world, client.ApiClient(world.configuration()) as kube:
         await harness.create_secret(kube)
         base = harness.Controller(world, tmp_path).settings
         settings = dataclasses.replace(base, http=HttpSettings(host="127.0.0.1", port=0))

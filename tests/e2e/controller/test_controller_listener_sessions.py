@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from kubernetes_asyncio import client
 
 from actions.kubepatching import SESSION_ANNOTATION
@@ -20,10 +21,11 @@ from tests.helpers import eventually
 TIMEOUT = 20.0
 
 
+@pytest.mark.both_worlds
 async def test_a_listener_deleted_in_an_outage_leaves_a_session_its_replacement_reclaims(
-    tmp_path: Path,
+    tmp_path: Path, world_kind: str
 ) -> None:
-    async with harness.github_world() as world, client.ApiClient(world.configuration()) as kube:
+    async with harness.github_world(world_kind) as world, client.ApiClient(world.configuration()) as kube:
         await harness.create_secret(kube)
         fake = world.github
         async with Controller(world, tmp_path):

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from controller.loop import replaying, snapshotting
 from controller.loop.folding import Fold
 from statemachines.effects import ObjectRef
@@ -21,8 +23,11 @@ from store.records import RecordType
 from tests.e2e.controller import harness, jobflow
 
 
-async def test_a_set_forgets_the_results_about_its_runners_once_they_are_gone(tmp_path: Path) -> None:
-    async with harness.github_world() as world:
+@pytest.mark.both_worlds
+async def test_a_set_forgets_the_results_about_its_runners_once_they_are_gone(
+    tmp_path: Path, world_kind: str
+) -> None:
+    async with harness.github_world(world_kind) as world:
         run = await jobflow.run(world, tmp_path, scale_sets=2, jobs_per_set=3, slim=True)
     records = await harness.journaled(run.journal)
     created = {

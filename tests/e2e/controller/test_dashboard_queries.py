@@ -128,11 +128,12 @@ def test_metric_names_are_found_wherever_a_query_puts_them() -> None:
         metric_names("sum(rate(x[5m])")
 
 
+@pytest.mark.both_worlds
 async def test_every_metric_the_dashboard_reads_is_served_by_the_controller_or_a_listener(
-    tmp_path: Path,
+    tmp_path: Path, world_kind: str
 ) -> None:
     election = LeaderElectionSettings(identity="solo", namespace=harness.CONTROLLER_NS, retry_period=0.5)
-    async with harness.github_world() as world, client.ApiClient(world.configuration()) as kube:
+    async with harness.github_world(world_kind) as world, client.ApiClient(world.configuration()) as kube:
         await harness.create_secret(kube)
         settings = dataclasses.replace(scraping.settings_for(world, tmp_path), leader_election=election)
         async with scraping.serving(world, kube, tmp_path, settings) as served:
