@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import ssl
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
+from sim.controlplane import pki
 from sim.controlplane import world as real_world
 from sim.world import World
 
@@ -57,6 +59,17 @@ async def open_world(
     else:
         async with World(seed=seed, github=github, **emulated) as world:
             yield world
+
+
+def client_ssl(world: Any) -> ssl.SSLContext | None:
+    """What a raw HTTP client (aiohttp's ``ssl=``) needs to reach ``world`` as its admin: the cluster CA
+    and the admin's client certificate on the real control plane, nothing on the emulator's plain HTTP."""
+    if not is_real(world):
+        return None
+    context = ssl.create_default_context(cafile=str(world.ca_file))
+    cert, key = world.control_plane.keys.client(pki.ADMIN)
+    context.load_cert_chain(str(cert), str(key))
+    return context
 
 
 def is_real(world: Any) -> bool:

@@ -21,6 +21,7 @@ from kubernetes_asyncio import client, watch
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from sim.world import World
+from tests import worlds
 from tests.helpers import eventually
 
 NS = "default"
@@ -175,7 +176,9 @@ async def raw(world: World, method: str, path: str, body: Any = None, **params: 
     """One JSON request over plain HTTP: (status, decoded body)."""
     async with (
         aiohttp.ClientSession() as session,
-        session.request(method, world.url + path, json=body, params=params or None) as resp,
+        session.request(
+            method, world.url + path, json=body, params=params or None, ssl=worlds.client_ssl(world)
+        ) as resp,
     ):
         return resp.status, await resp.json()
 
@@ -190,6 +193,8 @@ async def raw_response(
     headers = {} if body is None else {"Content-Type": content_type}
     async with (
         aiohttp.ClientSession() as session,
-        session.request(method, world.url + path, data=data, headers=headers) as resp,
+        session.request(
+            method, world.url + path, data=data, headers=headers, ssl=worlds.client_ssl(world)
+        ) as resp,
     ):
         yield resp

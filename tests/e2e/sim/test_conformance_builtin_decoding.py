@@ -19,6 +19,8 @@ from kubernetes_asyncio import client
 from sim.world import World
 from tests.e2e.sim.conformance import NS, error_status, failure, raw_response
 
+pytestmark = pytest.mark.both_worlds(on_demand=True)
+
 PODS = f"/api/v1/namespaces/{NS}/pods"
 EVENTS = f"/api/v1/namespaces/{NS}/events"
 CANNOT = 'Pod in version "v1" cannot be handled as a Pod: '

@@ -18,6 +18,7 @@ import contextlib
 import re
 from typing import Any
 
+import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.leaderelection import electionconfig, leaderelection
@@ -26,6 +27,8 @@ from kubernetes_asyncio.leaderelection.resourcelock.leaselock import LeaseLock
 from sim.world import World
 from tests.e2e.sim.conformance import NS, error_status, raw_response
 from tests.helpers import eventually
+
+pytestmark = pytest.mark.both_worlds(on_demand=True)
 
 OTHER_SCHEDULER = "other-scheduler"
 GENERATED = "[bcdfghjklmnpqrstvwxz2456789]{5}"

@@ -16,6 +16,8 @@ from kubernetes_asyncio import client
 from sim.world import World
 from tests.e2e.sim.conformance import GROUP, MERGE, NS, VERSION, error_status
 
+pytestmark = pytest.mark.both_worlds(on_demand=True)
+
 READY = {
     "type": "Ready",
     "status": "True",

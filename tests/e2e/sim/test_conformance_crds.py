@@ -12,10 +12,13 @@ import copy
 from typing import Any
 
 import aiohttp
+import pytest
 from kubernetes_asyncio import client
 
 from sim.world import World
 from tests.e2e.sim.conformance import GROUP, MERGE, NS, VERSION, error_status, raw_response
+
+pytestmark = pytest.mark.both_worlds(on_demand=True)
 
 ER_PATH = f"/apis/{GROUP}/{VERSION}/namespaces/{NS}/ephemeralrunners"
 QUANTITY_PATTERN = (

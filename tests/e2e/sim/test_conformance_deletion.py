@@ -43,6 +43,8 @@ from tests.e2e.sim.conformance import (
 )
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds(on_demand=True)
+
 ARS_QUALIFIED = f"{ARS}.{GROUP}"
 HOLD = "example.com/hold"
 UNSERVED_NODE = "unserved-node"

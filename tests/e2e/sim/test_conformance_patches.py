@@ -37,6 +37,8 @@ from tests.e2e.sim.conformance import (
     rv,
 )
 
+pytestmark = pytest.mark.both_worlds(on_demand=True)
+
 JSON_PATCH = "application/json-patch+json"
 APPLY = "application/apply-patch+yaml"
 STALE = "the object has been modified; please apply your changes to the latest version and try again"

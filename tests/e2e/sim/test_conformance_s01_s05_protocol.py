@@ -24,6 +24,8 @@ from kubernetes_asyncio.dynamic import DynamicClient
 from sim.world import World
 from tests.e2e.sim.conformance import ARS, GROUP, NS, VERSION, ars, default_sa_ready, pod, status_body
 
+pytestmark = pytest.mark.both_worlds(on_demand=True)
+
 ARS_PATH = f"/apis/{GROUP}/{VERSION}/namespaces/{NS}/{ARS}"
 SECRETS_PATH = f"/api/v1/namespaces/{NS}/secrets"
 NOT_FOUND = "the server could not find the requested resource"

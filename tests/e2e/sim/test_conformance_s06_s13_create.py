@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -31,6 +32,8 @@ from tests.e2e.sim.conformance import (
     status_body,
 )
 from tests.helpers import eventually
+
+pytestmark = pytest.mark.both_worlds(on_demand=True)
 
 ARS_PATH = f"/apis/{GROUP}/{VERSION}/namespaces/{NS}/{ARS}"
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")

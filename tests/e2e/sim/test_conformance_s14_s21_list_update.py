@@ -33,6 +33,8 @@ from tests.e2e.sim.conformance import (
     status_body,
 )
 
+pytestmark = pytest.mark.both_worlds(on_demand=True)
+
 ARS_ALL = f"/apis/{GROUP}/{VERSION}/{ARS}"
 ARS_PATH = f"/apis/{GROUP}/{VERSION}/namespaces/{NS}/{ARS}"
 SECRETS_PATH = f"/api/v1/namespaces/{NS}/secrets"

@@ -13,6 +13,7 @@ import asyncio
 from functools import partial
 from typing import Any
 
+import pytest
 from kubernetes_asyncio import client, watch
 
 from tests.e2e.sim import conformance
@@ -29,6 +30,8 @@ from tests.e2e.sim.conformance import (
     patch_ars,
 )
 from tests.helpers import eventually
+
+pytestmark = pytest.mark.both_worlds(on_demand=True)
 
 JSON_PATCH = "application/json-patch+json"
 ARS_SPEC = {

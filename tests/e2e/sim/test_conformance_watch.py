@@ -31,6 +31,8 @@ from sim.world import World
 from tests.e2e.sim.conformance import NS, status_body
 from tests.helpers import eventually
 
+pytestmark = pytest.mark.both_worlds(on_demand=True)
+
 CM_PATH = f"/api/v1/namespaces/{NS}/configmaps"
 ARS_GROUP, ARS_VERSION, ARS_PLURAL = "actions.github.com", "v1alpha1", "autoscalingrunnersets"
 ARS_PATH = f"/apis/{ARS_GROUP}/{ARS_VERSION}/namespaces/{NS}/{ARS_PLURAL}"
