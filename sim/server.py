@@ -25,6 +25,7 @@ from sim import (
     authenticating,
     authorizing,
     decoding,
+    deleteoptions,
     discovery,
     errors,
     listing,
@@ -522,6 +523,8 @@ class Server:
         else:
             body = await _body(request, allow_empty=True)
         if isinstance(body, dict):
+            # A body is the options: the query is ignored then.
+            deleteoptions.validate(body)
             return body
         q = request.query
         options: dict[str, Any] = {}
@@ -531,6 +534,9 @@ class Server:
             options["propagationPolicy"] = q["propagationPolicy"]
         if "orphanDependents" in q:
             options["orphanDependents"] = parse_bool(q["orphanDependents"])
+        if "dryRun" in q:
+            options["dryRun"] = q.getall("dryRun")
+        deleteoptions.validate(options)
         return options
 
     async def _delete_collection(self, request: web.Request, target: routing.Target) -> web.Response:
