@@ -26,6 +26,7 @@ from typing import Any
 from sim import (
     admission,
     applying,
+    crdterminating,
     decoding,
     deleteoptions,
     errors,
@@ -170,6 +171,9 @@ class ApiServer:
         managed: list[Obj] | None = None,
     ) -> Result:
         """Create; ``managed`` is the ``managedFields`` of an apply, else the write is an ``Update``."""
+        if kind.is_custom:
+            # The custom resource handler refuses before it reads the body.
+            crdterminating.check_create(self.store, kind)
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request was not a JSON object")
         body, decode_warnings = decoding.decode_body(kind, body, field_validation=field_validation)
@@ -347,6 +351,10 @@ class ApiServer:
                 applied: tuple[str, ...] = ("labels", "annotations")
                 if kind.group == "" and kind.plural == "pods":
                     applied += ("finalizers",)
+                elif crdterminating.is_crd(kind):
+                    # The CRD status strategy resets no metadata (ResetObjectMetaForStatus is given the
+                    # new object twice): the CRD finalizer removes its finalizer through the status.
+                    applied += ("finalizers", "ownerReferences")
                 for field_name in applied:
                     if field_name in bmeta:
                         meta[field_name] = bmeta[field_name]
@@ -559,6 +567,14 @@ class ApiServer:
         dry_run = deleteoptions.dry_run(options)
         existing = self._existing(kind, namespace, name)
         emeta = existing["metadata"]
+        if crdterminating.is_crd(kind):
+            crdterminating.check_preconditions(existing, options)
+            if not emeta.get("deletionTimestamp"):
+                # The first DELETE of a CRD marks it Terminating for the finalizer controller.
+                new = crdterminating.marked(existing, self.now_text())
+                stored = new if dry_run else self.store.put(self.key(kind, "", name), new)
+                code = 202 if options.get("orphanDependents") is False else 200
+                return Result(code, self.to_view(kind, stored))
         pre = options.get("preconditions") or {}
         # rest.BeforeDelete checks preconditions first and names the resource by its Kind, not its plural.
         if pre.get("uid") and pre["uid"] != emeta["uid"]:
