@@ -1,10 +1,11 @@
 """``arcsm sim``: the emulated Kubernetes cluster and the fake GitHub and Actions service, in the foreground.
 
-    arcsm sim [--host 127.0.0.1] [--port 0] [--kubeconfig PATH] [--github-port 0] [...]
+    arcsm sim [--host 127.0.0.1] [--port 0] [--kubeconfig PATH] [--github-port 0] [--no-crds] [...]
 
 It serves what the tests and ``arcsm demo`` run against (``controller.emulated.simulating``,
 ``sim/README.md``), so ``kubectl`` or ``arcsm run`` can be pointed at it through the kubeconfig it writes;
-arcsm's Helm chart applied to it runs this arcsm in-cluster.
+arcsm's Helm chart applied to it runs this arcsm in-cluster. With ``--no-crds`` it starts without arcsm's
+CRDs, for a chart that brings its own (upstream's gha-runner-scale-set-controller).
 """
 
 from __future__ import annotations
@@ -38,9 +39,19 @@ def sim(
     long_poll_seconds: Annotated[
         float, typer.Option(help="How long GetMessage waits for a message before it answers 202.")
     ] = 20.0,
+    no_crds: Annotated[
+        bool,
+        typer.Option(
+            "--no-crds",
+            help="Start without arcsm's CRDs, so a chart (upstream's) can install its own.",
+        ),
+    ] = False,
 ) -> None:
     """Run the emulated Kubernetes cluster (CRDs installed, namespaces default and arc-systems) and the
-    fake GitHub and Actions service."""
+    fake GitHub and Actions service.
+
+    With --no-crds it starts without arcsm's CRDs, so a chart that brings its own (upstream's) can install
+    them."""
     from controller.emulated import simulating
     from sim.github.fake import GitHubSettings
     from sim.github.records import version_tuple
@@ -66,5 +77,6 @@ def sim(
             watch_history=watch_history,
             github_port=github_port,
             github_settings=settings,
+            crds=not no_crds,
         )
     )

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from controller.emulated import simimage
 from sim.github.fake import GitHubFake, GitHubSettings
-from sim.world import World
+from sim.world import CRD_DIR, World
 
 
 async def serve(
@@ -27,13 +27,18 @@ async def serve(
     watch_history: int,
     github_port: int = 0,
     github_settings: GitHubSettings | None = None,
+    crds: bool = True,
 ) -> None:
+    """Serve until SIGINT or SIGTERM; ``crds=False`` starts the cluster without arcsm's CRDs."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     github = GitHubFake(host=host, port=github_port, settings=github_settings)
-    async with World(host=host, port=port, watch_history=watch_history, github=github) as world:
+    crd_dir = CRD_DIR if crds else None
+    async with World(
+        host=host, port=port, watch_history=watch_history, github=github, crd_dir=crd_dir
+    ) as world:
         simimage.register(world)
         if kubeconfig is not None:
             world.write_kubeconfig(kubeconfig)
