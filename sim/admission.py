@@ -57,8 +57,11 @@ def _metadata(kind: Kind, obj: Obj, old: Obj | None) -> list[str]:
     meta = obj.get("metadata") or {}
     if kind.group == "" and kind.plural == "events":
         return []  # core/v1 Event writes skip ObjectMeta validation upstream
+    # CRDs are validated by apiextensions' own rules, on apimachinery's ObjectMeta validation (their
+    # cleanup finalizer has no '/').
+    strict = not kind.is_custom and kind.key != ("apiextensions.k8s.io", "customresourcedefinitions")
     errs = validation.validate_metadata(
-        meta, name_rule=kind.name_rule, namespaced=kind.namespaced, strict_finalizers=not kind.is_custom
+        meta, name_rule=kind.name_rule, namespaced=kind.namespaced, strict_finalizers=strict
     )
     _raise_invalid(kind, meta.get("name", ""), errs)
     if kind.is_custom:

@@ -26,7 +26,9 @@ from typing import Any
 from sim import (
     admission,
     applying,
+    crdterminating,
     decoding,
+    deleteoptions,
     errors,
     managedfields,
     patches,
@@ -169,6 +171,9 @@ class ApiServer:
         managed: list[Obj] | None = None,
     ) -> Result:
         """Create; ``managed`` is the ``managedFields`` of an apply, else the write is an ``Update``."""
+        if kind.is_custom:
+            # The custom resource handler refuses before it reads the body.
+            crdterminating.check_create(self.store, kind)
         if not isinstance(body, dict):
             raise errors.bad_request("the body of the request was not a JSON object")
         body, decode_warnings = decoding.decode_body(kind, body, field_validation=field_validation)
@@ -346,6 +351,10 @@ class ApiServer:
                 applied: tuple[str, ...] = ("labels", "annotations")
                 if kind.group == "" and kind.plural == "pods":
                     applied += ("finalizers",)
+                elif crdterminating.is_crd(kind):
+                    # The CRD status strategy resets no metadata (ResetObjectMetaForStatus is given the
+                    # new object twice): the CRD finalizer removes its finalizer through the status.
+                    applied += ("finalizers", "ownerReferences")
                 for field_name in applied:
                     if field_name in bmeta:
                         meta[field_name] = bmeta[field_name]
@@ -552,9 +561,20 @@ class ApiServer:
     # -- delete --------------------------------------------------------------------------------------
 
     def delete(self, kind: Kind, namespace: str, name: str, options: Obj | None = None) -> Result:
+        """DELETE with ``DeleteOptions``; under ``dryRun: [All]`` everything is checked and answered as
+        it would be, and nothing is stored."""
         options = options or {}
+        dry_run = deleteoptions.dry_run(options)
         existing = self._existing(kind, namespace, name)
         emeta = existing["metadata"]
+        if crdterminating.is_crd(kind):
+            crdterminating.check_preconditions(existing, options)
+            if not emeta.get("deletionTimestamp"):
+                # The first DELETE of a CRD marks it Terminating for the finalizer controller.
+                new = crdterminating.marked(existing, self.now_text())
+                stored = new if dry_run else self.store.put(self.key(kind, "", name), new)
+                code = 202 if options.get("orphanDependents") is False else 200
+                return Result(code, self.to_view(kind, stored))
         pre = options.get("preconditions") or {}
         # rest.BeforeDelete checks preconditions first and names the resource by its Kind, not its plural.
         if pre.get("uid") and pre["uid"] != emeta["uid"]:
@@ -575,7 +595,7 @@ class ApiServer:
                 "The object might have been modified",
             )
         if kind.group == "" and kind.plural == "namespaces":
-            return self._delete_namespace(kind, existing)
+            return self._delete_namespace(kind, existing, dry_run=dry_run)
         key = self.key(kind, namespace, name)
         # 202 when orphanDependents=false and the object is not removed at once (the DELETE handler).
         code = 202 if options.get("orphanDependents") is False else 200
@@ -590,7 +610,7 @@ class ApiServer:
             meta.pop("finalizers", None)
         if not graceful:
             if not finalizers:
-                return self._remove(kind, key, existing)
+                return self._remove(kind, key, existing, dry_run=dry_run)
             # markAsDeleting: deletionTimestamp now (kept when already earlier), grace period 0.
             now = self.clock()
             if not emeta.get("deletionTimestamp"):
@@ -601,11 +621,12 @@ class ApiServer:
                 meta["deletionTimestamp"] = format_time(now)
             meta["deletionGracePeriodSeconds"] = 0
         new = {**existing, "metadata": meta}
-        stored = existing if new == existing else self.store.put(key, new)
+        # A dry run answers the object it would store, at the stored version.
+        stored = new if dry_run or new == existing else self.store.put(key, new)
         if graceful and not finalizers and not meta.get("deletionGracePeriodSeconds"):
             # A graceful kind deleted with grace 0 is first updated (deletionTimestamp, generation: a
             # MODIFIED event), then removed; the answer is that last state.
-            return self._remove(kind, key, stored)
+            return self._remove(kind, key, stored, dry_run=dry_run)
         return Result(code, self.to_view(kind, stored))
 
     def _before_delete(self, kind: Kind, existing: Obj, options: Obj) -> tuple[bool, bool, Obj]:
@@ -650,8 +671,9 @@ class ApiServer:
         new += [FOREGROUND] if foreground else []
         return finalizers if set(new) == set(finalizers) else new
 
-    def _remove(self, kind: Kind, key: ObjectKey, existing: Obj) -> Result:
-        self.store.remove(key)
+    def _remove(self, kind: Kind, key: ObjectKey, existing: Obj, *, dry_run: bool = False) -> Result:
+        if not dry_run:
+            self.store.remove(key)
         if kind.delete_returns_object:
             return Result(200, self.to_view(kind, existing))
         emeta = existing["metadata"]
@@ -680,15 +702,14 @@ class ApiServer:
             return 1
         return grace
 
-    def _delete_namespace(self, kind: Kind, existing: Obj) -> Result:
+    def _delete_namespace(self, kind: Kind, existing: Obj, *, dry_run: bool) -> Result:
         emeta = existing["metadata"]
         if emeta.get("deletionTimestamp"):
             return Result(200, self.to_view(kind, existing))
         meta = {**emeta, "deletionTimestamp": format_time(self.clock()), "deletionGracePeriodSeconds": 0}
         status = {**(existing.get("status") or {}), "phase": "Terminating"}
-        stored = self.store.put(
-            self.key(kind, "", emeta["name"]), {**existing, "metadata": meta, "status": status}
-        )
+        new = {**existing, "metadata": meta, "status": status}
+        stored = new if dry_run else self.store.put(self.key(kind, "", emeta["name"]), new)
         return Result(200, self.to_view(kind, stored))
 
     def finalize_namespace(self, name: str) -> None:

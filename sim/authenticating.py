@@ -13,8 +13,11 @@ An authenticated service account is the user ``system:serviceaccount:NS:NAME`` i
 ``system:serviceaccounts``, ``system:serviceaccounts:NS`` and ``system:authenticated``, with the pod and
 node of a bound token as extra (``authentication.kubernetes.io/pod-name`` …).
 
+A request that carries ``Impersonate-*`` headers then acts as the user they name (``sim.impersonating``);
+the requester of an unchecked one is ``unchecked_user``, in ``system:masters``.
+
 Known limits: no legacy Secret-based tokens, client certificates, static tokens or anonymous requests
-(``system:anonymous``); a request with no credentials is the unchecked kind above.
+(``system:anonymous``, but by impersonation); a request with no credentials is the unchecked kind above.
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from sim.store import Obj, Store
 log = logging.getLogger("arcsm.sim.auth")
 
 AUTHENTICATED = "system:authenticated"
+UNAUTHENTICATED = "system:unauthenticated"
+# The privileged group: authorized for everything, before RBAC is asked.
+MASTERS = "system:masters"
 # The user (and token) of the kubeconfigs the emulator writes; kubectl sends no token over plain HTTP.
 KUBECONFIG_USER = "arcsm-sim"
 SERVICE_ACCOUNTS = "system:serviceaccounts"
@@ -48,6 +54,12 @@ def bearer(authorization: str) -> str:
     """The token of an ``Authorization: Bearer …`` header ("" for none or another scheme)."""
     scheme, _, token = authorization.partition(" ")
     return token.strip() if scheme.lower() == "bearer" else ""
+
+
+def unchecked_user(token: str) -> User:
+    """Who a request the emulator serves unchecked is taken to be: the kubeconfig's user (kubectl sends
+    no token over plain HTTP), or another bearer token itself, in ``system:masters``."""
+    return User(token or KUBECONFIG_USER, (MASTERS, AUTHENTICATED))
 
 
 def unauthorized() -> errors.ApiError:

@@ -23,8 +23,8 @@ kube-apiserver's message, a binding whose role is missing adding
 Known limits: the bootstrap roles are not stored objects (``kubectl get clusterrole system:discovery``
 finds nothing) and the other bootstrap roles (``cluster-admin``, ``admin``, ``edit``, ``view``, …) do not
 exist; aggregated ClusterRoles get no aggregated rules (no aggregation controller); no escalation check
-on writes of roles and bindings (S66); no impersonation; of the review APIs only the self reviews
-(``sim.selfreviews``) are served.
+on writes of roles and bindings (S66); of the review APIs only the self reviews (``sim.selfreviews``)
+are served. Impersonation (``sim.impersonating``) is authorized here too, as the verb ``impersonate``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sim import errors
-from sim.authenticating import AUTHENTICATED, User
+from sim.authenticating import AUTHENTICATED, MASTERS, UNAUTHENTICATED, User
 from sim.store import Store
 
 RBAC = "rbac.authorization.k8s.io"
@@ -44,8 +44,8 @@ Rule = Mapping[str, Any]
 
 _DISCOVERY_URLS = ["/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez", "/openapi", "/openapi/*"]
 _PUBLIC_INFO_URLS = ["/healthz", "/livez", "/readyz", "/version", "/version/"]
-# system:discovery, system:basic-user and system:public-info-viewer, each bound to system:authenticated by a
-# ClusterRoleBinding of its name.
+# system:discovery, system:basic-user and system:public-info-viewer, each bound by a ClusterRoleBinding of
+# its name (to the groups of BOOTSTRAP_GROUPS).
 BOOTSTRAP_ROLES: tuple[tuple[str, tuple[Rule, ...]], ...] = (
     (
         "system:discovery",
@@ -69,6 +69,13 @@ BOOTSTRAP_ROLES: tuple[tuple[str, tuple[Rule, ...]], ...] = (
     ("system:public-info-viewer", ({"verbs": ["get"], "nonResourceURLs": _PUBLIC_INFO_URLS},)),
 )
 BOOTSTRAP_RULES: tuple[Rule, ...] = tuple(rule for _, rules in BOOTSTRAP_ROLES for rule in rules)
+# The groups each bootstrap role's ClusterRoleBinding names (an impersonated system:anonymous is in
+# system:unauthenticated).
+BOOTSTRAP_GROUPS: dict[str, tuple[str, ...]] = {
+    "system:discovery": (AUTHENTICATED,),
+    "system:basic-user": (AUTHENTICATED,),
+    "system:public-info-viewer": (AUTHENTICATED, UNAUTHENTICATED),
+}
 
 
 @dataclass(frozen=True)
@@ -222,10 +229,12 @@ def _describe(binding: Any, subject: str, namespace: str) -> str:
 def _bound_rules(store: Store, user: User, namespace: str) -> Iterator[tuple[list[Rule], str, str]]:
     """(rules, problem, source) of each binding that names ``user``: the rules of its role, why they are
     missing, and the binding described."""
-    if AUTHENTICATED in user.groups:
-        for role, bootstrap in BOOTSTRAP_ROLES:
-            source = f'ClusterRoleBinding "{role}" of ClusterRole "{role}" to Group "{AUTHENTICATED}"'
-            yield list(bootstrap), "", source
+    for role, bootstrap in BOOTSTRAP_ROLES:
+        for group in BOOTSTRAP_GROUPS[role]:
+            if group in user.groups:
+                source = f'ClusterRoleBinding "{role}" of ClusterRole "{role}" to Group "{group}"'
+                yield list(bootstrap), "", source
+                break
     for binding in store.items((RBAC, "clusterrolebindings")):
         subject = _subject(user, binding.get("subjects"), "")
         if subject:
@@ -246,7 +255,11 @@ class Decision:
 
 
 def authorize(store: Store, user: User, attrs: Attributes) -> Decision:
-    """RBAC's decision: allowed with ``RBAC: allowed by <binding>``, or denied with the problems met."""
+    """RBAC's decision: allowed with ``RBAC: allowed by <binding>``, or denied with the problems met.
+    ``system:masters`` is allowed everything first, with no reason (kube-apiserver's privileged group
+    authorizer)."""
+    if MASTERS in user.groups:
+        return Decision(True)
     problems: list[str] = []
     namespace = attrs.namespace if attrs.resource_request else ""
     for rules, problem, source in _bound_rules(store, user, namespace):

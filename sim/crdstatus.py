@@ -9,8 +9,11 @@ stored plus the current storage version, and both conditions are True with upstr
 (``NoConflicts``, ``InitialNamesAccepted``). The emulator serves a CRD's kinds from its creation on, so
 there is nothing to wait for in between.
 
+A deleted CRD's ``Terminating`` condition is the CRD finalizer's to write (``sim.crdfinalizer``): this
+controller leaves a CRD alone once it has a ``deletionTimestamp``.
+
 Known limits: no name conflicts between CRDs are detected (two CRDs claiming one plural are both
-accepted), and ``Terminating`` is not written while a CRD's instances are deleted.
+accepted).
 """
 
 from __future__ import annotations

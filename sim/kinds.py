@@ -307,6 +307,14 @@ class Registry:
     def add(self, kind: Kind) -> None:
         self._by_path[(kind.group, kind.version, kind.plural)] = kind
 
+    def replace(self, group: str, plural: str, kinds: Iterable[Kind]) -> None:
+        """Serve ``plural`` in ``group`` as ``kinds`` only (none: no longer served), as a CRD's
+        served versions change or the CRD goes."""
+        for path in [p for p in self._by_path if p[0] == group and p[2] == plural]:
+            del self._by_path[path]
+        for kind in kinds:
+            self.add(kind)
+
     def get(self, group: str, version: str, plural: str) -> Kind | None:
         return self._by_path.get((group, version, plural))
 

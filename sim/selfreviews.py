@@ -5,13 +5,14 @@
 They are create-only, cluster-scoped and never stored: the answer is the request with its ``status``
 filled in, 201 as kube-apiserver's REST storage for them answers. ``RESOURCES`` is their discovery data.
 
-The requester is who ``sim.authenticating`` says for a token the emulator issued; its reviews are judged
-by RBAC (``sim.authorizing``), an allowed access with upstream's ``RBAC: allowed by …`` reason. A request
-the emulator serves unchecked (README, "Authentication and authorization") is answered as it is served:
-any access is allowed (its rules are ``*``), and its user is the kubeconfig's, ``arcsm-sim`` (kubectl
-sends no token over plain HTTP, so a request without one is that user), or, for another bearer token,
-the token itself (the account names tests use as tokens), in the groups ``system:masters`` and
-``system:authenticated``.
+The requester is who ``sim.authenticating`` says for a token the emulator issued, or the user a request
+impersonates (``sim.impersonating``); its reviews are judged by RBAC (``sim.authorizing``), an allowed
+access with upstream's ``RBAC: allowed by …`` reason (``system:masters``: allowed with no reason, every
+rule). A request the emulator serves unchecked (README, "Authentication and authorization") is answered
+as it is served: any access is allowed (its rules are ``*``), and its user is the kubeconfig's,
+``arcsm-sim`` (kubectl sends no token over plain HTTP, so a request without one is that user), or, for
+another bearer token, the token itself (the account names tests use as tokens), in the groups
+``system:masters`` and ``system:authenticated``.
 """
 
 from __future__ import annotations
@@ -21,12 +22,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from sim import authenticating, authorizing, errors
-from sim.authenticating import AUTHENTICATED, User
+from sim.authenticating import MASTERS, User
 from sim.store import Store
 
 AUTHORIZATION = "authorization.k8s.io"
 AUTHENTICATION = "authentication.k8s.io"
-MASTERS = "system:masters"
 
 # (group, version) → the APIResource entries of its discovery document.
 RESOURCES: dict[tuple[str, str], list[dict[str, Any]]] = {
@@ -67,9 +67,7 @@ PATHS: dict[str, tuple[str, str]] = {
 
 def requester(user: User | None, token: str) -> User:
     """Who asks: the authenticated user, else the unchecked request's user named by its token."""
-    if user is not None:
-        return user
-    return User(token or authenticating.KUBECONFIG_USER, (MASTERS, AUTHENTICATED))
+    return user if user is not None else authenticating.unchecked_user(token)
 
 
 def _reviewed(body: Any, api_version: str, kind: str) -> dict[str, Any]:
@@ -186,7 +184,7 @@ def rules_review(store: Store, user: User | None, token: str, body: Any) -> dict
     namespace = spec.get("namespace") if isinstance(spec, dict) else None
     if not namespace or not isinstance(namespace, str):
         raise errors.invalid("SelfSubjectRulesReview", AUTHORIZATION, "", [errors.required("spec.namespace")])
-    if user is None:
+    if user is None or MASTERS in user.groups:
         review["status"] = copy.deepcopy(_EVERYTHING)
         return review
     rules, problems = authorizing.rules_of(store, user, namespace)

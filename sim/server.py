@@ -1,9 +1,11 @@
 """The emulated API server over HTTP: aiohttp handlers that parse Kubernetes requests, call the verbs of
 ``sim.apiserver`` and answer JSON objects or ``Status`` errors the way kube-apiserver does.
 
-Every request is first authenticated (``sim.authenticating``) and, when it bears a token the emulator
-issued, authorized by RBAC (``sim.authorizing``): 401 and 403 come before faults and handlers, as in
-kube-apiserver's filter chain. Requests with no token or another one are served as before.
+Every request is first authenticated (``sim.authenticating``), then its ``Impersonate-*`` headers, if any,
+are authorized for the requester and make it act as the user they name (``sim.impersonating``), and
+then, when it bears a token the emulator issued or impersonates, it is authorized by RBAC
+(``sim.authorizing``): 401 and 403 come before faults and handlers, as in kube-apiserver's filter chain.
+Requests with no token or another one, and no impersonation, are served unchecked.
 
 Besides the Kubernetes API it serves a few test hooks under ``/_sim/`` (faults, dropping watches,
 compaction, the request log) so a test can reach them when the emulator runs in another process.
@@ -25,8 +27,10 @@ from sim import (
     authenticating,
     authorizing,
     decoding,
+    deleteoptions,
     discovery,
     errors,
+    impersonating,
     listing,
     managedfields,
     podlogs,
@@ -228,6 +232,10 @@ class Server:
                 user = authenticating.authenticate(
                     self.api.store, request.headers.get("Authorization", ""), now=self.api.clock()
                 )
+                # Impersonation comes after authentication and before authorization, as in
+                # kube-apiserver's filter chain; the unchecked requester may impersonate anyone.
+                requester = user if user is not None else authenticating.unchecked_user(token)
+                user = impersonating.impersonated(self.api.store, requester, request.headers) or user
                 request[USER] = user
                 if user is not None:
                     user_name = user.name
@@ -253,6 +261,17 @@ class Server:
                 # Paths outside the built-in API web services end at the NotFound handler (S01).
                 err.details = None
             return _negotiated(request, _error_response(err))
+        except impersonating.NoUser as exc:
+            # responsewriters.InternalError: plain text, not a Status.
+            status = 500
+            text = f"Internal Server Error: {json.dumps(request.raw_path)}: {exc}"
+            text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            return web.Response(
+                status=500,
+                text=text + "\n",
+                content_type="text/plain",
+                headers={"X-Content-Type-Options": "nosniff"},
+            )
         except web.HTTPException:
             raise
         except Exception as exc:  # a bug in the emulator must still answer a Status, and say so
@@ -522,6 +541,8 @@ class Server:
         else:
             body = await _body(request, allow_empty=True)
         if isinstance(body, dict):
+            # A body is the options: the query is ignored then.
+            deleteoptions.validate(body)
             return body
         q = request.query
         options: dict[str, Any] = {}
@@ -531,6 +552,9 @@ class Server:
             options["propagationPolicy"] = q["propagationPolicy"]
         if "orphanDependents" in q:
             options["orphanDependents"] = parse_bool(q["orphanDependents"])
+        if "dryRun" in q:
+            options["dryRun"] = q.getall("dryRun")
+        deleteoptions.validate(options)
         return options
 
     async def _delete_collection(self, request: web.Request, target: routing.Target) -> web.Response:

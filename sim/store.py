@@ -175,12 +175,13 @@ class Store:
     def unsubscribe(self, sub: Subscription) -> None:
         self._subscribers.discard(sub)
 
-    def drop_watches(self) -> int:
-        """End every open watch stream cleanly; returns how many were open."""
-        subs = list(self._subscribers)
+    def drop_watches(self, type_key: TypeKey | None = None) -> int:
+        """End every open watch stream (of ``type_key`` only, when given) cleanly; returns how many
+        were open."""
+        subs = [s for s in self._subscribers if type_key is None or s.type_key == type_key]
         for sub in subs:
             sub.close()
-        self._subscribers.clear()
+            self._subscribers.discard(sub)
         return len(subs)
 
     @property

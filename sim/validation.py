@@ -367,7 +367,8 @@ def validate_metadata(
     (the server generates it). ``strict_finalizers`` is for kinds whose validation goes through
     core/v1's ``ValidateObjectMeta`` (Pods, Secrets, ServiceAccounts, Namespaces, RBAC, events.k8s.io
     Events): a finalizer without '/' must then be ``kubernetes``, ``orphan`` or ``foregroundDeletion``.
-    Custom resources and Leases use ``strict_finalizers=False`` (CRs get ``finalizer_warnings`` instead).
+    Custom resources, CRDs and Leases use ``strict_finalizers=False`` (CRs get ``finalizer_warnings``
+    instead).
     """
     errs: list[FieldError] = []
     name = meta.get("name") or ""

@@ -36,10 +36,20 @@ import yaml
 from aiohttp import web
 
 import deploy
-from sim import authenticating, certificates, containers, kinds, podlogs, provisioning, publishing
+from sim import (
+    authenticating,
+    certificates,
+    containers,
+    crdterminating,
+    kinds,
+    podlogs,
+    provisioning,
+    publishing,
+)
 from sim.apiserver import ApiServer
 from sim.claimbinding import VolumeBinder
 from sim.collecting import GarbageCollector
+from sim.crdfinalizer import CrdFinalizer
 from sim.crdstatus import CrdStatus
 from sim.deployments import DeploymentController
 from sim.ephemeralvolumes import EphemeralVolumes
@@ -217,9 +227,16 @@ class World:
     # -- CRDs become served kinds -----------------------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
-        if event.key[:2] == ("apiextensions.k8s.io", "customresourcedefinitions") and event.type != "DELETED":
-            for kind in kinds.from_crd(event.obj):
-                self.registry.add(kind)
+        if event.key[:2] != crdterminating.CRDS:
+            return
+        spec = event.obj["spec"]
+        group, plural = spec["group"], spec["names"]["plural"]
+        if event.type == "DELETED":
+            # Its resources went before it (sim.crdfinalizer); its watches end, as its storage does.
+            self.registry.replace(group, plural, ())
+            self.store.drop_watches((group, plural))
+        else:
+            self.registry.replace(group, plural, kinds.from_crd(event.obj))
 
     # -- clients -------------------------------------------------------------------------------------
 
@@ -349,7 +366,7 @@ def default_controllers() -> list[Controller]:
     """The simulated controllers every world runs unless a test picks its own: the garbage collector
     (10-100 ms per item), the scheduler and kubelet of ``sim-node-1`` (millisecond steps), the
     ServiceAccount controller, the namespace controller, the root CA publisher, the CRD status
-    controller, and the workload and storage controllers."""
+    controller and CRD finalizer, and the workload and storage controllers."""
     return [
         GarbageCollector(),
         Scheduler(),
@@ -358,6 +375,7 @@ def default_controllers() -> list[Controller]:
         Namespaces(),
         RootCAPublisher(),
         CrdStatus(),
+        CrdFinalizer(),
         *workload_controllers(),
     ]
 

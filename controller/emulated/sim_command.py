@@ -1,14 +1,15 @@
 """``arcsm sim``: the emulated Kubernetes cluster and the fake GitHub and Actions service, in the foreground.
 
     arcsm sim [--control-plane emulated|real] [--host 127.0.0.1] [--port 0] [--kubeconfig PATH]
-              [--github-port 0] [...]
+              [--github-port 0] [--no-crds] [...]
 
 It serves what the tests and ``arcsm demo`` run against (``controller.emulated.simulating``,
 ``sim/README.md``), so ``kubectl`` or ``arcsm run`` can be pointed at it through the kubeconfig it writes;
 arcsm's Helm chart applied to it runs this arcsm in-cluster. ``--control-plane real`` serves the same
 world on a real control plane instead (``sim.controlplane``: etcd, kube-apiserver,
 kube-controller-manager and kube-scheduler built from the Go module proxy, one emulated node), with the
-same ready lines and kubeconfig.
+same ready lines and kubeconfig. With ``--no-crds`` either starts without arcsm's CRDs, for a chart that
+brings its own (upstream's gha-runner-scale-set-controller).
 """
 
 from __future__ import annotations
@@ -56,9 +57,19 @@ def sim(
     long_poll_seconds: Annotated[
         float, typer.Option(help="How long GetMessage waits for a message before it answers 202.")
     ] = 20.0,
+    no_crds: Annotated[
+        bool,
+        typer.Option(
+            "--no-crds",
+            help="Start without arcsm's CRDs, so a chart (upstream's) can install its own.",
+        ),
+    ] = False,
 ) -> None:
     """Run the emulated Kubernetes cluster (CRDs installed, namespaces default and arc-systems) and the
-    fake GitHub and Actions service."""
+    fake GitHub and Actions service.
+
+    With --no-crds it starts without arcsm's CRDs, so a chart that brings its own (upstream's) can install
+    them."""
     from controller.emulated import simulating
     from sim.github.fake import GitHubSettings
     from sim.github.records import version_tuple
@@ -85,5 +96,6 @@ def sim(
             github_port=github_port,
             github_settings=settings,
             real=control_plane is ControlPlaneKind.REAL,
+            crds=not no_crds,
         )
     )

@@ -25,7 +25,7 @@ from sim.controlplane import build
 from sim.controlplane import world as controlplane_world
 from sim.controlplane.world import RealWorld
 from sim.github.fake import GitHubFake, GitHubSettings
-from sim.world import World
+from sim.world import CRD_DIR, World
 
 
 async def serve(
@@ -37,18 +37,23 @@ async def serve(
     github_port: int = 0,
     github_settings: GitHubSettings | None = None,
     real: bool = False,
+    crds: bool = True,
 ) -> None:
+    """Serve until SIGINT or SIGTERM; ``crds=False`` starts the cluster without arcsm's CRDs."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     github = GitHubFake(host=host, port=github_port, settings=github_settings)
+    crd_dir = CRD_DIR if crds else None
     if real:
-        async with _real_world(github) as real_world:
+        async with _real_world(github, crd_dir) as real_world:
             _announce(real_world.url, real_world.github_url, kubeconfig, real_world.write_kubeconfig)
             await stop.wait()
     else:
-        async with World(host=host, port=port, watch_history=watch_history, github=github) as world:
+        async with World(
+            host=host, port=port, watch_history=watch_history, github=github, crd_dir=crd_dir
+        ) as world:
             simimage.register(world)
             _announce(world.url, world.github_url, kubeconfig, world.write_kubeconfig)
             await stop.wait()
@@ -64,10 +69,10 @@ def _announce(url: str, github_url: str, kubeconfig: Path | None, write: Callabl
         print(f"arcsm sim: kubeconfig {kubeconfig}", flush=True)
 
 
-def _real_world(github: GitHubFake) -> RealWorld:
+def _real_world(github: GitHubFake, crd_dir: Path | None) -> RealWorld:
     if not controlplane_world.available():
         try:
             build.build()
         except build.BuildError as exc:
             raise SystemExit(f"arcsm sim: cannot build the control plane: {exc}") from None
-    return RealWorld(github=github)
+    return RealWorld(github=github, crd_dir=crd_dir)

@@ -1,5 +1,6 @@
 """``arcsm sim`` as a user runs it: a subprocess that prints its URL, writes a kubeconfig, serves the
-CRDs and namespaces, honours ``--watch-history`` and exits cleanly on SIGTERM and SIGINT.
+CRDs and namespaces (with ``--no-crds``, no CRDs until a chart installs its own, here upstream's),
+honours ``--watch-history`` and exits cleanly on SIGTERM and SIGINT.
 
 Nothing is mocked: the installed console script is started and driven with kubernetes_asyncio loaded
 from the kubeconfig it wrote.
@@ -18,9 +19,13 @@ import pytest
 from kubernetes_asyncio import client, config, watch
 from kubernetes_asyncio.client.rest import ApiException
 
+from sim.world import load_crds
+from tests import upstreamcrds
 from tests.e2e.sim.processworld import needs_mounts
 from tests.helpers import ARCSM, eventually, free_port
 from tests.kubectl import ok, requires_kubectl
+
+GROUP, ARS = "actions.github.com", "autoscalingrunnersets"
 
 
 async def start_sim(*args: str) -> tuple[asyncio.subprocess.Process, str]:
@@ -73,6 +78,37 @@ async def test_sim_serves_crds_and_namespaces_through_its_kubeconfig(
         assert listed["kind"] == "AutoscalingRunnerSetList"
         assert listed["items"] == []
     assert await stop(proc, signal.SIGTERM) == 0
+
+
+async def test_no_crds_starts_without_arcsms_so_a_chart_installs_its_own(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    proc, _ = await start_sim("--kubeconfig", str(kubeconfig), "--no-crds")
+    try:
+        cfg = client.Configuration()
+        await config.load_kube_config(config_file=str(kubeconfig), client_configuration=cfg)
+        async with client.ApiClient(cfg) as api:
+            ext, custom = client.ApiextensionsV1Api(api), client.CustomObjectsApi(api)
+            assert (await ext.list_custom_resource_definition()).items == []
+            with pytest.raises(ApiException) as unserved:
+                await custom.list_namespaced_custom_object(GROUP, "v1alpha1", "default", ARS)
+            assert unserved.value.status == 404
+            namespaces = await client.CoreV1Api(api).list_namespace()
+            assert {"default", "arc-systems"} <= {n.metadata.name for n in namespaces.items}
+
+            # As upstream's chart installs its CRDs (arcsm's without its status.conditions).
+            for crd in load_crds():
+                await ext.create_custom_resource_definition(upstreamcrds.without_conditions(crd))
+
+            async def served() -> bool:
+                listed = await custom.list_namespaced_custom_object(GROUP, "v1alpha1", "default", ARS)
+                return listed["kind"] == "AutoscalingRunnerSetList"
+
+            await eventually(served, what="upstream's AutoscalingRunnerSet CRD served")
+            installed = await ext.read_custom_resource_definition(f"{ARS}.{GROUP}")
+            status = installed.spec.versions[0].schema.open_apiv3_schema.properties["status"]
+            assert "conditions" not in status.properties
+    finally:
+        assert await stop(proc, signal.SIGTERM) == 0
 
 
 async def test_watch_history_expires_older_resource_versions(
