@@ -45,6 +45,7 @@ from sim import listenerlogs, runtimes
 from sim.github.errors import ServiceError
 from sim.github.fake import GitHubFake
 from sim.github.records import version_tuple
+from sim.store import Obj
 
 log = logging.getLogger("arcsm.sim.containers")
 
@@ -65,8 +66,16 @@ def register(registry: runtimes.Runtimes, *, github: GitHubFake, kube_url: Calla
 # -- what a container sees: its env and its mounted files ------------------------------------------------
 
 
-def _secret_value(ctx: runtimes.ContainerContext, name: str, key: str) -> bytes | None:
-    secret = ctx.api.store.get(("", "secrets", ctx.namespace, name))
+@dataclasses.dataclass(frozen=True)
+class SecretKey:
+    """Where a value a container sees comes from: key ``key`` of Secret ``name`` in the pod's namespace."""
+
+    name: str
+    key: str
+
+
+def secret_data(secret: Obj | None, key: str) -> bytes | None:
+    """The decoded value of ``key`` in a Secret as the API serves it; None when absent or not base64."""
     data = secret.get("data") if secret is not None else None
     value = data.get(key) if isinstance(data, dict) else None
     if not isinstance(value, str):
@@ -77,25 +86,23 @@ def _secret_value(ctx: runtimes.ContainerContext, name: str, key: str) -> bytes 
         return None
 
 
-def env_value(ctx: runtimes.ContainerContext, name: str) -> str | None:
-    """The container's env var ``name``: its ``value``, or its ``valueFrom.secretKeyRef``; None if unset."""
-    for entry in ctx.container.get("env") or []:
+def env_source(container: Obj, name: str) -> str | SecretKey | None:
+    """The container's env var ``name``: its ``value``, or the Secret key its ``valueFrom.secretKeyRef``
+    names; None if unset."""
+    for entry in container.get("env") or []:
         if not isinstance(entry, dict) or entry.get("name") != name:
             continue
         if "value" in entry:
             return str(entry["value"] or "")
         ref = (entry.get("valueFrom") or {}).get("secretKeyRef") or {}
-        raw = _secret_value(ctx, str(ref.get("name", "")), str(ref.get("key", "")))
-        return None if raw is None else raw.decode("utf-8", errors="replace")
+        return SecretKey(str(ref.get("name", "")), str(ref.get("key", "")))
     return None
 
 
-def mounted_file(ctx: runtimes.ContainerContext, path: str) -> bytes | None:
-    """The content of ``path`` in the container when a Secret volume is mounted over it, else None."""
-    volumes = {
-        v.get("name"): v for v in (ctx.pod.get("spec") or {}).get("volumes") or [] if isinstance(v, dict)
-    }
-    for mount in ctx.container.get("volumeMounts") or []:
+def mounted_source(pod: Obj, container: Obj, path: str) -> SecretKey | None:
+    """The Secret key a Secret volume mounted over ``path`` in the container shows there, else None."""
+    volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or [] if isinstance(v, dict)}
+    for mount in container.get("volumeMounts") or []:
         if not isinstance(mount, dict):
             continue
         root = str(mount.get("mountPath", "")).rstrip("/")
@@ -109,8 +116,27 @@ def mounted_file(ctx: runtimes.ContainerContext, path: str) -> bytes | None:
         for item in secret.get("items") or []:  # items remap keys to paths
             if isinstance(item, dict) and item.get("path") == relative:
                 key = str(item.get("key", ""))
-        return _secret_value(ctx, str(secret.get("secretName", "")), key)
+        return SecretKey(str(secret.get("secretName", "")), key)
     return None
+
+
+def _stored_secret(ctx: runtimes.ContainerContext, ref: SecretKey) -> bytes | None:
+    return secret_data(ctx.api.store.get(("", "secrets", ctx.namespace, ref.name)), ref.key)
+
+
+def env_value(ctx: runtimes.ContainerContext, name: str) -> str | None:
+    """The container's env var ``name``, a Secret's value read as stored; None if unset."""
+    source = env_source(ctx.container, name)
+    if not isinstance(source, SecretKey):
+        return source
+    raw = _stored_secret(ctx, source)
+    return None if raw is None else raw.decode("utf-8", errors="replace")
+
+
+def mounted_file(ctx: runtimes.ContainerContext, path: str) -> bytes | None:
+    """The content of ``path`` in the container when a Secret volume is mounted over it, else None."""
+    source = mounted_source(ctx.pod, ctx.container, path)
+    return None if source is None else _stored_secret(ctx, source)
 
 
 def image_version(image: str, *, minimum: str) -> str:

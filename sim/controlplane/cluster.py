@@ -283,35 +283,28 @@ class ControlPlane:
 
     async def _start_controller_manager(self) -> None:
         files = self.keys
-        kubeconfig = self._component_kubeconfig("kube-controller-manager", pki.CONTROLLER_MANAGER)
-        port = free_port()
-        component = await self._spawn(
+        await self._start_client_component(
             "kube-controller-manager",
-            f"--kubeconfig={kubeconfig}",
-            f"--authentication-kubeconfig={kubeconfig}",
-            f"--authorization-kubeconfig={kubeconfig}",
-            "--authentication-skip-lookup=true",  # no front proxy: no request-header CA to look up
-            "--leader-elect=false",
-            f"--bind-address={HOST}",
-            f"--secure-port={port}",
+            pki.CONTROLLER_MANAGER,
             "--controllers=*",
             f"--service-account-private-key-file={files.service_account_key}",
             f"--root-ca-file={files.ca}",
             "--use-service-account-credentials=true",
             f"--cluster-cidr={CLUSTER_CIDR}",
             f"--service-cluster-ip-range={SERVICE_CIDR}",
-            "--kube-api-qps=1000",
-            "--kube-api-burst=2000",
             "--node-monitor-grace-period=3m20s",
-            f"--cert-dir={self.state_dir / 'controller-manager-certs'}",
         )
-        await self._wait_ready(component, f"https://{HOST}:{port}/healthz", client=None)
 
     async def _start_scheduler(self) -> None:
-        kubeconfig = self._component_kubeconfig("kube-scheduler", pki.SCHEDULER)
+        await self._start_client_component("kube-scheduler", pki.SCHEDULER)
+
+    async def _start_client_component(self, name: str, identity: pki.Identity, *flags: str) -> None:
+        """kube-controller-manager or kube-scheduler: a client of the API server as ``identity``, serving
+        its health on a free port of its own; ready when ``/healthz`` answers."""
+        kubeconfig = self._component_kubeconfig(name, identity)
         port = free_port()
         component = await self._spawn(
-            "kube-scheduler",
+            name,
             f"--kubeconfig={kubeconfig}",
             f"--authentication-kubeconfig={kubeconfig}",
             f"--authorization-kubeconfig={kubeconfig}",
@@ -321,7 +314,8 @@ class ControlPlane:
             f"--secure-port={port}",
             "--kube-api-qps=1000",
             "--kube-api-burst=2000",
-            f"--cert-dir={self.state_dir / 'scheduler-certs'}",
+            f"--cert-dir={self.state_dir / (name + '-certs')}",
+            *flags,
         )
         await self._wait_ready(component, f"https://{HOST}:{port}/healthz", client=None)
 

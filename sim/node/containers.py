@@ -13,8 +13,6 @@ The node reads what a container needs (Secrets) through the API, as the node it 
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import datetime
 import logging
 from collections.abc import Awaitable, Callable
@@ -57,49 +55,27 @@ class Container:
         for line in lines:
             writer.write(line.encode() + b"\n")
 
-    async def secret_value(self, name: str, key: str) -> bytes | None:
+    async def secret_value(self, ref: containers.SecretKey) -> bytes | None:
+        """A Secret's value, read through the API as the node is allowed to (Node authorizer)."""
         try:
-            secret = await self.api.get(f"/api/v1/namespaces/{self.namespace}/secrets/{name}")
+            secret = await self.api.get(f"/api/v1/namespaces/{self.namespace}/secrets/{ref.name}")
         except ApiError as exc:
             if exc.status == 404:
                 return None
             raise
-        value = (secret.get("data") or {}).get(key)
-        if not isinstance(value, str):
-            return None
-        try:
-            return base64.b64decode(value, validate=True)
-        except (binascii.Error, ValueError):
-            return None
+        return containers.secret_data(secret, ref.key)
 
     async def env(self, name: str) -> str | None:
-        for entry in self.spec.get("env") or []:
-            if not isinstance(entry, dict) or entry.get("name") != name:
-                continue
-            if "value" in entry:
-                return str(entry["value"] or "")
-            ref = (entry.get("valueFrom") or {}).get("secretKeyRef") or {}
-            raw = await self.secret_value(str(ref.get("name", "")), str(ref.get("key", "")))
-            return None if raw is None else raw.decode("utf-8", errors="replace")
-        return None
+        source = containers.env_source(self.spec, name)
+        if not isinstance(source, containers.SecretKey):
+            return source
+        raw = await self.secret_value(source)
+        return None if raw is None else raw.decode("utf-8", errors="replace")
 
     async def mounted_file(self, path: str) -> bytes | None:
         """``path`` in the container when a Secret volume is mounted over it, else None."""
-        volumes = {v.get("name"): v for v in (self.pod.get("spec") or {}).get("volumes") or []}
-        for mount in self.spec.get("volumeMounts") or []:
-            root = str(mount.get("mountPath", "")).rstrip("/")
-            if not root or not path.startswith(root + "/"):
-                continue
-            relative = path[len(root) + 1 :]
-            secret = (volumes.get(mount.get("name")) or {}).get("secret")
-            if not isinstance(secret, dict):
-                continue
-            key = relative
-            for item in secret.get("items") or []:
-                if isinstance(item, dict) and item.get("path") == relative:
-                    key = str(item.get("key", ""))
-            return await self.secret_value(str(secret.get("secretName", "")), key)
-        return None
+        source = containers.mounted_source(self.pod, self.spec, path)
+        return None if source is None else await self.secret_value(source)
 
     async def service_account_token(self) -> str:
         """A token of the pod's service account bound to the pod, as the kubelet projects one."""

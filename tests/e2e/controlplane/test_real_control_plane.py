@@ -12,7 +12,7 @@ import json
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +69,19 @@ async def test_version_node_and_namespaces(world: RealWorld, tmp_path: Path) -> 
     assert not node["spec"].get("taints")
 
 
+def gone(read: Callable[[str, str], Awaitable[Any]], name: str) -> Callable[[], Awaitable[bool]]:
+    """Whether ``read(name, "default")`` answers 404 now."""
+
+    async def check() -> bool:
+        try:
+            await read(name, "default")
+        except ApiException as exc:
+            return exc.status == 404
+        return False
+
+    return check
+
+
 def pod(name: str, *, annotations: dict[str, str] | None = None, grace: int = 30) -> dict[str, Any]:
     return {
         "apiVersion": "v1",
@@ -97,15 +110,7 @@ async def test_a_pod_is_scheduled_run_and_deleted_gracefully(world: RealWorld) -
         ready = {c.type: c.status for c in found.status.conditions}
         assert ready["Ready"] == "True" and ready["PodScheduled"] == "True"
         await core.delete_namespaced_pod("waits", "default")
-
-        async def gone() -> bool:
-            try:
-                await core.read_namespaced_pod("waits", "default")
-            except ApiException as exc:
-                return exc.status == 404
-            return False
-
-        await eventually(gone, timeout=TIMEOUT, what="the pod deleted")
+        await eventually(gone(core.read_namespaced_pod, "waits"), timeout=TIMEOUT, what="the pod deleted")
 
 
 async def test_a_container_that_exits_non_zero_fails_its_pod(world: RealWorld) -> None:
@@ -131,14 +136,7 @@ async def test_the_garbage_collector_removes_what_a_deleted_owner_owned(world: R
             "default", {"metadata": {"name": "owned", "ownerReferences": [ref]}}
         )
         await core.delete_namespaced_config_map("owner", "default")
-
-        async def collected() -> bool:
-            try:
-                await core.read_namespaced_config_map("owned", "default")
-            except ApiException as exc:
-                return exc.status == 404
-            return False
-
+        collected = gone(core.read_namespaced_config_map, "owned")
         await eventually(collected, timeout=TIMEOUT, what="the owned ConfigMap collected")
 
 
