@@ -161,6 +161,17 @@ BUILTIN: tuple[Kind, ...] = (
         namespaced=False,
         create_on_update=True,
     ),
+    # Registered by the simulated kubelet for itself (sim.noderegistration).
+    Kind(
+        "",
+        "v1",
+        "nodes",
+        "Node",
+        "node",
+        namespaced=False,
+        status_subresource=True,
+        short_names=("no",),
+    ),
     # The API server publishes its own address in these (sim.publishing); nothing else fills them.
     _plain("", "v1", "endpoints", "Endpoints", short_names=("ep",)),
     _plain("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice"),

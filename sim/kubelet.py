@@ -18,7 +18,8 @@ temporary directory of the kubelet's own, made on first use; a pod's go when it 
 ``claim_path`` is the seam for persistent volumes: ``(namespace, claim) -> Path | None``, a provisioner's
 answer; unset, each claim is a directory under the state directory (``sim.volumes.fallback_claims``).
 
-Known limits: no Node object, resources, images or image pulls; init containers are reported as
+It registers its Node at start (``sim.noderegistration``). Known limits: the Node's status is never
+renewed; no resources, images or image pulls; init containers are reported as
 completed at once; exec and grpc probes are not run (they pass); a runtime that raises counts as exit
 code 1; the back-offs are milliseconds to seconds (``KubeletTiming``) but for restarts, which back off as
 a kubelet's do (``CrashLoopBackOff``, ``sim.crashloops``) unless the timing given shrinks them.
@@ -36,7 +37,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from sim import nodeevents, podaddresses, podlogs, runtimes, scheduling, volumes
+from sim import nodeevents, noderegistration, podaddresses, podlogs, runtimes, scheduling, volumes
 from sim.apiserver import ApiServer
 from sim.podworkers import EVICTED_MESSAGE, KubeletTiming, PodWorker
 from sim.store import Event, Obj
@@ -111,6 +112,7 @@ class Kubelet:
 
     async def run(self, api: ApiServer) -> None:
         self._api = api
+        noderegistration.register(api, self.node, self.host_ip)
         self._active = True
         api.store.add_listener(self._on_event)
         try:

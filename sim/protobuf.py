@@ -1,5 +1,5 @@
 """Kubernetes' protobuf encoding (``application/vnd.kubernetes.protobuf``) for the kinds of
-``sim.protoschemas`` and ``sim.podmessages``: one generic decoder and encoder over those tables.
+``sim.protoschemas`` and the ``*messages`` modules: one generic decoder and encoder over those tables.
 
 A body is the magic ``k8s\\x00``, then a ``runtime.Unknown`` message {typeMeta {apiVersion, kind}, raw,
 contentEncoding, contentType} whose ``raw`` is the object's own message. ``decode`` turns such a body into
@@ -16,10 +16,28 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from sim import podmessages, protoschemas
+from sim import (
+    appsmessages,
+    nodemessages,
+    podmessages,
+    policymessages,
+    protoschemas,
+    servicemessages,
+    storagemessages,
+)
 from sim.protoschemas import KINDS, Field
 
-MESSAGES: dict[str, dict[int, Field]] = {**protoschemas.MESSAGES, **podmessages.MESSAGES}
+MESSAGES: dict[str, dict[int, Field]] = {
+    **protoschemas.MESSAGES,
+    **podmessages.MESSAGES,
+    **appsmessages.MESSAGES,
+    **servicemessages.MESSAGES,
+    **storagemessages.MESSAGES,
+    **policymessages.MESSAGES,
+    **nodemessages.MESSAGES,
+}
+# Messages that are their one ``raw`` field in JSON (the field's JSON itself).
+_RAW_JSON = {"FieldsV1": "Raw", "RawExtension": "raw"}
 
 MEDIA_TYPE = "application/vnd.kubernetes.protobuf"
 MAGIC = b"k8s\x00"
@@ -155,6 +173,8 @@ def _map_value(shape: str, data: bytes) -> Any:
         return [_bytes(v).decode("utf-8") for n, v in fields(data) if n == 1]
     if shape == "quantity":
         return _quantity(data)
+    if shape == "time":
+        return _time_text(data)
     return base64.b64encode(data).decode()
 
 
@@ -165,6 +185,8 @@ def _map_entry(shape: str, value: Any) -> bytes:
         return b"".join(_delimited(1, str(item).encode()) for item in value)
     if shape == "quantity":
         return _delimited(1, str(value).encode())
+    if shape == "time":
+        return _time_bytes(value)
     return base64.b64decode(value)
 
 
@@ -202,9 +224,9 @@ def decode_message(message: str, data: bytes) -> dict[str, Any]:
             out[f.name] = decoded
         else:
             out.pop(f.name, None)
-    if message == "FieldsV1":
-        fields_v1: dict[str, Any] = out.get("Raw", {})  # FieldsV1 is its JSON in JSON
-        return fields_v1
+    if message in _RAW_JSON:
+        raw: dict[str, Any] = out.get(_RAW_JSON[message], {})  # its JSON in JSON
+        return raw
     return out
 
 
@@ -290,8 +312,8 @@ def _encode_value(f: Field, value: Any) -> bytes:
     if shape == "raw":
         return json.dumps(value, separators=(",", ":")).encode()
     if shape == "msg":
-        if f.message == "FieldsV1":
-            value = {"Raw": value}
+        if f.message in _RAW_JSON:
+            value = {_RAW_JSON[f.message]: value}
         return encode_message(f.message, value)
     raise ValueError(f"no length-delimited encoding for shape {shape}")
 

@@ -87,6 +87,8 @@ MESSAGES: dict[str, dict[int, Field]] = {
         8: _f("subresource", "str"),
     },
     "FieldsV1": {1: _f("Raw", "raw")},
+    # k8s.io/apimachinery/pkg/runtime: an embedded object (a ControllerRevision's data), JSON on the wire.
+    "RawExtension": {1: _f("raw", "raw")},
     "ListMeta": {
         1: _f("selfLink", "str"),
         2: _f("resourceVersion", "str"),
@@ -110,6 +112,14 @@ MESSAGES: dict[str, dict[int, Field]] = {
         6: _f("uid", "str"),
     },
     "StatusCause": {1: _f("reason", "str"), 2: _f("message", "str"), 3: _f("field", "str")},
+    "Condition": {
+        1: _f("type", "str", keep=True),
+        2: _f("status", "str", keep=True),
+        3: _f("observedGeneration", "int"),
+        4: _f("lastTransitionTime", "time", keep=True),
+        5: _f("reason", "str", keep=True),
+        6: _f("message", "str", keep=True),
+    },
     "LabelSelector": {
         1: _f("matchLabels", "map", "str"),
         2: _f("matchExpressions", "msg", "LabelSelectorRequirement", repeated=True),
@@ -292,4 +302,21 @@ KINDS: dict[tuple[str, str], str] = {
     ("v1", "Pod"): "Pod",
     ("v1", "Event"): "Event",
     ("coordination.k8s.io/v1", "Lease"): "Lease",
+    # sim.appsmessages
+    ("apps/v1", "Deployment"): "Deployment",
+    ("apps/v1", "ReplicaSet"): "ReplicaSet",
+    ("apps/v1", "StatefulSet"): "StatefulSet",
+    ("apps/v1", "ControllerRevision"): "ControllerRevision",
+    # sim.servicemessages
+    ("v1", "Service"): "Service",
+    ("v1", "Endpoints"): "Endpoints",
+    ("discovery.k8s.io/v1", "EndpointSlice"): "EndpointSlice",
+    # sim.storagemessages
+    ("v1", "PersistentVolumeClaim"): "PersistentVolumeClaim",
+    ("v1", "PersistentVolume"): "PersistentVolume",
+    ("storage.k8s.io/v1", "StorageClass"): "StorageClass",
+    # sim.policymessages
+    ("policy/v1", "PodDisruptionBudget"): "PodDisruptionBudget",
+    # sim.nodemessages
+    ("v1", "Node"): "Node",
 }

@@ -636,6 +636,7 @@ SUPPORTED_FIELDS: dict[str, frozenset[str]] = {
         "type",
     },
     "Namespace": _META_FIELDS | {"status.phase"},
+    "Node": _META_FIELDS | {"spec.unschedulable"},
 }
 DEFAULT_SUPPORTED_FIELDS = _META_FIELDS
 
@@ -702,4 +703,6 @@ def field_set(obj: Mapping[str, Any], kind: str) -> dict[str, str]:
         fields["type"] = _text(_get(obj, "type"))
     elif kind == "Namespace":
         fields["status.phase"] = _text(_get(obj, "status", "phase"))
+    elif kind == "Node":
+        fields["spec.unschedulable"] = "true" if _get(obj, "spec", "unschedulable") is True else "false"
     return fields

@@ -12,38 +12,29 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from sim import errors, events, wirejson
+from sim import builtinprinters, errors, events, wirejson
 from sim.kinds import Kind
+from sim.tablecolumns import (
+    AGE,
+    CREATED_DOC,
+    NAME,
+    NAME_DOC,
+    Printer,
+    age,
+    column,
+    human_duration,
+    simple,
+)
+from sim.tablecolumns import meta as _meta
+from sim.tablecolumns import parse_time as _time
 
 Obj = dict[str, Any]
 
-NAME_DOC = (
-    "Name must be unique within a namespace. Is required when creating resources, although some resources "
-    "may allow a client to request the generation of an appropriate name automatically. Name is primarily "
-    "intended for creation idempotence and configuration definition. Cannot be updated. More info: "
-    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
-)
-CREATED_DOC = (
-    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
-    "guaranteed to be set in happens-before order across separate operations. Clients may not set this "
-    "value. It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for "
-    "lists. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/"
-    "api-conventions.md#metadata"
-)
 MEDIA_TYPES = ("application/json", "application/yaml", "application/vnd.kubernetes.protobuf")
-
-
-def column(name: str, type_: str = "string", description: str = "", *, priority: int = 0) -> Obj:
-    return {"name": name, "type": type_, "format": "", "description": description, "priority": priority}
-
-
-NAME = {**column("Name", description=NAME_DOC), "format": "name"}
-AGE = column("Age", description=CREATED_DOC)
 
 
 # -- negotiation -------------------------------------------------------------------------------------
@@ -72,50 +63,6 @@ def negotiate(accept: str) -> str | None:
 
 
 # -- ages and JSONPath -------------------------------------------------------------------------------
-
-
-def _time(text: Any) -> datetime | None:
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
-    except ValueError:
-        return None
-
-
-def human_duration(seconds: float) -> str:
-    """apimachinery's ``duration.HumanDuration``."""
-    s = int(seconds)
-    if s < -1:
-        return "<invalid>"
-    if s < 0:
-        return "0s"
-    if s < 120:
-        return f"{s}s"
-    minutes = s // 60
-    if minutes < 10:
-        return f"{minutes}m" if s % 60 == 0 else f"{minutes}m{s % 60}s"
-    if minutes < 180:
-        return f"{minutes}m"
-    hours = s // 3600
-    if hours < 8:
-        return f"{hours}h" if minutes % 60 == 0 else f"{hours}h{minutes % 60}m"
-    if hours < 48:
-        return f"{hours}h"
-    if hours < 192:
-        return f"{hours // 24}d" if hours % 24 == 0 else f"{hours // 24}d{hours % 24}h"
-    if hours < 24 * 365 * 2:
-        return f"{hours // 24}d"
-    if hours < 24 * 365 * 8:
-        days = (hours // 24) % 365
-        return f"{hours // 24 // 365}y" if days == 0 else f"{hours // 24 // 365}y{days}d"
-    return f"{hours // 24 // 365}y"
-
-
-def age(text: Any, now: datetime) -> str:
-    """``translateTimestampSince``: ``<unknown>`` for no time."""
-    t = _time(text)
-    return "<unknown>" if t is None else human_duration((now - t).total_seconds())
 
 
 _STEP = re.compile(
@@ -191,11 +138,6 @@ def crd_cell(type_: str, value: Any, now: datetime) -> Any:
 
 
 # -- the built-in kinds' printers --------------------------------------------------------------------
-
-
-def _meta(obj: Obj) -> Obj:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
 
 
 def _pod(obj: Obj, now: datetime) -> list[Any]:
@@ -293,22 +235,6 @@ def _event(obj: Obj, now: datetime) -> list[Any]:
     ]
 
 
-def _simple(*cells: Callable[[Obj], Any]) -> Callable[[Obj, datetime], list[Any]]:
-    """A printer of the name, the given cells and the age."""
-
-    def cells_of(obj: Obj, now: datetime) -> list[Any]:
-        meta = _meta(obj)
-        return [meta.get("name", ""), *(c(obj) for c in cells), age(meta.get("creationTimestamp"), now)]
-
-    return cells_of
-
-
-@dataclass(frozen=True)
-class Printer:
-    columns: tuple[Obj, ...]
-    cells: Callable[[Obj, datetime], list[Any]]
-
-
 COLUMNS: Mapping[tuple[str, str], Printer] = {
     ("", "pods"): Printer(
         (
@@ -345,7 +271,7 @@ COLUMNS: Mapping[tuple[str, str], Printer] = {
     ),
     ("", "namespaces"): Printer(
         (NAME, column("Status", description="The status of the namespace"), AGE),
-        _simple(lambda o: (o.get("status") or {}).get("phase", "")),
+        simple(lambda o: (o.get("status") or {}).get("phase", "")),
     ),
     ("", "secrets"): Printer(
         (
@@ -354,20 +280,21 @@ COLUMNS: Mapping[tuple[str, str], Printer] = {
             column("Data", description="The number of items in the secret."),
             AGE,
         ),
-        _simple(lambda o: o.get("type", ""), lambda o: len(o.get("data") or {})),
+        simple(lambda o: o.get("type", ""), lambda o: len(o.get("data") or {})),
     ),
     ("", "configmaps"): Printer(
         (NAME, column("Data", description="The number of items in the configmap."), AGE),
-        _simple(lambda o: len(o.get("data") or {}) + len(o.get("binaryData") or {})),
+        simple(lambda o: len(o.get("data") or {}) + len(o.get("binaryData") or {})),
     ),
     ("", "serviceaccounts"): Printer(
         (NAME, column("Secrets", description="The number of secrets of the service account."), AGE),
-        _simple(lambda o: len(o.get("secrets") or [])),
+        simple(lambda o: len(o.get("secrets") or [])),
     ),
     ("coordination.k8s.io", "leases"): Printer(
         (NAME, column("Holder", description="The holder of the lease."), AGE),
-        _simple(lambda o: (o.get("spec") or {}).get("holderIdentity") or ""),
+        simple(lambda o: (o.get("spec") or {}).get("holderIdentity") or ""),
     ),
+    **builtinprinters.PRINTERS,
 }
 DEFAULT = (NAME, column("Created At", "date", CREATED_DOC))
 

@@ -120,6 +120,8 @@ def _default_statefulset(spec: Obj) -> None:
 def prepare(kind: str, obj: Mapping[str, Any]) -> Obj:
     """``obj`` (a Deployment, ReplicaSet or StatefulSet) with the scheme defaults of a decoded write."""
     out: Obj = copy.deepcopy(dict(obj))
+    if kind == "ControllerRevision":
+        return out  # it has no spec to default
     spec = _spec(out)
     if spec.get("replicas") is None:
         spec.pop("replicas", None)

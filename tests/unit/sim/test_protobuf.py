@@ -125,3 +125,42 @@ def test_an_access_review_keeps_allowed_false_and_a_role_binding_its_subjects() 
         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"},
     }
     assert protobuf.decode(protobuf.encode(binding)) == binding
+
+
+def test_a_pdb_status_keeps_its_disrupted_pods_times_and_conditions() -> None:
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "p", "namespace": "ns", "generation": 1},
+        "spec": {"minAvailable": "50%", "selector": {"matchLabels": {"app": "x"}}},
+        "status": {
+            "observedGeneration": 1,
+            "disruptedPods": {"x-1": "2026-01-02T03:04:05Z"},
+            "disruptionsAllowed": 0,
+            "currentHealthy": 1,
+            "desiredHealthy": 1,
+            "expectedPods": 2,
+            "conditions": [
+                {
+                    "type": "DisruptionAllowed",
+                    "status": "False",
+                    "observedGeneration": 1,
+                    "lastTransitionTime": "2026-01-02T03:04:05Z",
+                    "reason": "InsufficientPods",
+                    "message": "",
+                }
+            ],
+        },
+    }
+    assert protobuf.decode(protobuf.encode(pdb)) == pdb
+
+
+def test_a_controller_revision_keeps_its_data_as_json() -> None:
+    revision = {
+        "apiVersion": "apps/v1",
+        "kind": "ControllerRevision",
+        "metadata": {"name": "r-1"},
+        "data": {"spec": {"template": {"metadata": {"labels": {"a": "b"}}}}},
+        "revision": 3,
+    }
+    assert protobuf.decode(protobuf.encode(revision)) == revision

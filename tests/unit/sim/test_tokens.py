@@ -97,8 +97,8 @@ def test_a_protobuf_token_request_reads_as_its_json_shape() -> None:
 
 
 def test_protobuf_bodies_of_other_kinds_are_refused() -> None:
-    type_meta = field(1, b"apps/v1") + field(2, b"Deployment")
-    with pytest.raises(ValueError, match="Deployment"):
+    type_meta = field(1, b"actions.github.com/v1alpha1") + field(2, b"AutoscalingRunnerSet")
+    with pytest.raises(ValueError, match="AutoscalingRunnerSet"):
         protobuf.decode(protobuf.MAGIC + field(1, type_meta) + field(2, b""))
     with pytest.raises(ValueError):
         protobuf.decode(b'{"kind": "TokenRequest"}')
