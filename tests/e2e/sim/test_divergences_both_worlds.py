@@ -105,3 +105,12 @@ async def test_kubectl_creates_a_deployment_and_a_service_and_shows_their_column
     assert header == ["NAME", "READY", "UP-TO-DATE", "AVAILABLE", "AGE"]
     header = (await ok(kubeconfig, "get", "service", "web")).splitlines()[0].split()
     assert header == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
+
+
+async def test_kubectl_get_nodes_shows_a_ready_node(kubeconfig: Path) -> None:
+    nodes = json.loads(await ok(kubeconfig, "get", "nodes", "-o", "json"))["items"]
+    assert len(nodes) == 1
+    conditions = {c["type"]: c["status"] for c in nodes[0]["status"]["conditions"]}
+    assert conditions["Ready"] == "True"
+    header = (await ok(kubeconfig, "get", "nodes")).splitlines()[0].split()
+    assert header == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
