@@ -71,10 +71,13 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 class Component:
     """One running binary: its process, its log file, and how to ask whether it is up."""
 
-    def __init__(self, name: str, process: asyncio.subprocess.Process, log: Path) -> None:
+    def __init__(
+        self, name: str, process: asyncio.subprocess.Process, log: Path, args: tuple[str, ...] = ()
+    ) -> None:
         self.name = name
         self.process = process
         self.log = log
+        self.args = args  # what it was started with, to start it again the same way
 
     def tail(self, lines: int = 20) -> str:
         try:
@@ -192,16 +195,45 @@ class ControlPlane:
         log = self.log_dir / f"{name}.log"
         with log.open("ab") as out:
             process = await asyncio.create_subprocess_exec(
-                str(self.bin_dir / name.split("#")[0]),
+                str(self.bin_dir / name),
                 *args,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
                 preexec_fn=_die_with_parent,
             )
-        component = Component(name, process, log)
+        component = Component(name, process, log, args)
         self.components[name] = component
         return component
+
+    # -- faults a test world plays -------------------------------------------------------------------
+
+    async def restart_apiserver(self, *, down: float = 0.0, abrupt: bool = False) -> None:
+        """Stop kube-apiserver (SIGKILL with ``abrupt``, else SIGTERM and its graceful shutdown), leave it
+        down ``down`` seconds, and start it again on the same port and etcd; returns once it is ready.
+
+        Every watch and connection of every client breaks, as when a control plane node restarts."""
+        apiserver = self.components["kube-apiserver"]
+        if abrupt:
+            with contextlib.suppress(ProcessLookupError):
+                apiserver.process.kill()
+            await apiserver.process.wait()
+        else:
+            await apiserver.stop()
+        if down > 0:
+            await asyncio.sleep(down)  # the outage lasts this long; nothing is waited for
+        restarted = await self._spawn("kube-apiserver", *apiserver.args)
+        await self._wait_ready(restarted, f"{self.url}/readyz", client=pki.ADMIN)
+
+    async def compact_etcd(self) -> int:
+        """Compact etcd's history up to its current revision (as kube-apiserver does every 5 minutes);
+        returns that revision. Watches resumed from before it after kube-apiserver restarts answer 410."""
+        async with aiohttp.ClientSession(base_url=self.etcd_url) as session:
+            async with session.post("/v3/kv/range", json={"key": "Lw=="}) as r:  # any key: "/"
+                revision = int((await r.json())["header"]["revision"])
+            async with session.post("/v3/kv/compaction", json={"revision": revision, "physical": True}) as r:
+                r.raise_for_status()
+        return revision
 
     async def _wait_ready(self, component: Component, url: str, *, client: pki.Identity | None) -> None:
         # kube-apiserver is verified with the cluster CA; the others serve a self-signed certificate.

@@ -50,7 +50,7 @@ from sim.world import World
 from statemachines.kinds import AL, ARS, ER, ERS
 from statemachines.naming import ANNOTATION_ACTIONABLE_REVISION
 from store import verifying
-from tests import helpers
+from tests import helpers, worlds
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS
 from tests.helpers import eventually
@@ -387,7 +387,25 @@ class ChaosRun:
 
     # -- the steps ----------------------------------------------------------------------------------------
 
+    @property
+    def real(self) -> bool:
+        """On the real control plane the API's faults are kube-apiserver's restarts (``real_fault``)."""
+        return worlds.is_real(self.world)
+
+    async def real_fault(
+        self, what: str, *, down: float = 0.0, abrupt: bool = False, compact: bool = False
+    ) -> None:
+        """kube-apiserver killed (``abrupt``) or stopped and started again after ``down`` seconds, etcd
+        compacted first with ``compact`` (so a watch resumed from before answers 410)."""
+        self.did(what)
+        if compact:
+            await self.world.control_plane.compact_etcd()
+        await self.world.control_plane.restart_apiserver(down=down, abrupt=abrupt)
+
     async def api_fault(self) -> None:
+        if self.real:
+            await self.real_fault("kill -9 kube-apiserver and start it again", abrupt=True)
+            return
         verb = self.rng.choice(VERBS)
         code = self.rng.choice((*API_CODES, 410) if verb in ("list", "watch") else API_CODES)
         fault = Fault(
@@ -418,16 +436,27 @@ class ChaosRun:
 
     async def drop_watches(self) -> None:
         abrupt = self.rng.random() < 0.5
+        if self.real:
+            await self.real_fault(f"restart kube-apiserver{' abruptly' if abrupt else ''}", abrupt=abrupt)
+            return
         dropped = self.world.drop_watches(abrupt=abrupt)
         self.did(f"drop {dropped} watches{' abruptly' if abrupt else ''}")
 
     async def relist(self) -> None:
+        if self.real:
+            await self.real_fault("compact etcd and restart kube-apiserver (410 on resume)", compact=True)
+            return
         self.world.compact()
         dropped = self.world.drop_watches()
         self.did(f"compact and drop {dropped} watches (410 on resume)")
 
     async def api_outage(self) -> None:
         seconds = self.rng.uniform(*self.outage_seconds)
+        if self.real:
+            await self.real_fault(
+                f"api outage {seconds:.1f}s: kube-apiserver killed", down=seconds, abrupt=True
+            )
+            return
         fault = self.world.inject(Fault(code=503, message="the API server is down", times=None))
         self.injected.append(fault)
         self.did(f"api outage {seconds:.1f}s")
@@ -513,7 +542,8 @@ class ChaosRun:
         )
 
     def lift_faults(self) -> None:
-        self.world.clear_faults()
+        if not self.real:
+            self.world.clear_faults()
         self.world.github.clear_faults()
         self.did("faults lifted")
 

@@ -25,10 +25,13 @@ from tests.e2e.controller import chaos, harness
 SHORT_SEED = 20261202
 
 
-async def test_a_short_chaos_run_ends_where_a_fault_free_run_ends(tmp_path: Path) -> None:
+@pytest.mark.both_worlds
+async def test_a_short_chaos_run_ends_where_a_fault_free_run_ends(tmp_path: Path, world_kind: str) -> None:
+    """On the real control plane the API faults, watch drops, relists and the outage are kube-apiserver
+    killed or stopped and started again (etcd compacted first for a relist)."""
     seed = chaos.seed_from_environment(default=SHORT_SEED)
     print(f"chaos seed {seed}")
-    async with harness.github_world() as world:
+    async with harness.github_world(world_kind) as world:
         await chaos.run(world, tmp_path, seed)
 
 
