@@ -17,6 +17,7 @@ import pytest
 from kubernetes_asyncio import client
 
 from sim.world import World
+from tests import worlds
 from tests.e2e.sim.conformance import NS, error_status, failure, raw_response
 
 pytestmark = pytest.mark.both_worlds(on_demand=True)
@@ -414,6 +415,7 @@ async def test_a_key_named_twice_is_a_duplicate_field(world: World) -> None:
         aiohttp.ClientSession() as session,
         session.post(
             world.url + PODS + "?fieldValidation=Strict",
+            ssl=worlds.client_ssl(world),
             data=text,
             headers={"Content-Type": "application/json"},
         ) as resp,
@@ -425,7 +427,12 @@ async def test_a_key_named_twice_is_a_duplicate_field(world: World) -> None:
         )
     async with (
         aiohttp.ClientSession() as session,
-        session.post(world.url + PODS, data=text, headers={"Content-Type": "application/json"}) as resp,
+        session.post(
+            world.url + PODS,
+            data=text,
+            headers={"Content-Type": "application/json"},
+            ssl=worlds.client_ssl(world),
+        ) as resp,
     ):
         assert resp.status == 201
         assert resp.headers.getall("Warning") == [

@@ -22,6 +22,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 from kubernetes_asyncio.dynamic import DynamicClient
 
 from sim.world import World
+from tests import worlds
 from tests.e2e.sim.conformance import ARS, GROUP, NS, VERSION, ars, default_sa_ready, pod, status_body
 
 pytestmark = pytest.mark.both_worlds(on_demand=True)
@@ -53,7 +54,9 @@ async def raw(
         headers["Content-Type"] = content_type
     async with (
         aiohttp.ClientSession() as session,
-        session.request(method, world.url + path, data=data, headers=headers, params=params) as resp,
+        session.request(
+            method, world.url + path, data=data, headers=headers, params=params, ssl=worlds.client_ssl(world)
+        ) as resp,
     ):
         payload = await resp.read()
         return resp.status, resp.headers, json.loads(payload) if payload else None
@@ -506,7 +509,7 @@ async def test_s05_true_spellings_start_a_watch(world: World, kube: client.ApiCl
     await crs.create_namespaced_custom_object(GROUP, VERSION, NS, ARS, ars("s05"))
     async with (
         aiohttp.ClientSession() as session,
-        session.get(world.url + ARS_PATH, params={"watch": value}) as resp,
+        session.get(world.url + ARS_PATH, params={"watch": value}, ssl=worlds.client_ssl(world)) as resp,
     ):
         assert resp.status == 200
         assert resp.headers["Transfer-Encoding"] == "chunked"
@@ -536,7 +539,10 @@ async def test_s05_other_watch_booleans_use_the_same_rules(world: World, kube: c
         "sendInitialEvents": "True",
         "resourceVersionMatch": "NotOlderThan",
     }
-    async with aiohttp.ClientSession() as session, session.get(world.url + ARS_PATH, params=params) as resp:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(world.url + ARS_PATH, params=params, ssl=worlds.client_ssl(world)) as resp,
+    ):
         assert resp.status == 200
         added = json.loads(await asyncio.wait_for(resp.content.readline(), 5))
         assert (added["type"], added["object"]["metadata"]["name"]) == ("ADDED", "s05-init")

@@ -28,6 +28,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from sim.faults import Fault
 from sim.world import World
+from tests import worlds
 from tests.e2e.sim.conformance import NS, status_body
 from tests.helpers import eventually
 
@@ -45,7 +46,10 @@ INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 @contextlib.asynccontextmanager
 async def raw_get(world: World, path: str, **query: str) -> AsyncIterator[aiohttp.ClientResponse]:
     """A GET over raw HTTP; the response is open (not read) inside the block."""
-    async with aiohttp.ClientSession() as session, session.get(world.url + path, params=query) as resp:
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(world.url + path, params=query, ssl=worlds.client_ssl(world)) as resp,
+    ):
         yield resp
 
 
