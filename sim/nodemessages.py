@@ -7,19 +7,7 @@ Declared as data in the format of ``sim.protoschemas`` (see ``sim.podmessages`` 
 from __future__ import annotations
 
 from sim.protoschemas import Field
-
-
-def _f(
-    name: str,
-    shape: str,
-    message: str = "",
-    *,
-    repeated: bool = False,
-    keep: bool = False,
-    inline: bool = False,
-) -> Field:
-    return Field(name, shape, message, repeated, keep, inline)
-
+from sim.protoschemas import field as _f
 
 MESSAGES: dict[str, dict[int, Field]] = {
     "Node": {

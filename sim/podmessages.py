@@ -13,19 +13,7 @@ quantities (``ResourceList``).
 from __future__ import annotations
 
 from sim.protoschemas import Field
-
-
-def _f(
-    name: str,
-    shape: str,
-    message: str = "",
-    *,
-    repeated: bool = False,
-    keep: bool = False,
-    inline: bool = False,
-) -> Field:
-    return Field(name, shape, message, repeated, keep, inline)
-
+from sim.protoschemas import field as _f
 
 # A Container's fields, which an ephemeral container's common part repeats with the same numbers.
 _CONTAINER: dict[int, Field] = {

@@ -30,8 +30,20 @@ class Field:
     inline: bool = False  # an embedded Go struct: its fields are the parent's in JSON
 
 
-def _f(name: str, shape: str, message: str = "", *, repeated: bool = False, keep: bool = False) -> Field:
-    return Field(name, shape, message, repeated, keep)
+def field(
+    name: str,
+    shape: str,
+    message: str = "",
+    *,
+    repeated: bool = False,
+    keep: bool = False,
+    inline: bool = False,
+) -> Field:
+    """A field of a message table (the tables' shorthand, imported as ``_f`` by the message modules)."""
+    return Field(name, shape, message, repeated, keep, inline)
+
+
+_f = field
 
 
 MESSAGES: dict[str, dict[int, Field]] = {
