@@ -27,12 +27,20 @@ and bytes (``records.body``, read read-only after the controller stopped, which 
 on its journal so retention prunes nothing) per set and per job;
 reconciles per job (``controller_runtime_reconcile_total`` from ``/metrics``).
 
+With ``--control-plane real`` each run's world is ``arcsm sim --control-plane real`` instead: kube-apiserver
+1.34 with etcd, kube-controller-manager and kube-scheduler (built from Go modules) and one emulated node,
+so the controller's figures do not depend on the emulator's speed. A real API server keeps no request
+log: the controller's requests are counted from its own ``rest_client_requests_total``, and the
+listeners' and the floor's are not counted ("—"); the world's CPU is the ``arcsm sim`` process's (the
+node, the listeners and the fake GitHub), not the control plane's.
+
 With ``--resync-period S`` the controller runs with that period, and after all Running the benchmark
 waits until every watch has journaled a periodic re-list (its ``sync`` record), sampling the
 controller's RSS (``VmRSS``) before, throughout and after that round.
 
 Run from the repository root: ``.venv/bin/python bench/fleet.py [--sets 10,100] [--runners R]
-[--job-seconds S] [--resync-period S] [--no-floor] [--results FILE.json] [--plot FILE.png]``;
+[--job-seconds S] [--control-plane emulated|real] [--resync-period S] [--no-floor]
+[--results FILE.json] [--plot FILE.png]``;
 ``--plot`` needs the ``bench`` extra (matplotlib). With ``--results`` each N's figures are kept in a
 file with those of earlier runs, so the steps can be run one at a time and plotted together.
 """
@@ -58,7 +66,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from kubernetes_asyncio import client
+from kubernetes_asyncio import client, config
 from prometheus_client.parser import text_string_to_metric_families
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -131,6 +139,7 @@ class Sim:
     kube_url: str
     github_url: str
     kubeconfig: Path
+    real: bool = False  # kube-apiserver, not the emulator: no request log, the admin's kubeconfig
 
 
 @contextlib.contextmanager
@@ -155,9 +164,11 @@ def started(
 
 
 @contextlib.contextmanager
-def simulated(directory: Path, job_seconds: float) -> Iterator[Sim]:
+def simulated(directory: Path, job_seconds: float, real: bool = False) -> Iterator[Sim]:
     kubeconfig = directory / "kubeconfig"
     command = [ARCSM, "sim", "--kubeconfig", str(kubeconfig), "--job-seconds", str(job_seconds)]
+    if real:
+        command += ["--control-plane", "real"]
     with started(command, directory / "sim.log", read=True) as process:
         assert process.stdout is not None
         urls: dict[str, str] = {}
@@ -169,7 +180,7 @@ def simulated(directory: Path, job_seconds: float) -> Iterator[Sim]:
                 break
         if "kubeconfig" not in urls:
             raise SystemExit(f"arcsm sim did not start; see {directory / 'sim.log'}")
-        yield Sim(process, urls["kubernetes"], urls["github"], kubeconfig)
+        yield Sim(process, urls["kubernetes"], urls["github"], kubeconfig, real)
 
 
 @dataclass
@@ -179,8 +190,8 @@ class Counts:
     at: float
     controller_cpu: float
     sim_cpu: float
-    kube: int  # the controller's requests (or the floor's)
-    listeners: int
+    kube: float  # the controller's requests (or the floor's; NaN where not counted)
+    listeners: float
     logged: int  # the length of the emulator's request log (everyone's)
     actions: int
     reconciles: float = 0.0
@@ -270,12 +281,17 @@ class World:
     @contextlib.asynccontextmanager
     async def of(cls, sim: Sim) -> AsyncIterator[World]:
         configuration = client.Configuration(host=sim.kube_url)
-        configuration.api_key = {"BearerToken": BENCH_USER}
-        configuration.api_key_prefix = {"BearerToken": "Bearer"}
+        if sim.real:  # the admin's client certificate; what it sends is not counted on a real server
+            await config.load_kube_config(config_file=str(sim.kubeconfig), client_configuration=configuration)
+        else:
+            configuration.api_key = {"BearerToken": BENCH_USER}
+            configuration.api_key_prefix = {"BearerToken": "Bearer"}
         async with httpx.AsyncClient(timeout=120) as http, client.ApiClient(configuration) as kube:
             yield cls(sim, http, kube)
 
     async def request_log(self) -> list[dict[str, Any]]:
+        if self.sim.real:
+            return []
         logged: list[dict[str, Any]] = (await self.http.get(f"{self.sim.kube_url}/_sim/requests")).json()
         return logged
 
@@ -361,8 +377,23 @@ async def scrape(port: int, http: httpx.AsyncClient) -> float:
     )
 
 
+async def client_requests(port: int, http: httpx.AsyncClient) -> float:
+    """The requests the controller's Kubernetes client has sent, by its own ``rest_client_requests_total``."""
+    text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        if family.name == "rest_client_requests"
+        for sample in family.samples
+        if sample.name == "rest_client_requests_total"
+    )
+
+
 async def counts(world: World, controller: int, port: int | None) -> Counts:
     kube, listeners, logged = await world.requests()
+    if world.sim.real:  # no request log: the controller's own count, the others' unknown
+        kube = await client_requests(port, world.http) if port is not None else float("nan")
+        listeners = float("nan")
     return Counts(
         at=time.monotonic(),
         controller_cpu=cpu_seconds(controller),
@@ -525,7 +556,7 @@ async def arcsm(directory: Path, args: argparse.Namespace, sets: int, jobs: int)
     names = [f"fleet-{i}" for i in range(sets)]
     journal, port = directory / "journal.db", free_port()
     boundary = 0
-    with simulated(directory, args.job_seconds) as sim:
+    with simulated(directory, args.job_seconds, args.control_plane == "real") as sim:
         command = [
             ARCSM, "run", "--journal", str(journal), "--kubeconfig", str(sim.kubeconfig),
             "--namespace", NS, "--controller-namespace", CONTROLLER_NS, "--qps", "1000", "--burst", "1000",
@@ -572,7 +603,7 @@ async def arcsm(directory: Path, args: argparse.Namespace, sets: int, jobs: int)
 async def floor(directory: Path, args: argparse.Namespace, sets: int, jobs: int) -> Result:
     result = Result("floor", sets, jobs)
     names = [f"fleet-{i}" for i in range(sets)]
-    with simulated(directory, args.job_seconds) as sim:
+    with simulated(directory, args.job_seconds, args.control_plane == "real") as sim:
         command = [
             sys.executable, str(ROOT / "bench" / "fleetfloor.py"), "--kubeconfig", str(sim.kubeconfig),
             "--config-url", sim.github_url + "/org", "--token", PAT, "--sets", str(sets),
@@ -756,6 +787,12 @@ if __name__ == "__main__":
     parser.add_argument("--max-runners", type=int, default=10, help="maxRunners of each set (10)")
     parser.add_argument("--job-seconds", type=float, default=1.0, help="how long a job runs (1)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="seconds per phase at most (1800)")
+    parser.add_argument(
+        "--control-plane",
+        choices=("emulated", "real"),
+        default="emulated",
+        help="the world of each run: arcsm sim's emulator (default) or the real control plane",
+    )
     parser.add_argument(
         "--resync-period",
         type=float,
