@@ -366,33 +366,25 @@ async def run_jobs(world: World, names: list[str], total: int, in_flight: int, t
         await asyncio.sleep(POLL)
 
 
-async def scrape(port: int, http: httpx.AsyncClient) -> float:
+async def metric_total(port: int, http: httpx.AsyncClient, family: str) -> float:
+    """The sum of every ``<family>_total`` sample the controller's ``/metrics`` serves now."""
     text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
     return sum(
         sample.value
-        for family in text_string_to_metric_families(text)
-        if family.name == "controller_runtime_reconcile"
-        for sample in family.samples
-        if sample.name == "controller_runtime_reconcile_total"
-    )
-
-
-async def client_requests(port: int, http: httpx.AsyncClient) -> float:
-    """The requests the controller's Kubernetes client has sent, by its own ``rest_client_requests_total``."""
-    text = (await http.get(f"http://127.0.0.1:{port}/metrics")).text
-    return sum(
-        sample.value
-        for family in text_string_to_metric_families(text)
-        if family.name == "rest_client_requests"
-        for sample in family.samples
-        if sample.name == "rest_client_requests_total"
+        for found in text_string_to_metric_families(text)
+        if found.name == family
+        for sample in found.samples
+        if sample.name == f"{family}_total"
     )
 
 
 async def counts(world: World, controller: int, port: int | None) -> Counts:
     kube, listeners, logged = await world.requests()
+    reconciles = 0.0
+    if port is not None:
+        reconciles = await metric_total(port, world.http, "controller_runtime_reconcile")
     if world.sim.real:  # no request log: the controller's own count, the others' unknown
-        kube = await client_requests(port, world.http) if port is not None else float("nan")
+        kube = float("nan") if port is None else await metric_total(port, world.http, "rest_client_requests")
         listeners = float("nan")
     return Counts(
         at=time.monotonic(),
@@ -402,7 +394,7 @@ async def counts(world: World, controller: int, port: int | None) -> Counts:
         listeners=listeners,
         logged=logged,
         actions=await world.actions_calls(),
-        reconciles=0.0 if port is None else await scrape(port, world.http),
+        reconciles=reconciles,
     )
 
 
