@@ -224,6 +224,13 @@ class ControlPlane:
             await asyncio.sleep(down)  # the outage lasts this long; nothing is waited for
         restarted = await self._spawn("kube-apiserver", *apiserver.args)
         await self._wait_ready(restarted, f"{self.url}/readyz", client=pki.ADMIN)
+        # Ready is not yet serving every resource: a custom resource's storage answers 429 "storage is
+        # (re)initializing" for a while after /readyz says ok. Return once each CRD's list answers.
+        for crd in self.crds:
+            spec = crd["spec"]
+            version = next(v["name"] for v in spec["versions"] if v.get("served", True))
+            path = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}?limit=1"
+            await self._wait_ready(restarted, self.url + path, client=pki.ADMIN)
 
     async def compact_etcd(self) -> int:
         """Compact etcd's history up to its current revision (as kube-apiserver does every 5 minutes);
