@@ -6,7 +6,8 @@ controller tests' config Secret created, see ``harness.create_secret``), and for
 PAT allowed and the Secret ``github-config`` holding it), ``api`` (a kubernetes_asyncio ApiClient on the
 world), ``clients`` (the executor's ``ActionsClients``; the client's retries are off so a refused call
 answers at once, nothing sleeps), ``executor`` (answering the ``effect_result`` bodies the runtime would
-journal, ``executorworld.JournaledBodies``) and ``config_url`` (``<fake>/org``).
+journal, ``executorworld.JournaledBodies``) and ``config_url`` (``<fake>/org``). ``leases``, for
+any test: every version of the controllers' Lease while the test runs (``replicas.LeaseVersions``).
 
 Nothing is mocked: the executor talks HTTP to the emulated API server and to the fake GitHub.
 
@@ -36,6 +37,7 @@ from tests.e2e.controller.executorworld import (
     create_namespace,
     create_secret,
 )
+from tests.e2e.controller.replicas import LeaseVersions
 
 
 @pytest.fixture
@@ -85,3 +87,10 @@ def recorded_journal_name(request: pytest.FixtureRequest) -> Iterator[str]:
     target = recording.JOURNALS / f"{name}.jsonl.gz" if recording.enabled() else None
     with recording.recording_to(target):
         yield name
+
+
+@pytest.fixture
+async def leases(world: World) -> AsyncIterator[LeaseVersions]:
+    """Every version of the controllers' Lease from now on, as the world's API server stores it."""
+    async with LeaseVersions(world) as recorded:
+        yield recorded

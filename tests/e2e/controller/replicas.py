@@ -12,6 +12,7 @@ registered with no EphemeralRunner left for them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from kubernetes_asyncio import client
+from kubernetes_asyncio import client, watch
 
 from sim.world import World
 from tests import helpers
@@ -155,23 +156,58 @@ class LeaseVersion:
 
 
 class LeaseVersions:
-    """Every version of the Lease the emulated API server stores, in order, from the moment it is made
-    (a listener on the world's store: it sees each write, however quickly the next one follows)."""
+    """Every version of the Lease the API server stores, in order, from the moment it is made: a watch
+    on it from the resource version of a first list, on either world (a watch delivers each write, however
+    quickly the next one follows, and starts again where it stopped when the server ends it).
+
+    Use it as an async context manager around the story it records."""
 
     def __init__(self, world: World) -> None:
         self.versions: list[LeaseVersion] = []
-        world.store.add_listener(self._on_event)
+        self._world = world
+        self._task: asyncio.Task[None] | None = None
+        self._watching = asyncio.Event()
 
-    def _on_event(self, event: Any) -> None:
-        if (
-            event.key != ("coordination.k8s.io", "leases", harness.CONTROLLER_NS, LEASE)
-            or event.type == "DELETED"
-        ):
-            return
-        spec = event.obj.get("spec") or {}
+    async def __aenter__(self) -> LeaseVersions:
+        self._task = asyncio.create_task(self._watch())
+        await eventually(self._watching.is_set, timeout=20, what="the Lease watched")
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+    async def _watch(self) -> None:
+        async with client.ApiClient(self._world.configuration()) as api:
+            leases = client.CoordinationV1Api(api)
+            selector = f"metadata.name={LEASE}"
+            listed = await leases.list_namespaced_lease(harness.CONTROLLER_NS, field_selector=selector)
+            assert not listed.items, "the Lease exists before its versions are recorded"
+            since = listed.metadata.resource_version
+            while True:
+                stream = watch.Watch().stream(
+                    leases.list_namespaced_lease,
+                    harness.CONTROLLER_NS,
+                    field_selector=selector,
+                    resource_version=since,
+                    timeout_seconds=60,
+                    _request_timeout=90,
+                )
+                self._watching.set()
+                async with stream as events:
+                    async for event in events:
+                        lease = event["raw_object"]
+                        since = lease["metadata"]["resourceVersion"]
+                        if event["type"] in ("ADDED", "MODIFIED"):
+                            self._record(lease)
+
+    def _record(self, lease: dict[str, Any]) -> None:
+        spec = lease.get("spec") or {}
         self.versions.append(
             LeaseVersion(
-                resource_version=event.rv,
+                resource_version=int(lease["metadata"]["resourceVersion"]),
                 holder=str(spec.get("holderIdentity") or ""),
                 duration=int(spec.get("leaseDurationSeconds") or 0),
                 transitions=int(spec.get("leaseTransitions") or 0),

@@ -17,8 +17,9 @@ decides the rest from its own journal. The test shows:
 A second test runs one replica in process and makes its renewals fail: it stands by (and writes nothing)
 until the API server answers again, then leads again, and on stop releases the Lease.
 
-Real subprocesses with their own journals, the emulated cluster and fake GitHub in this process on
-loopback. Every wait is on a condition with a deadline.
+Real subprocesses with their own journals, the cluster and fake GitHub in this process on loopback. The
+takeover runs on both worlds (the emulated cluster and the real control plane); the second test's failing
+renewals are the emulator's injected faults, so it runs there. Every wait is on a condition with a deadline.
 """
 
 from __future__ import annotations
@@ -85,10 +86,10 @@ async def recovered(world: World, kube: client.ApiClient) -> bool:
     )
 
 
+@pytest.mark.both_worlds
 async def test_the_standby_takes_over_a_killed_leader_and_serves_the_whole_history(
-    world: World, kube: client.ApiClient, tmp_path: Path
+    world: World, kube: client.ApiClient, leases: LeaseVersions, tmp_path: Path
 ) -> None:
-    leases = LeaseVersions(world)
     a = Replica(world, tmp_path, "a", TIMINGS)
     b = Replica(world, tmp_path, "b", TIMINGS)
     await a.start()

@@ -92,8 +92,9 @@ async def standing_by(replica: Replica) -> bool:
     return bool(body["ready"]) and body["role"] == "standby"
 
 
-async def test_a_rolling_restart_loses_nothing(world: World, kube: client.ApiClient, tmp_path: Path) -> None:
-    leases = LeaseVersions(world)
+async def test_a_rolling_restart_loses_nothing(
+    world: World, kube: client.ApiClient, leases: LeaseVersions, tmp_path: Path
+) -> None:
     a = Replica(world, tmp_path, "a", TIMINGS)
     b = Replica(world, tmp_path, "b", TIMINGS)
     try:
