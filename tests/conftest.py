@@ -2,7 +2,8 @@
 
 Inputs: none. Outputs: ``world`` (a started emulated cluster on loopback with the project's CRDs) and
 ``kube`` (a kubernetes_asyncio ApiClient pointed at it over real HTTP). Nothing is mocked: requests go
-through aiohttp to the emulator's HTTP server.
+through aiohttp to the emulator's HTTP server. The session starts real control planes ahead of the tests
+that run on one (``worlds.expect_real``) and stops the spare left at its end.
 """
 
 from __future__ import annotations
@@ -27,6 +28,15 @@ async def world(world_kind: str) -> AsyncIterator[World]:
 async def kube(world: World) -> AsyncIterator[client.ApiClient]:
     async with client.ApiClient(world.configuration()) as api:
         yield api
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the first real control plane while the tests before the first real one run (``worlds``)."""
+    worlds.expect_real(sum(worlds.opens_real(item) for item in session.items))
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    worlds.close_spares()
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

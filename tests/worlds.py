@@ -3,8 +3,10 @@
 pinned release, one emulated node, the fake GitHub).
 
 Inputs: the ``world_kind`` fixture's parameter. Outputs: ``open_world(kind, github=...)``, an async context
-manager of a started world of that kind. A test module runs on both by taking ``world_kind`` (the
-fixture in ``tests/conftest.py``): each test then runs once per world, ids ``[emulated]`` and ``[real]``.
+manager of a started world of that kind (on the real control plane, one started ahead while the test
+before ran, when the session said how many it will open: ``expect_real``). A test module runs on both
+by taking ``world_kind`` (the fixture in ``tests/conftest.py``): each test then runs once per world, ids
+``[emulated]`` and ``[real]``.
 
 The real world needs the binaries ``python -m sim.controlplane.build`` makes (the README's test command
 builds them first). Without them its runs are skipped saying so, unless ``ARCSM_REAL_WORLD=required``
@@ -21,13 +23,43 @@ from typing import Any
 
 import pytest
 
-from sim.controlplane import pki
+from sim.controlplane import build, pki, spares
 from sim.controlplane import world as real_world
 from sim.world import World
 
 EMULATED = "emulated"
 REAL = "real"
 KINDS = (EMULATED, REAL)
+
+
+_spares: spares.Spares | None = None
+
+
+def expect_real(count: int) -> None:
+    """The session will open up to ``count`` real worlds: start the first control plane now, in the
+    background, and each next one while the one before is in use (``sim.controlplane.spares``)."""
+    global _spares
+    if count <= 0 or _spares is not None or not real_world.available():
+        return
+    bin_dir = build.binaries()
+    _spares = spares.Spares(lambda: real_world.control_plane_for(bin_dir), count=count)
+    _spares.prepare()
+
+
+def opens_real(item: pytest.Item) -> bool:
+    """Whether a collected test opens a real world: its ``world_kind`` is real, or it takes the ``world``
+    of the real control plane's own tests (``tests/e2e/controlplane``)."""
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and callspec.params.get("world_kind") == REAL:
+        return True
+    return item.path.parent.name == "controlplane" and "world" in getattr(item, "fixturenames", ())
+
+
+def close_spares() -> None:
+    global _spares
+    if _spares is not None:
+        _spares.close()
+        _spares = None
 
 
 def require_real() -> None:
@@ -47,7 +79,8 @@ async def open_world(
     """A started world of ``kind``; ``emulated`` are further ``World`` arguments (the emulator's alone)."""
     if kind == REAL:
         require_real()
-        world = real_world.RealWorld(github=github)
+        control_plane = await _spares.take() if _spares is not None else None
+        world = real_world.RealWorld(github=github, control_plane=control_plane)
         try:
             async with world:
                 yield world

@@ -33,6 +33,7 @@ import shutil
 import signal
 import socket
 import ssl
+import subprocess
 import tempfile
 import time
 from collections.abc import Iterable, Mapping
@@ -69,15 +70,22 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child between 
 
 
 class Component:
-    """One running binary: its process, its log file, and how to ask whether it is up."""
+    """One running binary: its process, its log file, and how to ask whether it is up.
+
+    The process is a plain ``subprocess.Popen``, bound to no event loop: a control plane started on one
+    loop (a spare started ahead in a thread of its own) is used, restarted and stopped from another."""
 
     def __init__(
-        self, name: str, process: asyncio.subprocess.Process, log: Path, args: tuple[str, ...] = ()
+        self, name: str, process: subprocess.Popen[bytes], log: Path, args: tuple[str, ...] = ()
     ) -> None:
         self.name = name
         self.process = process
         self.log = log
         self.args = args  # what it was started with, to start it again the same way
+
+    @property
+    def returncode(self) -> int | None:
+        return self.process.poll()
 
     def tail(self, lines: int = 20) -> str:
         try:
@@ -86,17 +94,29 @@ class Component:
             return ""
         return "\n".join(text.splitlines()[-lines:])
 
+    async def wait(self, timeout: float | None = None) -> int:
+        """The exit status, once the process has exited (``TimeoutError`` after ``timeout`` seconds)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while (code := self.process.poll()) is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"{self.name} still runs")
+            await asyncio.sleep(0.02)
+        return code
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+
     async def stop(self, grace: float = 10.0) -> None:
-        if self.process.returncode is not None:
+        if self.process.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
             self.process.send_signal(signal.SIGTERM)
         try:
-            await asyncio.wait_for(self.process.wait(), grace)
+            await self.wait(grace)
         except TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                self.process.kill()
-            await self.process.wait()
+            self.kill()
+            await self.wait()
 
 
 class ControlPlane:
@@ -149,6 +169,10 @@ class ControlPlane:
     def ca_file(self) -> Path:
         return self.keys.ca
 
+    @property
+    def started(self) -> bool:
+        return bool(self.components)
+
     def tail(self, component: str, lines: int = 20) -> str:
         found = self.components.get(component)
         return found.tail(lines) if found is not None else ""
@@ -191,13 +215,12 @@ class ControlPlane:
         # A failed block keeps the state directory, logs and all, for whoever reads the failure.
         await self.stop(keep_state=exc_type is not None)
 
-    async def _spawn(self, name: str, *args: str) -> Component:
+    def _spawn(self, name: str, *args: str) -> Component:
         log = self.log_dir / f"{name}.log"
         with log.open("ab") as out:
-            process = await asyncio.create_subprocess_exec(
-                str(self.bin_dir / name),
-                *args,
-                stdin=asyncio.subprocess.DEVNULL,
+            process = subprocess.Popen(
+                [str(self.bin_dir / name), *args],
+                stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=out,
                 preexec_fn=_die_with_parent,
@@ -215,14 +238,13 @@ class ControlPlane:
         Every watch and connection of every client breaks, as when a control plane node restarts."""
         apiserver = self.components["kube-apiserver"]
         if abrupt:
-            with contextlib.suppress(ProcessLookupError):
-                apiserver.process.kill()
-            await apiserver.process.wait()
+            apiserver.kill()
+            await apiserver.wait()
         else:
             await apiserver.stop()
         if down > 0:
             await asyncio.sleep(down)  # the outage lasts this long; nothing is waited for
-        restarted = await self._spawn("kube-apiserver", *apiserver.args)
+        restarted = self._spawn("kube-apiserver", *apiserver.args)
         await self._wait_ready(restarted, f"{self.url}/readyz", client=pki.ADMIN)
         # Ready is not yet serving every resource: a custom resource's storage answers 429 "storage is
         # (re)initializing" for a while after /readyz says ok. Return once each CRD's list answers.
@@ -249,9 +271,9 @@ class ControlPlane:
         last = ""
         async with aiohttp.ClientSession() as session:
             while True:
-                if component.process.returncode is not None:
+                if component.returncode is not None:
                     raise ControlPlaneError(
-                        f"{component.name} exited with status {component.process.returncode}: "
+                        f"{component.name} exited with status {component.returncode}: "
                         f"{component.tail(1) or 'no output'} (log: {component.log})"
                     )
                 try:
@@ -281,7 +303,7 @@ class ControlPlane:
     async def _start_etcd(self) -> None:
         client, peer = free_port(), free_port()
         self.etcd_url = f"http://{HOST}:{client}"
-        etcd = await self._spawn(
+        etcd = self._spawn(
             "etcd",
             "--name=arcsm",
             f"--data-dir={self.state_dir / 'etcd'}",
@@ -299,7 +321,7 @@ class ControlPlane:
         files = self.keys
         self.port = free_port()
         self.url = f"https://{HOST}:{self.port}"
-        apiserver = await self._spawn(
+        apiserver = self._spawn(
             "kube-apiserver",
             f"--etcd-servers={self.etcd_url}",
             f"--bind-address={HOST}",
@@ -342,7 +364,7 @@ class ControlPlane:
         its health on a free port of its own; ready when ``/healthz`` answers."""
         kubeconfig = self._component_kubeconfig(name, identity)
         port = free_port()
-        component = await self._spawn(
+        component = self._spawn(
             name,
             f"--kubeconfig={kubeconfig}",
             f"--authentication-kubeconfig={kubeconfig}",

@@ -14,7 +14,8 @@ It installs the project's CRDs (unless ``crd_dir`` is None) and the namespaces `
 (``sim.node.agent``) with a client certificate of its own (``system:node:arcsm-node-1``, authorized by
 the Node authorizer as a kubelet is), and waits for it to be Ready and schedulable. The binaries come
 from ``sim.controlplane.build`` (``bin_dir``: the pinned build in the cache by default); ``available()``
-says whether they are there.
+says whether they are there. A control plane already started (a spare, ``sim.controlplane.spares``) is
+taken as ``control_plane`` and stopped with the world.
 """
 
 from __future__ import annotations
@@ -39,6 +40,20 @@ def available(bin_dir: Path | None = None) -> bool:
     return all((directory / name).is_file() for name in build.BINARIES)
 
 
+def control_plane_for(
+    bin_dir: Path,
+    *,
+    crd_dir: Path | None = CRD_DIR,
+    namespaces: tuple[str, ...] = NAMESPACES,
+    state_dir: Path | None = None,
+    node: str = agent.NODE,
+) -> ControlPlane:
+    """The control plane a ``RealWorld`` of these arguments runs (not started): a spare made ahead
+    (``sim.controlplane.spares``) for the defaults is handed over as ``control_plane``."""
+    crds = load_crds(crd_dir) if crd_dir is not None else []
+    return ControlPlane(bin_dir, crds=crds, namespaces=namespaces, state_dir=state_dir, node_names=(node,))
+
+
 class RealWorld:
     def __init__(
         self,
@@ -50,11 +65,11 @@ class RealWorld:
         state_dir: Path | None = None,
         host: str = "127.0.0.1",
         node: str = agent.NODE,
+        control_plane: ControlPlane | None = None,
     ) -> None:
         self.bin_dir = bin_dir if bin_dir is not None else build.binaries()
-        crds = load_crds(crd_dir) if crd_dir is not None else []
-        self.control_plane = ControlPlane(
-            self.bin_dir, crds=crds, namespaces=namespaces, state_dir=state_dir, node_names=(node,)
+        self.control_plane = control_plane or control_plane_for(
+            self.bin_dir, crd_dir=crd_dir, namespaces=namespaces, state_dir=state_dir, node=node
         )
         self._github = github if isinstance(github, GitHubFake) else GitHubFake(host=host) if github else None
         self.node_name = node
@@ -65,7 +80,8 @@ class RealWorld:
 
     async def start(self) -> RealWorld:
         try:
-            await self.control_plane.start()
+            if not self.control_plane.started:
+                await self.control_plane.start()
             if self._github is not None:
                 await self._github.start()
             cp = self.control_plane
