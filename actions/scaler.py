@@ -75,6 +75,7 @@ def job_fields(job: JobStarted) -> dict[str, object]:
     """The EphemeralRunner status fields of a started job; zero values are left out (omitempty)."""
     repository = f"{job.owner_name}/{job.repository_name}" if job.owner_name or job.repository_name else ""
     fields: dict[str, object] = {
+        "jobRunnerId": job.runner_id,  # arcsm's: whose job it is, whatever the runner's name
         "jobRequestId": job.runner_request_id,
         "jobRepositoryName": repository,
         "jobId": job.job_id,

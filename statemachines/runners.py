@@ -78,9 +78,32 @@ def runner_id(runner: JsonObject) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def job_id(runner: JsonObject) -> str:
+    """The job the listener recorded on the runner, "" for none.
+
+    A job recorded for another runner id (``status.jobRunnerId`` set and not ``status.runnerId``) is not
+    this runner's: a runner name is reused once its runner is gone, and a job read late by a listener
+    must not mark the new runner busy for good. A job without ``jobRunnerId`` (written by upstream's
+    listener, or where the schema prunes the field) is taken as upstream takes it.
+    """
+    status = section(runner, "status")
+    job = status.get("jobId")
+    if not job or has_foreign_job(runner):
+        return ""
+    return str(job)
+
+
+def has_foreign_job(runner: JsonObject) -> bool:
+    """The status holds a job recorded for a runner id other than the runner's own."""
+    ran_on = section(runner, "status").get("jobRunnerId")
+    if not isinstance(ran_on, int) or isinstance(ran_on, bool):
+        return False
+    return bool(section(runner, "status").get("jobId")) and ran_on != runner_id(runner)
+
+
 def has_job(runner: JsonObject) -> bool:
-    """Upstream's ``HasJob``: the listener recorded a job id on the runner."""
-    return bool(section(runner, "status").get("jobId"))
+    """Upstream's ``HasJob``: the listener recorded a job id on the runner (one of its own, ``job_id``)."""
+    return bool(job_id(runner))
 
 
 def is_deleting(runner: JsonObject) -> bool:

@@ -193,6 +193,7 @@ async def test_five_jobs_scale_the_runner_set_within_its_bounds(
         )
         status = runner["status"]
         assert status["jobRequestId"] == job.runner_request_id
+        assert status["jobRunnerId"] == status["runnerId"] == fake.state.jobs[job.runner_request_id].runner_id
         assert status["jobRepositoryName"] == f"{job.owner}/{job.repository}"
         assert status["jobWorkflowRef"] == job.workflow_ref
         assert status["workflowRunId"] == job.workflow_run_id

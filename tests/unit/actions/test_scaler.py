@@ -105,8 +105,10 @@ def test_job_status_fields_leave_out_zero_values() -> None:
         job_workflow_ref="my-org/app/.github/workflows/ci.yaml@refs/heads/main",
         job_display_name="",
         runner_name="arc-runner-1",
+        runner_id=12,
     )
     assert job_fields(job) == {
+        "jobRunnerId": 12,
         "jobRequestId": 7,
         "jobRepositoryName": "my-org/app",
         "jobId": "job-uuid",

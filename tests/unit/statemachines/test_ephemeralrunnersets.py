@@ -302,6 +302,27 @@ def test_i3_5_update_status_never_writes_the_applied_revision() -> None:
     assert w.status["appliedActionableRevision"] == 4 and w.status["currentReplicas"] == 2
 
 
+# == a job is its runner's: a job recorded for another runner id is ignored ==============================
+
+
+def with_job_of(runner: dict[str, Any], runner_id: int) -> dict[str, Any]:
+    """``runner`` holding a job the listener recorded for runner ``runner_id``."""
+    runner["status"].update(jobId=f"job-of-{runner_id}", jobRunnerId=runner_id)
+    return runner
+
+
+def test_a_runner_holding_another_runners_job_is_released_like_an_idle_one() -> None:
+    """A reused name: the job of runner 1, read late, on the new runner 2 of that name. Runner 3's own job,
+    and one recorded without a runner id (upstream's listener), keep theirs from a release."""
+    children = (
+        with_job_of(idle("reused", 2), 1),
+        with_job_of(idle("busy", 3, created=1), 3),
+        idle("upstream", 4, created=2, job=True),
+    )
+    decision = world(children, rev=1, app=1, replicas=0, patch_id=0).step()
+    assert names(releases(decision)) == ["reused"]
+
+
 # == C4: revision annotation, stale vs current outdated, both-direction phase (§4.4) ======================
 
 
