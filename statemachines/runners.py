@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from statemachines import kinds, naming, pods
-from statemachines.jsonvalues import JsonObject, as_strings, section
+from statemachines.jsonvalues import JsonObject, as_int, as_strings, section
 from statemachines.objects import OwnerReference, meta_of
 from statemachines.phases import ErPhase
 
@@ -231,6 +231,20 @@ def owner_reference(obj: JsonObject, kind: str) -> OwnerReference:
     }
 
 
+def built_revision(runner_set: JsonObject) -> int:
+    """The runner-spec revision a new runner of ``runner_set`` is built at: ``spec.actionableRevision``,
+    but never below ``status.appliedActionableRevision``.
+
+    A set scales only once its spec revision is applied, so the two are equal there, unless a write from
+    outside lowered the spec's. A lower one names nothing newer: the runner spec is the applied one. A
+    runner stamped below the applied revision would be stale as soon as it was made, and a stale
+    Outdated runner is deleted and replaced where a current one parks the set: runners that reject the
+    spec would be made again and again (the churn C7 removed).
+    """
+    spec_revision = as_int(section(runner_set, "spec").get("actionableRevision"))
+    return max(spec_revision, as_int(section(runner_set, "status").get("appliedActionableRevision")))
+
+
 def new_runner(
     runner_set: JsonObject,
     name: str,
@@ -242,8 +256,8 @@ def new_runner(
 
     The labels drop every key that starts with one of ``exclude_label_prefixes``
     (``--exclude-label-propagation-prefix``), ``ephemeralRunnerMetadata`` labels included; annotations are
-    not filtered, as upstream filters none. The spec is the set's ``ephemeralRunnerSpec`` (shared, never
-    mutated), plus ``proxySecretRef`` when the set has a proxy.
+    not filtered, as upstream filters none. The revision annotation is ``built_revision``. The spec is the
+    set's ``ephemeralRunnerSpec`` (shared, never mutated), plus ``proxySecretRef`` when the set has a proxy.
     """
     meta = section(runner_set, "metadata")
     spec = runner_set.get("spec") or {}
@@ -257,7 +271,7 @@ def new_runner(
         **as_strings(template_meta.get("annotations")),
         **as_strings(meta.get("annotations")),
         naming.ANNOTATION_PATCH_ID: str(spec.get("patchID") or 0),
-        naming.ANNOTATION_ACTIONABLE_REVISION: str(spec.get("actionableRevision") or 0),
+        naming.ANNOTATION_ACTIONABLE_REVISION: str(built_revision(runner_set)),
     }
     runner_spec = dict(spec.get("ephemeralRunnerSpec") or {})
     if proxy_secret_name:

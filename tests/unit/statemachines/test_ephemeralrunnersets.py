@@ -338,6 +338,22 @@ def test_i4_1_new_runners_carry_the_spec_revision_which_is_the_applied_one() -> 
             assert machine.spec_revision(snapshot) == machine.applied_revision(snapshot) == rev
 
 
+def test_a_spec_revision_lowered_below_the_applied_one_builds_runners_at_the_applied_one() -> None:
+    """An outside write lowered rev below app: new runners carry app, so one that exits 7 is a current
+    outdated runner that parks the set, not a stale one that is deleted and made again."""
+    w = world(rev=1, app=3, replicas=2, patch_id=1)
+    created = creates(w.step())
+    assert len(created) == 2
+    for effect in created:
+        assert effect.body["metadata"]["annotations"][naming.ANNOTATION_ACTIONABLE_REVISION] == "3"
+    w.settle()
+    for name in list(w.runners):
+        w.runners[name]["status"] = {"phase": "Outdated", "runnerId": 1}
+    w.steps(3)
+    assert w.status["phase"] == "Outdated" and w.status["appliedActionableRevision"] == 3
+    assert not creates(w.step()), "a runner that rejects the spec was made again"
+
+
 APPLY_CASES = [
     pytest.param((), id="empty"),
     pytest.param((make_runner("j", phase="Running", runner_id=1, job=True),), id="busy"),
