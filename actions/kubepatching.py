@@ -2,18 +2,23 @@
 
 * ``patch_runner_set(body, session_id=)``: ``PATCH …/namespaces/{ns}/ephemeralrunnersets/{name}``
   (``spec.replicas``, ``spec.patchID``; with ``session_id``, that id in the annotation below);
-* ``patch_runner_status(name, body)``: ``PATCH …/namespaces/{ns}/ephemeralrunners/{name}/status`` (the
-  job a runner took); NotFound is ignored, the runner may be gone already;
+* ``record_job(name, runner_id, fields)``: ``PATCH …/namespaces/{ns}/ephemeralrunners/{name}/status``
+  with the job a runner took, as a JSON patch whose first operation is a ``test`` that
+  ``status.runnerId`` is the runner id the job names. A runner name says nothing about which runner it
+  is: the name of a runner that is gone is handed to a new EphemeralRunner, and a listener behind the
+  service reads a job long after its runner went. So the job lands only on the runner the service gave
+  it; on any other (a ``test`` that fails: 422) or none (404) nothing is written, and it says False;
 * ``recorded_session()``: the id of the message session the set's listener opened last, kept in the
   set's annotation ``arcsm.io/listener-session`` so that the next listener can delete a session its
   predecessor could not (``actions.listener``). It is read from the object an empty merge patch returns
   (which changes nothing), because the listener's Role grants no get.
 
-Both are sent as ``application/merge-patch+json``, which is all the listener's Role allows besides
-nothing (no get, no list). ``ApiException`` and transport failures are read as a
-``kube.failures.Failure`` and raised here as the ``errors`` classes the listener's loop acts on:
-``KubeUnavailable`` (retryable: 429, 5xx, a timeout or a broken connection; and a 409: retry) and
-``KubeRejected`` (anything else, e.g. 403 from RBAC or 404 for the EphemeralRunnerSet: exit).
+The set's patches are sent as ``application/merge-patch+json``, the job's as
+``application/json-patch+json``; a patch is all the listener's Role allows (no get, no list).
+``ApiException`` and transport failures are read as a ``kube.failures.Failure`` and raised here as the
+``errors`` classes the listener's loop acts on: ``KubeUnavailable`` (retryable: 429, 5xx, a timeout or a
+broken connection; and a 409: retry) and ``KubeRejected`` (anything else, e.g. 403 from RBAC or 404 for
+the EphemeralRunnerSet: exit).
 ``configuration`` loads kubeconfig files (merged as kubectl merges them) or the pod's service account;
 ``connect`` gives an ``ApiClient`` for an existing client, a ``Configuration``, or the pod's service
 account (in-cluster). Which of them a process uses is ``controller.loop.kubeconfigs``' answer.
@@ -41,6 +46,7 @@ VERSION: Final = "v1alpha1"
 RUNNER_SETS: Final = "ephemeralrunnersets"
 RUNNERS: Final = "ephemeralrunners"
 MERGE_PATCH: Final = "application/merge-patch+json"
+JSON_PATCH: Final = "application/json-patch+json"
 SESSION_ANNOTATION: Final = "arcsm.io/listener-session"
 
 # What ``connect`` accepts: a client the caller keeps, a Configuration, or None for in-cluster.
@@ -80,18 +86,33 @@ class KubeScaleTarget:
         value = annotations.get(SESSION_ANNOTATION)
         return str(value) if value else None
 
-    async def patch_runner_status(self, name: str, body: Mapping[str, object]) -> None:
+    async def record_job(self, name: str, runner_id: int, fields: Mapping[str, object]) -> bool:
         what = f"EphemeralRunner {self.namespace}/{name} status"
         try:
             await _patch(
                 self._objects.patch_namespaced_custom_object_status(  # type: ignore[call-arg]
-                    GROUP, VERSION, self.namespace, RUNNERS, name, dict(body), _content_type=MERGE_PATCH
+                    GROUP,
+                    VERSION,
+                    self.namespace,
+                    RUNNERS,
+                    name,
+                    job_patch(runner_id, fields),
+                    _content_type=JSON_PATCH,
                 ),
                 what=what,
             )
         except errors.KubeRejected as exc:
-            if exc.status != 404:
-                raise
+            if exc.status in (404, 422):
+                return False
+            raise
+        return True
+
+
+def job_patch(runner_id: int, fields: Mapping[str, object]) -> list[dict[str, object]]:
+    """The JSON patch that sets ``fields`` in a runner's status only while its ``status.runnerId`` is
+    ``runner_id`` (the ``test`` comes first; a runner not registered yet has no runnerId and fails it)."""
+    test: dict[str, object] = {"op": "test", "path": "/status/runnerId", "value": runner_id}
+    return [test, *({"op": "add", "path": f"/status/{key}", "value": value} for key, value in fields.items())]
 
 
 async def _patch(call: Any, *, what: str) -> Any:

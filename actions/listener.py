@@ -12,6 +12,11 @@ The loop, as upstream runs it:
      record each started job on its EphemeralRunner's status, count completed ones, then scale from the
      message's ``totalAssignedJobs``.
 
+A started job is recorded on the EphemeralRunner of its runner's name only while that runner's
+``status.runnerId`` is the runner id the job names (``ScaleTarget.record_job``); upstream patches by
+name alone. A listener behind the service reads a job after its runner is gone, and a new runner may
+have the name by then: it must not be marked busy with a job it never ran.
+
 Scaling is ``scaler.Scaler`` (§5.4); the Kubernetes writes go through the ``ScaleTarget`` port
 (``kubepatching.KubeScaleTarget`` in a cluster).
 
@@ -53,7 +58,7 @@ from actions.listenerconfig import ListenerConfig
 from actions.listenermetrics import DEFAULT_SPEC, ListenerMetrics, MetricsServer
 from actions.messages import JobCompleted, JobStarted, RunnerScaleSetMessage
 from actions.models import Statistics
-from actions.scaler import Scaler, job_status
+from actions.scaler import Scaler, job_fields
 from actions.sessions import MessageQueue
 from actions.useragent import SystemInfo
 
@@ -73,8 +78,10 @@ class ScaleTarget(Protocol):
         ``errors.Terminal`` when it cannot."""
         ...
 
-    async def patch_runner_status(self, name: str, body: Mapping[str, object]) -> None:
-        """Merge-patch the status of EphemeralRunner ``name``; a runner that is gone is not an error."""
+    async def record_job(self, name: str, runner_id: int, fields: Mapping[str, object]) -> bool:
+        """Set the job ``fields`` in the status of EphemeralRunner ``name`` if, and only if, its
+        ``status.runnerId`` is ``runner_id``, in one write. False when it is another runner, one not
+        registered yet, or gone; raise as ``patch_runner_set`` does otherwise."""
         ...
 
     async def recorded_session(self) -> str | None:
@@ -263,10 +270,29 @@ class Listener:
         )
         self.scaler.job_started()
         self.metrics.job_started(job)
-        if job.runner_name:
-            await self._retrying(
-                f"record job {job.runner_request_id} on runner {job.runner_name}",
-                lambda: self.target.patch_runner_status(job.runner_name, job_status(job)),
+        if not job.runner_name:
+            return
+        if job.runner_id <= 0:
+            log.warning(
+                "listener %s: job %d started on runner %s, but the message names no runner id; not recorded",
+                self.scale_set,
+                job.runner_request_id,
+                job.runner_name,
+            )
+            return
+        recorded = await self._retrying(
+            f"record job {job.runner_request_id} on runner {job.runner_name}",
+            lambda: self.target.record_job(job.runner_name, job.runner_id, job_fields(job)),
+        )
+        if not recorded:
+            log.info(
+                "listener %s: job %d ran on runner %s (id %d), and no EphemeralRunner %s is that runner "
+                "now (gone, or a new runner of the name); not recorded",
+                self.scale_set,
+                job.runner_request_id,
+                job.runner_name,
+                job.runner_id,
+                job.runner_name,
             )
 
     def _job_completed(self, job: JobCompleted) -> None:

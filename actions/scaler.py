@@ -71,10 +71,11 @@ class Scaler:
         return ScalePatch(patch_id=patch_id, replicas=target)
 
 
-def job_status(job: JobStarted) -> dict[str, object]:
-    """The EphemeralRunner status merge patch for a started job; zero values are left out (omitempty)."""
+def job_fields(job: JobStarted) -> dict[str, object]:
+    """The EphemeralRunner status fields of a started job; zero values are left out (omitempty)."""
     repository = f"{job.owner_name}/{job.repository_name}" if job.owner_name or job.repository_name else ""
     fields: dict[str, object] = {
+        "jobRunnerId": job.runner_id,  # arcsm's: whose job it is, whatever the runner's name
         "jobRequestId": job.runner_request_id,
         "jobRepositoryName": repository,
         "jobId": job.job_id,
@@ -82,4 +83,4 @@ def job_status(job: JobStarted) -> dict[str, object]:
         "jobWorkflowRef": job.job_workflow_ref,
         "jobDisplayName": job.job_display_name,
     }
-    return {"status": {key: value for key, value in fields.items() if value}}
+    return {key: value for key, value in fields.items() if value}

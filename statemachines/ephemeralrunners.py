@@ -737,7 +737,7 @@ def _runner_finished(p: _Pass) -> bool:
 
 
 def _delete_runner_or_pod(p: _Pass, why: str) -> bool:
-    job = er_status(p.s.status).get("jobId")
+    job = runners.job_id(p.er)
     if job:
         p.delete_self()
         _remove_after_verdict(p)  # best effort: its result is never waited for

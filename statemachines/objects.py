@@ -168,6 +168,7 @@ class EphemeralRunnerStatus(TypedDict, total=False):
     jobWorkflowRef: str
     jobDisplayName: str
     workflowRunId: int
+    jobRunnerId: int  # arcsm's: the runner id the job ran on, written with the job by the listener
     failures: dict[str, str]  # pod uid -> when it failed
     conditions: list[StatusCondition]
 

@@ -10,10 +10,12 @@ projections and the three ``(old, new) -> deliver`` functions:
   and ``status.appliedActionableRevision``, [R] the four counters the ARS mirrors (§4.10 [F]), and the
   status, reason and message of its ``Ready`` condition (the ARS reports refused runners and refused
   runner pods from it; no other condition).
-* ERS ← EphemeralRunner: object metadata, the whole spec, ``status.phase`` and ``status.runnerId``.
-  ``ready``, ``failures``, ``reason``, ``message`` and the job fields are dropped; ``jobId`` only ever
-  disables a deletion, so missing it changes nothing a decision would do; the set reads ``reason`` and
-  ``message`` of Failed runners only, written by the same update that makes them Failed.
+* ERS ← EphemeralRunner: object metadata, the whole spec, ``status.phase`` and ``status.runnerId``, and
+  whether the runner holds another runner's job (``runners.has_foreign_job``). ``ready``, ``failures``,
+  ``reason``, ``message`` and the job fields are dropped; ``jobId`` only ever disables a deletion, so
+  missing it changes nothing a decision would do (a job of another runner id, which re-enables one, is
+  in the projection); the set reads ``reason`` and ``message`` of Failed runners only, written by the
+  same update that makes them Failed.
 * ER ← Pod: uid, deletionTimestamp, phase, reason, message, ``pods.pod_ready``, and of the container
   statuses what the EphemeralRunner machine reads, through the functions it reads them with: whether the
   ``runner`` container reports a status and its exit code once terminated (``pods.exit_code``), and
@@ -36,7 +38,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from statemachines import conditions, pods, semantics
+from statemachines import conditions, pods, runners, semantics
 from statemachines.jsonvalues import JsonObject, as_mapping
 
 
@@ -99,7 +101,11 @@ def runner_projection(runner: JsonObject) -> Projection:
         strict={
             "metadata": object_metadata(runner),
             "spec": runner.get("spec"),
-            "status": {"phase": status.get("phase"), "runnerId": status.get("runnerId")},
+            "status": {
+                "phase": status.get("phase"),
+                "runnerId": status.get("runnerId"),
+                "foreignJob": runners.has_foreign_job(runner),
+            },
         }
     )
 

@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from statemachines import kinds, naming, pods
-from statemachines.jsonvalues import JsonObject, as_strings, section
+from statemachines.jsonvalues import JsonObject, as_int, as_strings, section
 from statemachines.objects import OwnerReference, meta_of
 from statemachines.phases import ErPhase
 
@@ -78,9 +78,32 @@ def runner_id(runner: JsonObject) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
+def job_id(runner: JsonObject) -> str:
+    """The job the listener recorded on the runner, "" for none.
+
+    A job recorded for another runner id (``status.jobRunnerId`` set and not ``status.runnerId``) is not
+    this runner's: a runner name is reused once its runner is gone, and a job read late by a listener
+    must not mark the new runner busy for good. A job without ``jobRunnerId`` (written by upstream's
+    listener, or where the schema prunes the field) is taken as upstream takes it.
+    """
+    status = section(runner, "status")
+    job = status.get("jobId")
+    if not job or has_foreign_job(runner):
+        return ""
+    return str(job)
+
+
+def has_foreign_job(runner: JsonObject) -> bool:
+    """The status holds a job recorded for a runner id other than the runner's own."""
+    ran_on = section(runner, "status").get("jobRunnerId")
+    if not isinstance(ran_on, int) or isinstance(ran_on, bool):
+        return False
+    return bool(section(runner, "status").get("jobId")) and ran_on != runner_id(runner)
+
+
 def has_job(runner: JsonObject) -> bool:
-    """Upstream's ``HasJob``: the listener recorded a job id on the runner."""
-    return bool(section(runner, "status").get("jobId"))
+    """Upstream's ``HasJob``: the listener recorded a job id on the runner (one of its own, ``job_id``)."""
+    return bool(job_id(runner))
 
 
 def is_deleting(runner: JsonObject) -> bool:
@@ -208,6 +231,20 @@ def owner_reference(obj: JsonObject, kind: str) -> OwnerReference:
     }
 
 
+def built_revision(runner_set: JsonObject) -> int:
+    """The runner-spec revision a new runner of ``runner_set`` is built at: ``spec.actionableRevision``,
+    but never below ``status.appliedActionableRevision``.
+
+    A set scales only once its spec revision is applied, so the two are equal there, unless a write from
+    outside lowered the spec's. A lower one names nothing newer: the runner spec is the applied one. A
+    runner stamped below the applied revision would be stale as soon as it was made, and a stale
+    Outdated runner is deleted and replaced where a current one parks the set: runners that reject the
+    spec would be made again and again (the churn C7 removed).
+    """
+    spec_revision = as_int(section(runner_set, "spec").get("actionableRevision"))
+    return max(spec_revision, as_int(section(runner_set, "status").get("appliedActionableRevision")))
+
+
 def new_runner(
     runner_set: JsonObject,
     name: str,
@@ -219,8 +256,8 @@ def new_runner(
 
     The labels drop every key that starts with one of ``exclude_label_prefixes``
     (``--exclude-label-propagation-prefix``), ``ephemeralRunnerMetadata`` labels included; annotations are
-    not filtered, as upstream filters none. The spec is the set's ``ephemeralRunnerSpec`` (shared, never
-    mutated), plus ``proxySecretRef`` when the set has a proxy.
+    not filtered, as upstream filters none. The revision annotation is ``built_revision``. The spec is the
+    set's ``ephemeralRunnerSpec`` (shared, never mutated), plus ``proxySecretRef`` when the set has a proxy.
     """
     meta = section(runner_set, "metadata")
     spec = runner_set.get("spec") or {}
@@ -234,7 +271,7 @@ def new_runner(
         **as_strings(template_meta.get("annotations")),
         **as_strings(meta.get("annotations")),
         naming.ANNOTATION_PATCH_ID: str(spec.get("patchID") or 0),
-        naming.ANNOTATION_ACTIONABLE_REVISION: str(spec.get("actionableRevision") or 0),
+        naming.ANNOTATION_ACTIONABLE_REVISION: str(built_revision(runner_set)),
     }
     runner_spec = dict(spec.get("ephemeralRunnerSpec") or {})
     if proxy_secret_name:

@@ -2,8 +2,9 @@
 new fields arcsm needs (``observedGeneration``, ``actionableRevision``, ``appliedActionableRevision``).
 
 They are derived from arcsm's own (``deploy/charts/arcsm/crds``), which are ARC's plus those three fields
-plus ``status.conditions`` and its ``Ready`` printer column: taking the last two out leaves upstream's
-schemas with the three fields, so the API server prunes ``status.conditions`` from every write.
+plus ``status.conditions`` and its ``Ready`` printer column, and the EphemeralRunner's
+``status.jobRunnerId``: taking those out leaves upstream's schemas with the three fields, so the API
+server prunes ``status.conditions`` (and the listener's ``jobRunnerId``) from every write.
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ import yaml
 
 from sim.world import load_crds
 
+# Status fields of arcsm's own beyond the conditions, by kind.
+ARCSM_ONLY = {"EphemeralRunner": "jobRunnerId"}
+
 
 def without_conditions(crd: dict[str, Any]) -> dict[str, Any]:
     out = copy.deepcopy(crd)
     for version in out["spec"]["versions"]:
         status = version["schema"]["openAPIV3Schema"]["properties"]["status"]
         status["properties"].pop("conditions")
+        status["properties"].pop(ARCSM_ONLY.get(crd["spec"]["names"]["kind"], ""), None)
         columns = [c for c in version.get("additionalPrinterColumns") or [] if c["name"] != "Ready"]
         version["additionalPrinterColumns"] = columns
     return out

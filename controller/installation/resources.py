@@ -5,7 +5,10 @@ status fields, with the same JSON names and types, as upstream actions-runner-co
 gha-runner-scale-set mode, plus three int64 fields this project needs (``arc-controller-spec.md`` §1.0):
 ``AutoscalingRunnerSet.status.observedGeneration``, ``EphemeralRunnerSet.spec.actionableRevision`` and
 ``EphemeralRunnerSet.status.appliedActionableRevision``, and on every kind ``status.conditions`` (the
-metav1.Condition list-map keyed by ``type``) with a ``Ready`` printer column reading it.
+metav1.Condition list-map keyed by ``type``) with a ``Ready`` printer column reading it. One more is
+arcsm's own: ``EphemeralRunner.status.jobRunnerId``, the runner id a recorded job ran on, which the
+listener writes beside the job; where the schema prunes it (upstream's), a job is read as upstream reads
+it.
 
 A field's type is one of a few small frozen dataclasses: a scalar, a nested struct, a list, a string-keyed
 map, or a Kubernetes core type named by its kubernetes_asyncio model class (the pod templates).
@@ -353,6 +356,11 @@ EPHEMERAL_RUNNER = Kind(
         Field("jobWorkflowRef", STRING),
         Field("workflowRunId", INT64),
         Field("jobDisplayName", STRING),
+        Field(
+            "jobRunnerId",
+            INT,
+            description="The runner id the job ran on; a job recorded for another runner id is ignored.",
+        ),
         CONDITIONS,
     ),
     printer_columns=(

@@ -126,6 +126,8 @@ class GitHubFake:
 
     async def stop(self) -> None:
         self.closing.set()  # long polls answer 202 at once
+        for fault in self.faults:
+            fault.release()  # held calls answer too
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -267,6 +269,8 @@ class GitHubFake:
         return fault
 
     def clear_faults(self) -> None:
+        for fault in self.faults:
+            fault.release()
         self.faults.clear()
 
     def clear_calls(self) -> None:

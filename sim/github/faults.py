@@ -2,12 +2,15 @@
 
 A ``GitHubFault`` answers matching requests with a status of the test's choice (429 with
 ``Retry-After``, a burst of 5xx with ``times``, an Actions error body with ``type_key``) or only delays
-them (``latency`` with ``status`` 0); ``skip`` lets calls through first. ``Call`` is one logged request,
+them (``latency`` with ``status`` 0); ``skip`` lets calls through first. A fault with ``hold`` keeps the
+calls it hits waiting until the test releases it (``release``, or clearing the faults): a caller that is
+behind for as long as a story needs, without a clock deciding how long. ``Call`` is one logged request,
 kept in arrival order; its status is None while the request is in flight (a long poll).
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,11 +27,23 @@ class GitHubFault(HitBudget):
     type_key: str = ""  # Actions paths: the body's typeName, e.g. AgentExistsException
     retry_after: int | None = None
     latency: float = 0.0
+    hold: bool = False  # keep the calls hit waiting until ``release``
     _pattern: re.Pattern[str] = field(init=False, repr=False)
+    _released: asyncio.Event = field(init=False, repr=False, default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
         self.method = self.method.upper()
         self._pattern = re.compile(self.path)
+
+    async def held(self) -> None:
+        """Wait until the fault is released (at once when it holds nothing)."""
+        if self.hold:
+            await self._released.wait()
+
+    def release(self) -> None:
+        """Let the calls it holds go on, and every later one through."""
+        self._released.set()
+        self.times = self.hits
 
     def take(self, method: str, path: str) -> bool:
         """Whether this fault applies to the call (and count it)."""
@@ -53,6 +68,7 @@ class GitHubFault(HitBudget):
             "type_key",
             "retry_after",
             "latency",
+            "hold",
             "skip",
             "times",
         }
@@ -71,6 +87,7 @@ class GitHubFault(HitBudget):
             "typeKey": self.type_key,
             "retryAfter": self.retry_after,
             "latency": self.latency,
+            "hold": self.hold,
             "skip": self.skip,
             "times": self.times,
             "hits": self.hits,

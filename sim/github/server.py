@@ -91,6 +91,7 @@ class Server:
             if fault.take(request.method, request.path):
                 if fault.latency:
                     await asyncio.sleep(fault.latency)
+                await fault.held()
                 if fault.status:
                     return fault_response(fault, request.path)
         return None

@@ -162,6 +162,17 @@ class RunnerSetModel:
         jit = await self.actions.generate_jit_runner_config(self.scale_set_id, name)
         self.jit_configs.append(jit.encoded_jit_config.reveal())
         registration = self.fake.register_runner(jit.encoded_jit_config.reveal(), RUNNER_VERSION)
+        # The runner id reaches the status before the runner can take a job, as the EphemeralRunner
+        # controller writes it before it makes the pod: the listener records a job only on its runner.
+        await client.CustomObjectsApi(self.api).patch_namespaced_custom_object_status(  # type: ignore[call-arg]
+            GROUP,
+            VERSION,
+            NS,
+            "ephemeralrunners",
+            name,
+            {"status": {"runnerId": registration.runner_id, "runnerName": name}},
+            _content_type="application/merge-patch+json",
+        )
         task = asyncio.create_task(self.fake.next_job_for(registration.runner_id), name=f"runner {name}")
         self.runners[name] = SimRunner(name, registration.runner_id, patch_id, task)
 

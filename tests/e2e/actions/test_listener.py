@@ -23,7 +23,7 @@ from kubernetes_asyncio import client
 from actions import listenerconfig
 from actions.client import ActionsClient, ClientSettings, RateLimit
 from actions.credentials import PersonalAccessToken
-from actions.kubepatching import SESSION_ANNOTATION
+from actions.kubepatching import JSON_PATCH, SESSION_ANNOTATION
 from actions.listener import ListenerSettings, run_listener
 from actions.listenerconfig import ListenerConfig
 from actions.listenermetrics import ListenerMetrics
@@ -184,7 +184,8 @@ async def test_five_jobs_scale_the_runner_set_within_its_bounds(
     assert all(replicas == MIN for patch_id, replicas in trace if patch_id == 0)
     assert model.scale_downs == [0] * len(model.scale_downs), "only patch id 0 scales down"
 
-    # Every started job was recorded on its EphemeralRunner's status (merge patch of /status).
+    # Every started job was recorded on its EphemeralRunner's status (a JSON patch of /status that tests
+    # the runner id first).
     objects = client.CustomObjectsApi(kube)
     for job in jobs:
         runner = await objects.get_namespaced_custom_object(
@@ -192,11 +193,18 @@ async def test_five_jobs_scale_the_runner_set_within_its_bounds(
         )
         status = runner["status"]
         assert status["jobRequestId"] == job.runner_request_id
+        assert status["jobRunnerId"] == status["runnerId"] == fake.state.jobs[job.runner_request_id].runner_id
         assert status["jobRepositoryName"] == f"{job.owner}/{job.repository}"
         assert status["jobWorkflowRef"] == job.workflow_ref
         assert status["workflowRunId"] == job.workflow_run_id
-    patches = [r for r in world.requests if r.method == "PATCH" and "/ephemeralrunner" in r.path]
+    patches = [r for r in world.requests if r.method == "PATCH" and "/ephemeralrunnersets/" in r.path]
     assert patches and {r.content_type for r in patches} == {"application/merge-patch+json"}
+    recorded = [
+        r
+        for r in world.requests
+        if r.method == "PATCH" and "/ephemeralrunners/" in r.path and r.content_type == JSON_PATCH
+    ]
+    assert [r.status for r in recorded] == [200] * len(jobs)
 
     metrics = listener.metrics
     assert metrics.sample("gha_max_runners", {**_scale_set_labels()}) == MAX

@@ -133,6 +133,27 @@ async def test_skip_latency_and_typed_faults(fake: GitHubFake, http: httpx.Async
     assert fake.faults == []
 
 
+async def test_a_held_call_waits_until_its_fault_is_released(
+    fake: GitHubFake, http: httpx.AsyncClient
+) -> None:
+    admin = await register(http, fake)
+    held = fake.inject(GitHubFault(method="GET", path="runnergroups", hold=True, skip=1, times=None))
+    assert (await admin.call("GET", "_apis/runtime/runnergroups/")).status_code == 200  # skipped
+    waiting = asyncio.create_task(admin.call("GET", "_apis/runtime/runnergroups/"))
+    await eventually(lambda: held.hits == 1, timeout=10, what="the second call held")
+    assert not waiting.done()
+    assert fake.calls_to("GET", "runnergroups")[-1].status is None  # in flight
+    held.release()
+    assert (await waiting).status_code == 200
+    assert (await admin.call("GET", "_apis/runtime/runnergroups/")).status_code == 200
+    assert held.hits == 1, "a released fault holds nothing more"
+    again = fake.inject(GitHubFault(method="GET", path="runnergroups", hold=True))
+    waiting = asyncio.create_task(admin.call("GET", "_apis/runtime/runnergroups/"))
+    await eventually(lambda: again.hits == 1, timeout=10, what="a call held")
+    assert (await http.delete(f"{fake.url}/_sim/faults")).json() == {"faults": 0}
+    assert (await waiting).status_code == 200, "clearing the faults releases what they hold"
+
+
 async def test_a_bad_fault_is_refused(fake: GitHubFake, http: httpx.AsyncClient) -> None:
     resp = await http.post(f"{fake.url}/_sim/faults", json={"verb": "get"})
     assert resp.status_code == 400

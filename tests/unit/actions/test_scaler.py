@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 
 from actions.messages import JobStarted
-from actions.scaler import MAX_INT32, ScalePatch, Scaler, job_status
+from actions.scaler import MAX_INT32, ScalePatch, Scaler, job_fields
 
 # A step: ("desired", assigned jobs), ("started",) or ("completed",).
 Step = tuple[str, int] | tuple[str]
@@ -94,7 +94,7 @@ def test_bounds_are_checked() -> None:
         Scaler(min_runners=-1, max_runners=2)
 
 
-def test_job_status_patch_leaves_out_zero_values() -> None:
+def test_job_status_fields_leave_out_zero_values() -> None:
     job = JobStarted(
         message_type="JobStarted",
         runner_request_id=7,
@@ -105,17 +105,17 @@ def test_job_status_patch_leaves_out_zero_values() -> None:
         job_workflow_ref="my-org/app/.github/workflows/ci.yaml@refs/heads/main",
         job_display_name="",
         runner_name="arc-runner-1",
+        runner_id=12,
     )
-    assert job_status(job) == {
-        "status": {
-            "jobRequestId": 7,
-            "jobRepositoryName": "my-org/app",
-            "jobId": "job-uuid",
-            "workflowRunId": 99,
-            "jobWorkflowRef": "my-org/app/.github/workflows/ci.yaml@refs/heads/main",
-        }
+    assert job_fields(job) == {
+        "jobRunnerId": 12,
+        "jobRequestId": 7,
+        "jobRepositoryName": "my-org/app",
+        "jobId": "job-uuid",
+        "workflowRunId": 99,
+        "jobWorkflowRef": "my-org/app/.github/workflows/ci.yaml@refs/heads/main",
     }
-    assert job_status(JobStarted(message_type="JobStarted", runner_request_id=0)) == {"status": {}}
+    assert job_fields(JobStarted(message_type="JobStarted", runner_request_id=0)) == {}
 
 
 # -- what the EphemeralRunnerSet does with the patches (§2.2 step 9) ------------------------------------

@@ -449,6 +449,24 @@ def test_pod_endings(pod_phase: str, exit_code: int | None, job: bool, expected:
         assert bool(removed) is expected.endswith("+remove")
 
 
+def test_a_pod_failing_under_another_runners_job_is_a_pod_failure() -> None:
+    """The job was recorded for runner 99 (a predecessor of the name): this runner never ran it, so its
+    failed pod is made again, as for an idle runner, instead of the runner being deleted."""
+    world = ready_world(jobId="j-1", jobRunnerId=99)
+    world.run_pod("Running", exit_code=1, running=False)
+    decision = ER.decide(world.snapshot())
+    assert [d.target.kind for d in of_type(decision, effects.DeleteObject)] == ["Pod"]
+    assert "failures" in status_patch(decision)
+
+
+def test_a_pod_failing_under_its_own_job_deletes_the_runner() -> None:
+    world = ready_world(jobId="j-1", jobRunnerId=100)
+    world.run_pod("Running", exit_code=1, running=False)
+    assert [d.target.kind for d in of_type(ER.decide(world.snapshot()), effects.DeleteObject)] == [
+        "EphemeralRunner"
+    ]
+
+
 def test_a_failed_init_container_counts_as_a_pod_failure() -> None:
     world = ready_world()
     world.run_pod("Pending", running=False)

@@ -302,6 +302,27 @@ def test_i3_5_update_status_never_writes_the_applied_revision() -> None:
     assert w.status["appliedActionableRevision"] == 4 and w.status["currentReplicas"] == 2
 
 
+# == a job is its runner's: a job recorded for another runner id is ignored ==============================
+
+
+def with_job_of(runner: dict[str, Any], runner_id: int) -> dict[str, Any]:
+    """``runner`` holding a job the listener recorded for runner ``runner_id``."""
+    runner["status"].update(jobId=f"job-of-{runner_id}", jobRunnerId=runner_id)
+    return runner
+
+
+def test_a_runner_holding_another_runners_job_is_released_like_an_idle_one() -> None:
+    """A reused name: the job of runner 1, read late, on the new runner 2 of that name. Runner 3's own job,
+    and one recorded without a runner id (upstream's listener), keep theirs from a release."""
+    children = (
+        with_job_of(idle("reused", 2), 1),
+        with_job_of(idle("busy", 3, created=1), 3),
+        idle("upstream", 4, created=2, job=True),
+    )
+    decision = world(children, rev=1, app=1, replicas=0, patch_id=0).step()
+    assert names(releases(decision)) == ["reused"]
+
+
 # == C4: revision annotation, stale vs current outdated, both-direction phase (§4.4) ======================
 
 
@@ -315,6 +336,22 @@ def test_i4_1_new_runners_carry_the_spec_revision_which_is_the_applied_one() -> 
             annotations = effect.body["metadata"]["annotations"]
             assert annotations[naming.ANNOTATION_ACTIONABLE_REVISION] == str(rev)
             assert machine.spec_revision(snapshot) == machine.applied_revision(snapshot) == rev
+
+
+def test_a_spec_revision_lowered_below_the_applied_one_builds_runners_at_the_applied_one() -> None:
+    """An outside write lowered rev below app: new runners carry app, so one that exits 7 is a current
+    outdated runner that parks the set, not a stale one that is deleted and made again."""
+    w = world(rev=1, app=3, replicas=2, patch_id=1)
+    created = creates(w.step())
+    assert len(created) == 2
+    for effect in created:
+        assert effect.body["metadata"]["annotations"][naming.ANNOTATION_ACTIONABLE_REVISION] == "3"
+    w.settle()
+    for name in list(w.runners):
+        w.runners[name]["status"] = {"phase": "Outdated", "runnerId": 1}
+    w.steps(3)
+    assert w.status["phase"] == "Outdated" and w.status["appliedActionableRevision"] == 3
+    assert not creates(w.step()), "a runner that rejects the spec was made again"
 
 
 APPLY_CASES = [

@@ -38,6 +38,13 @@ def meta(**fields: Any) -> Mutation:
 
 RUNNER = make_runner("r", phase="Running", runner_id=3, patch_id=2)
 
+
+def _own_job(runner: dict[str, Any]) -> None:
+    """A job the listener recorded for the runner's own id (it records none on an unregistered runner)."""
+    status = runner.setdefault("status", {})
+    status.update(jobId="job-1", **({"jobRunnerId": status["runnerId"]} if "runnerId" in status else {}))
+
+
 # Updates of fields the EphemeralRunnerSet machine does not read (jobId only disables deletions).
 DROPPED_RUNNER_UPDATES = [
     pytest.param(status(ready=True), id="ready"),
@@ -51,12 +58,14 @@ DROPPED_RUNNER_UPDATES = [
         id="job-fields",
     ),
     pytest.param(status(jobId="job-1"), id="jobId"),
+    pytest.param(_own_job, id="its-own-job"),
     pytest.param(meta(resourceVersion="99", managedFields=[{"manager": "x"}]), id="resourceVersion"),
 ]
 
 DELIVERED_RUNNER_UPDATES = [
     pytest.param(status(phase="Outdated"), id="phase"),
     pytest.param(status(runnerId=4), id="runnerId"),
+    pytest.param(status(jobId="job-1", jobRunnerId=9), id="another-runners-job"),
     pytest.param(meta(deletionTimestamp="2026-01-01T00:00:00Z"), id="deletionTimestamp"),
     pytest.param(meta(finalizers=["ephemeralrunner.actions.github.com/finalizer"]), id="finalizer-removed"),
     pytest.param(lambda r: r["metadata"]["finalizers"].reverse(), id="finalizers-reordered"),

@@ -239,3 +239,20 @@ def test_new_runner_references_the_proxy_secret_without_touching_the_set() -> No
     body = runners.new_runner(ers, "arc-runner-bcdfg", proxy_secret_name="arc-xyz-runner-proxy")
     assert body["spec"]["proxySecretRef"] == "arc-xyz-runner-proxy"
     assert "proxySecretRef" not in ers["spec"]["ephemeralRunnerSpec"]
+
+
+@pytest.mark.parametrize(
+    ("status", "job"),
+    [
+        pytest.param({"runnerId": 3, "jobId": "j", "jobRunnerId": 3}, "j", id="its-own"),
+        pytest.param({"runnerId": 3, "jobId": "j", "jobRunnerId": 2}, "", id="another-runners"),
+        pytest.param({"jobId": "j", "jobRunnerId": 2}, "", id="unregistered"),
+        pytest.param({"runnerId": 3, "jobId": "j"}, "j", id="no-runner-id-recorded"),
+        pytest.param({"runnerId": 3, "jobRunnerId": 3}, "", id="no-job"),
+    ],
+)
+def test_a_job_is_the_runners_only_when_recorded_for_its_runner_id(status: dict[str, Any], job: str) -> None:
+    runner = {"metadata": {"name": "r"}, "status": status}
+    assert runners.job_id(runner) == job
+    assert runners.has_job(runner) is bool(job)
+    assert runners.has_foreign_job(runner) is (status.get("jobRunnerId", 3) != status.get("runnerId", 0))
