@@ -63,6 +63,10 @@ Decisions where the spec leaves room, each marked [R] in the spec or argued here
   ``ScaleSetNameTaken`` naming the holder), and the deletion never deletes an Actions scale set another
   scale set that is not being deleted still holds (it drops its id annotation instead, with a Normal
   ``ScaleSetKept`` Event). Upstream lets two such scale sets share one Actions scale set.
+* A scale set deleted in GitHub is registered again (step 6.1, ``scalesets.verify``): when the listener
+  reports that its pod failed, GetRunnerScaleSetById is asked once per failure; a 404 drops the id with a
+  Warning ``ScaleSetGone`` Event, and step 6 registers the scale set again (the new id reaches the runner
+  spec and the listener as any spec change does). Upstream's listener crash-loops on it for ever.
 * Conditions (``arsconditions``): ``Ready`` and ``ConfigurationValid`` are computed once, at the end of
   every pass but the deleting ones, and written in the pass's status patch (or one of their own) only
   when they change. Bad input is a False ``ConfigurationValid``, one Warning Event per distinct
@@ -548,6 +552,21 @@ def _scale_set(p: _Pass) -> str | None:
     return p.take(scalesets.ensure(p.s))
 
 
+# The listener's ``Ready`` reasons that say its pod ended: the scale set it serves may be gone.
+LISTENER_FAILED = ("PodFailed", "ListenerBackOff")
+
+
+def _scale_set_alive(p: _Pass) -> str | None:
+    """Step 6.1 (beyond upstream): while the listener reports that its pod failed, ask once per failure
+    whether the scale set still exists (``scalesets.verify``); gone, its id is dropped, saying so, and the
+    next pass registers it again."""
+    ready = conditions.find(section(p.s.get(LISTENER), "status"), conditions.READY) or {}
+    if ready.get("status") != conditions.FALSE or ready.get("reason") not in LISTENER_FAILED:
+        return None
+    step = scalesets.verify(p.s, str(ready.get("lastTransitionTime") or ""))
+    return None if step is None else p.take(step)
+
+
 def _runner_group(p: _Pass) -> str | None:
     """Step 7."""
     step = scalesets.sync_group(p.s)
@@ -706,6 +725,7 @@ STEPS: tuple[Step, ...] = (
     _configuration,
     _claim,
     _scale_set,
+    _scale_set_alive,
     _runner_group,
     _scale_set_name,
     _runner_set,

@@ -1,5 +1,5 @@
 """Two scale sets that name the same Actions scale set (same config URL, runner group and
-``runnerScaleSetName``) never share it.
+``runnerScaleSetName``) never share it, and a scale set deleted behind arcsm's back is registered again.
 
 Inputs: the real controller in-process (``harness.Controller``), the cluster and the fake GitHub over HTTP.
 Outputs asserted on the world: the conditions, Events and annotations of the scale sets, the listeners, and
@@ -10,6 +10,9 @@ the scale sets the fake holds.
   whether it lives beside the first or in another namespace.
 * Deleting the refused one leaves the first one's scale set alone; deleting the first one frees the name,
   and the refused one then registers a scale set of its own and runs.
+* A scale set deleted in GitHub (its id now answers 404) is noticed through its listener, which cannot open a
+  session: the scale set gets a Warning Event (``ScaleSetGone``), registers again under a new id, and runs
+  with a listener on the new id.
 """
 
 from __future__ import annotations
@@ -168,3 +171,36 @@ async def test_deleting_either_claim_never_deletes_the_scale_set_the_other_one_u
         assert new_id is not None and new_id in world.github.state.scale_sets
         valid = await configuration_valid(kube, "third", NS)
         assert valid is not None and valid["status"] == conditions.TRUE
+
+
+async def test_a_scale_set_deleted_behind_its_back_is_registered_again(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    fake = world.github
+    async with Controller(world, tmp_path):
+        await harness.create(kube, harness.scale_set_body(world, "arc"))
+        first = await eventually(lambda: running(kube, "arc"), timeout=TIMEOUT, what="the scale set Running")
+        old = scale_set_id(first)
+        assert old is not None
+        await eventually(
+            lambda: fake.state.session_of(old) is not None, timeout=TIMEOUT, what="its listener's session"
+        )
+
+        assert fake.delete_scale_set(old)
+
+        async def registered_again() -> dict[str, Any] | None:
+            found = await running(kube, "arc")
+            new = scale_set_id(found)
+            if new is None or new == old or new not in fake.state.scale_sets:
+                return None
+            spec = (await listeners_of(kube, "arc", NS))[0]["spec"]
+            return found if spec["runnerScaleSetId"] == new and fake.state.session_of(new) else None
+
+        await eventually(registered_again, timeout=TIMEOUT, what="the scale set registered again")
+        assert fake.scale_set("arc") is not None and fake.scale_set("arc").id != old  # type: ignore[union-attr]
+        gone = [e for e in await events(kube, "arc", NS) if e.reason == "ScaleSetGone"]
+        assert gone and str(old) in gone[0].message
+        ers = await harness.required(kube, ERS, "arc", NS)
+        assert ers["spec"]["ephemeralRunnerSpec"]["runnerScaleSetId"] == scale_set_id(
+            await harness.get(kube, ARS, "arc", NS)
+        )

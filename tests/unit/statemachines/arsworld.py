@@ -106,6 +106,9 @@ class FakeActions:
             if "name" in args:
                 scale_set["name"] = args["name"]
             return {"ok": True, "scaleSet": copy.deepcopy(scale_set)}
+        if call.op is ActionsOp.GET_RUNNER_SCALE_SET_BY_ID:
+            found = self.scale_sets.get(int(args["scaleSetId"]))
+            return {"ok": True, "scaleSet": copy.deepcopy(found)}
         if call.op is ActionsOp.DELETE_RUNNER_SCALE_SET:
             if self.scale_sets.pop(int(args["scaleSetId"]), None) is None:
                 return {"ok": False, "error": "NotFound", "message": "no such scale set"}

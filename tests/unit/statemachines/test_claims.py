@@ -1,5 +1,5 @@
-"""One AutoscalingRunnerSet per Actions scale set (``statemachines.claims``): the pure decisions, over
-``arsworld``.
+"""One AutoscalingRunnerSet per Actions scale set (``statemachines.claims``), and a scale set deleted behind
+the machine's back registered again (``scalesets.verify``): the pure decisions, over ``arsworld``.
 
 * What a claim is: the config URL's host and scope, the runner group and the scale set name, compared as
   GitHub compares them.
@@ -7,6 +7,8 @@
   ``ConfigurationValid`` False naming the owner and ask nothing of the Actions service; one that was
   sharing the owner's id gives it up (listener deleted, runner set pinned, id dropped).
 * Deleting never deletes an Actions scale set another scale set (not being deleted) holds.
+* A listener whose pod failed makes the machine ask whether the scale set still exists, once per failure;
+  gone, the id is dropped with a Warning Event and the scale set is registered again under a new id.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from statemachines import arsconditions, claims, conditions, desired, naming
+from statemachines import arsconditions, claims, conditions, desired, naming, scalesets
 from statemachines.effects import ActionsOp, DeleteObject, EmitEvent
 from tests.unit.statemachines.arsworld import ARS_REF, ERS_REF, NS, World, new_ars, running_world
 
@@ -140,3 +142,46 @@ def test_deleting_deletes_the_scale_set_no_live_claimant_holds(peer_state: str) 
     delete_ars(world)
     world.settle()
     assert held not in world.actions.scale_sets
+
+
+def failed_listener(world: World, since: str = "2026-01-01T00:00:00Z", reason: str = "PodFailed") -> None:
+    listener = world.listener
+    assert listener is not None
+    condition = {"type": "Ready", "status": "False", "reason": reason, "lastTransitionTime": since}
+    listener["status"] = {"conditions": [condition]}
+
+
+def test_a_running_listener_asks_nothing_about_the_scale_set() -> None:
+    world = running_world()
+    world.step()
+    assert ActionsOp.GET_RUNNER_SCALE_SET_BY_ID not in world.actions.ops()
+
+
+def test_a_failed_listener_asks_once_whether_the_scale_set_exists_and_goes_on_when_it_does() -> None:
+    world = running_world()
+    held = desired.scale_set_id(world.ars)
+    failed_listener(world)
+    world.settle()
+    world.step()
+    assert world.actions.ops().count(ActionsOp.GET_RUNNER_SCALE_SET_BY_ID) == 1
+    assert desired.scale_set_id(world.ars) == held
+    failed_listener(world, since="2026-01-01T00:01:00Z", reason="ListenerBackOff")
+    world.settle()
+    assert world.actions.ops().count(ActionsOp.GET_RUNNER_SCALE_SET_BY_ID) == 2
+
+
+def test_a_scale_set_gone_from_the_service_is_registered_again_saying_so() -> None:
+    world = running_world()
+    old = desired.scale_set_id(world.ars)
+    assert old is not None
+    world.actions.scale_sets.pop(old)
+    failed_listener(world)
+    world.settle()
+    new = desired.scale_set_id(world.ars)
+    assert new is not None and new != old and new in world.actions.scale_sets
+    gone = [e for e in world.effects_of(EmitEvent) if e.reason == scalesets.SCALE_SET_GONE]
+    assert len(gone) == 1 and gone[0].type == "Warning" and str(old) in gone[0].message
+    assert world.ars["metadata"]["annotations"][scalesets.ANNOTATION_GONE] == str(old)
+    ers = world.find(ERS_REF)
+    assert ers is not None and ers["spec"]["ephemeralRunnerSpec"]["runnerScaleSetId"] == new
+    assert world.ars["metadata"]["annotations"][naming.ANNOTATION_RUNNER_SCALE_SET_ID] == str(new)
