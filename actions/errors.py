@@ -17,6 +17,7 @@
         └── RequestRejected            any other non-success answer
             ├── AuthenticationFailed   401 or 403
             ├── NotFound               404 without a known typeName
+            │   └── ScaleSetNotFound   typeName RunnerScaleSetNotFoundException: no scale set of that id
             ├── RunnerExistsError      typeName AgentExistsException
             └── RunnerNotFoundError    typeName AgentNotFoundException
 
@@ -116,6 +117,10 @@ class NotFound(RequestRejected):
     pass
 
 
+class ScaleSetNotFound(NotFound):
+    """The scale set the call names does not exist (any more): deleted in GitHub, or never made there."""
+
+
 class RunnerExistsError(RequestRejected):
     pass
 
@@ -129,6 +134,7 @@ TYPE_NAMES: tuple[tuple[str, type[ActionsError]], ...] = (
     ("AgentExistsException", RunnerExistsError),
     ("AgentNotFoundException", RunnerNotFoundError),
     ("JobStillRunningException", JobStillRunningError),
+    ("RunnerScaleSetNotFoundException", ScaleSetNotFound),
 )
 
 

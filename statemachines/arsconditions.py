@@ -37,6 +37,9 @@ ConfigSecretIncomplete   the Secret holds no usable credentials                 
 CredentialsRejected      GitHub refused the credentials (401/403)                ``AuthenticationFailed``
 RunnerGroupNotFound      ``spec.runnerGroup`` names no runner group of the       ``RunnerGroupNotFound``
                          config URL's enterprise, organization or repository
+ScaleSetNameTaken        another AutoscalingRunnerSet (named in the message)     ``claims.refusal``,
+                         holds the Actions scale set of this config URL,         before the scale set
+                         runner group and ``runnerScaleSetName``                 step
 =======================  ======================================================  =======================
 
 The spec checks run before the scale set step, so nothing is created in the Actions service or the cluster for
@@ -108,6 +111,7 @@ class Reason(enum.StrEnum):
     RUNNER_GROUP_NOT_FOUND = "RunnerGroupNotFound"
     CONFIG_URL_UNREACHABLE = "ConfigUrlUnreachable"
     VAULT_NOT_SUPPORTED = "VaultNotSupported"
+    SCALE_SET_NAME_TAKEN = "ScaleSetNameTaken"
 
 
 @dataclass(frozen=True)

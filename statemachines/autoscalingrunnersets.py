@@ -58,6 +58,15 @@ Decisions where the spec leaves room, each marked [R] in the spec or argued here
   set step, and an Actions answer that blames the config Secret, the credentials, the runner group or a
   config URL nothing answers at stops the pass where it was asked. Either leaves
   the phase as step 4 wrote it (Pending for a new scale set or a new generation).
+* One scale set per Actions scale set (``claims``): a spec naming the config URL, runner group and scale
+  set name another scale set holds is refused (step 5.2, ``ConfigurationValid`` False with
+  ``ScaleSetNameTaken`` naming the holder), and the deletion never deletes an Actions scale set another
+  scale set that is not being deleted still holds (it drops its id annotation instead, with a Normal
+  ``ScaleSetKept`` Event). Upstream lets two such scale sets share one Actions scale set.
+* A scale set deleted in GitHub is registered again (step 6.1, ``scalesets.verify``): when the listener
+  reports that its pod failed, GetRunnerScaleSetById is asked once per failure; a 404 drops the id with a
+  Warning ``ScaleSetGone`` Event, and step 6 registers the scale set again (the new id reaches the runner
+  spec and the listener as any spec change does). Upstream's listener crash-loops on it for ever.
 * Conditions (``arsconditions``): ``Ready`` and ``ConfigurationValid`` are computed once, at the end of
   every pass but the deleting ones, and written in the pass's status patch (or one of their own) only
   when they change. Bad input is a False ``ConfigurationValid``, one Warning Event per distinct
@@ -89,6 +98,7 @@ from typing import Any
 from statemachines import (
     arsconditions,
     autoscalinglisteners,
+    claims,
     conditions,
     declaring,
     desired,
@@ -410,6 +420,8 @@ def _deletion(p: _Pass) -> str | None:
         if not _cleanup(p, kind, p.s.get(key)):
             p.requeue(WAIT_FOR_DELETION)
             return f"deleting: waiting for the {kind} to go"
+    if (keeper := claims.kept_for(p.s)) is not None:
+        return _keep_scale_set(p, keeper)
     step = scalesets.delete(p.s)
     if step is not None:
         if step.problem is not None:  # no conditions while deleting: warn at every attempt
@@ -427,6 +439,19 @@ def _deletion(p: _Pass) -> str | None:
     if taken is not None:
         p.record(taken)
     return "deleted: finalizer removed"
+
+
+def _keep_scale_set(p: _Pass, keeper: JsonObject) -> str:
+    """Another scale set still uses our Actions scale set (``claims``): drop our id, never delete it."""
+    scale_set_id = desired.scale_set_id(p.s.obj or {})
+    patch = {"metadata": {"annotations": {naming.ANNOTATION_RUNNER_SCALE_SET_ID: None}}}
+    p.emit(MergePatch(p.s.subject, patch))
+    message = (
+        f"The Actions scale set {scale_set_id} is not deleted: the AutoscalingRunnerSet "
+        f"{claims.where(keeper)} still uses it"
+    )
+    p.emit(EmitEvent(p.s.subject, str(p.s.meta.get("uid", "")), "Normal", "ScaleSetKept", message))
+    return f"deleting: scale set {scale_set_id} kept for {claims.where(keeper)}"
 
 
 def _protected_dependents(s: Snapshot) -> list[tuple[str, JsonObject]]:
@@ -496,12 +521,50 @@ def _configuration(p: _Pass) -> str | None:
     return f"configuration invalid: {problem.reason}"
 
 
+def _claim(p: _Pass) -> str | None:
+    """Step 5.2 (beyond upstream): another scale set holds the Actions scale set this spec names
+    (``claims``): refused before anything is asked of the Actions service. One that shared the scale set
+    already gives it up: its listener goes, its runner set is pinned at zero, then its id annotation."""
+    problem = claims.refusal(p.s)
+    if problem is None:
+        return None
+    p.problem = problem
+    held = desired.scale_set_id(p.s.obj or {})
+    if held is None or held <= 0:
+        return f"configuration invalid: {problem.reason}"
+    listener = p.s.get(LISTENER)
+    if not _cleanup(p, desired.KIND_LISTENER, listener):
+        p.requeue(WAIT_FOR_DELETION)
+        return "refused: waiting for the listener to go"
+    ers = p.s.get(ERS)
+    if ers is not None and not _terminating(ers):
+        _pin(p, ers)
+    patch = {"metadata": {"annotations": {naming.ANNOTATION_RUNNER_SCALE_SET_ID: None}}}
+    p.emit(MergePatch(p.s.subject, patch))
+    return f"refused: scale set {held} left to its owner"
+
+
 def _scale_set(p: _Pass) -> str | None:
     """Step 6: no usable scale set id yet: find or create the scale set."""
     scale_set_id = desired.scale_set_id(p.s.obj or {})
     if scale_set_id is not None and scale_set_id > 0:
         return None
     return p.take(scalesets.ensure(p.s))
+
+
+# The listener's ``Ready`` reasons that say its pod ended: the scale set it serves may be gone.
+LISTENER_FAILED = ("PodFailed", "ListenerBackOff")
+
+
+def _scale_set_alive(p: _Pass) -> str | None:
+    """Step 6.1 (beyond upstream): while the listener reports that its pod failed, ask once per failure
+    whether the scale set still exists (``scalesets.verify``); gone, its id is dropped, saying so, and the
+    next pass registers it again."""
+    ready = conditions.find(section(p.s.get(LISTENER), "status"), conditions.READY) or {}
+    if ready.get("status") != conditions.FALSE or ready.get("reason") not in LISTENER_FAILED:
+        return None
+    step = scalesets.verify(p.s, str(ready.get("lastTransitionTime") or ""))
+    return None if step is None else p.take(step)
 
 
 def _runner_group(p: _Pass) -> str | None:
@@ -660,7 +723,9 @@ STEPS: tuple[Step, ...] = (
     _generation,
     _parked,
     _configuration,
+    _claim,
     _scale_set,
+    _scale_set_alive,
     _runner_group,
     _scale_set_name,
     _runner_set,
@@ -715,7 +780,8 @@ SCALE_SETS_BY_CREDENTIALS = declaring.ReverseLookup(
 
 # What the AutoscalingRunnerSet reads and what wakes it: its runner set (the one of its name, else the one
 # it owns), the listener whose spec names it (the one at its computed name first), the dependents its
-# cleanup annotations name; a listener naming it and its credentials Secret wake it too.
+# cleanup annotations name, the first other scale set claiming its Actions scale set (``claims``); a
+# listener naming it, its credentials Secret and a scale set of the same claim wake it too.
 DECLARATION = declaring.Declaration(
     kind=kinds.ARS,
     decide=decide,
@@ -726,9 +792,11 @@ DECLARATION = declaring.Declaration(
             LISTENER, declaring.Referrers(listenerobjects.LISTENERS_BY_SCALE_SET, desired.listener_ref)
         ),
         *(declaring.Related(a, declaring.NamedByAnnotation(kind, a)) for a, kind in DEPENDENTS),
+        declaring.Related(claims.PEER, declaring.Peer(claims.CLAIMS, claims.rank)),
     ),
     watches=(
         declaring.Mapped(kinds.AL, listenerobjects.scale_set_named),
         declaring.Referred("Secret", SCALE_SETS_BY_CREDENTIALS),
+        declaring.Peers(claims.CLAIMS),
     ),
 )

@@ -21,7 +21,9 @@ projection is the controller's business. The finders:
 * ``NamedByAnnotation(kind, annotation)``: the object of ``kind`` in the subject's namespace that the
   subject's annotation names; the key is left out of ``related`` when the annotation is unset;
 * ``Referrers(lookup, prefer)``: the objects a ``ReverseLookup`` files under the subject's (namespace,
-  name), the one at ``prefer(subject, settings)`` first, else the first in order (None: none).
+  name), the one at ``prefer(subject, settings)`` first, else the first in order (None: none);
+* ``Peer(lookup, rank)``: of the other objects ``lookup`` files under a key it files the subject under
+  (objects of the subject's kind that share something with it), the one ``rank`` puts first (None: none).
 
 A ``ReverseLookup`` is "the objects of ``kind`` whose ``keys`` function yields a (namespace, name)": the
 controller keeps a projection index for each, so neither a snapshot nor a mapping scans a kind.
@@ -86,7 +88,13 @@ class Referrers:
     prefer: Callable[[JsonObject, Settings], ObjectRef] | None = None
 
 
-Finder = SameName | Named | SameNameElseOwned | SameNameOwned | NamedByAnnotation | Referrers
+@dataclass(frozen=True)
+class Peer:
+    lookup: ReverseLookup
+    rank: Callable[[JsonObject], tuple[object, ...]]  # ascending: the first is the one found
+
+
+Finder = SameName | Named | SameNameElseOwned | SameNameOwned | NamedByAnnotation | Referrers | Peer
 
 
 @dataclass(frozen=True)
@@ -103,7 +111,7 @@ class Related:
 
     @property
     def kind(self) -> str:
-        return self.find.lookup.kind if isinstance(self.find, Referrers) else self.find.kind
+        return self.find.lookup.kind if isinstance(self.find, Referrers | Peer) else self.find.kind
 
 
 @dataclass(frozen=True)
@@ -130,7 +138,19 @@ class Referred:
     lookup: ReverseLookup
 
 
-Watch = Mapped | Referred
+@dataclass(frozen=True)
+class Peers:
+    """A change of an object of ``lookup.kind`` wakes the others ``lookup`` files under the same keys (the
+    keys of the old and of the new object)."""
+
+    lookup: ReverseLookup
+
+    @property
+    def kind(self) -> str:
+        return self.lookup.kind
+
+
+Watch = Mapped | Referred | Peers
 
 
 @dataclass(frozen=True)
@@ -153,8 +173,8 @@ class Declaration:
     @property
     def lookups(self) -> tuple[ReverseLookup, ...]:
         """The reverse lookups the related reads and the watches use."""
-        found = [e.find.lookup for e in self.related if isinstance(e.find, Referrers)]
-        found += [w.lookup for w in self.watches if isinstance(w, Referred)]
+        found = [e.find.lookup for e in self.related if isinstance(e.find, Referrers | Peer)]
+        found += [w.lookup for w in self.watches if isinstance(w, Referred | Peers)]
         return tuple(dict.fromkeys(found))
 
     @property

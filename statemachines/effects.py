@@ -132,6 +132,7 @@ class ActionsOp(enum.StrEnum):
 
     GET_RUNNER_GROUP_BY_NAME = "GetRunnerGroupByName"
     GET_RUNNER_SCALE_SET = "GetRunnerScaleSet"
+    GET_RUNNER_SCALE_SET_BY_ID = "GetRunnerScaleSetById"
     CREATE_RUNNER_SCALE_SET = "CreateRunnerScaleSet"
     UPDATE_RUNNER_SCALE_SET = "UpdateRunnerScaleSet"
     DELETE_RUNNER_SCALE_SET = "DeleteRunnerScaleSet"

@@ -22,7 +22,14 @@ Contracts this relies on (the executor and the snapshot builder keep them):
   flight has the same key; the executor performs it once.
 * Every call carries ``epoch = "<uid>/<generation>"`` of the ARS, which is part of its key. An answer
   given for an older generation (or an earlier ARS of the same name) is never read as today's: a
-  runner group edited A → B → A asks the service again instead of trusting the first answer.
+  runner group edited A → B → A asks the service again instead of trusting the first answer. Once a
+  scale set was found gone (``verify``), the epoch also names the id that went (``ANNOTATION_GONE``), so
+  the GetRunnerScaleSet that found the old set is asked again rather than read again.
+* Beyond upstream, ``verify`` asks GetRunnerScaleSetById when the listener reports that its pod failed
+  (``since``: when its ``Ready`` went False): the scale set may have been deleted in GitHub, and nothing
+  else would notice (upstream's listener crash-loops on RunnerScaleSetNotFound for ever). Gone (404), the
+  id annotation is dropped in favour of ``ANNOTATION_GONE`` with a Warning Event, and step 6 registers
+  the scale set again; any other answer lets the pass go on.
 * CreateRunnerScaleSet treats "already exists" as success and answers with the existing set (as
   ``CreateObject`` does for AlreadyExists), so a create re-executed after a crash converges.
 * A DeleteRunnerScaleSet that fails with ``NotFound`` counts as done: the set is gone either way.
@@ -30,9 +37,9 @@ Contracts this relies on (the executor and the snapshot builder keep them):
   6.6); it is client state, not a decision.
 
 Call arguments (``ActionsCall.args``): GetRunnerGroupByName ``{name}``; GetRunnerScaleSet ``{runnerGroupId,
-name}``; CreateRunnerScaleSet ``{name, runnerGroupId, labels: [label names], disableUpdate}`` (every
-label of type System); UpdateRunnerScaleSet ``{scaleSetId, runnerGroupId}`` or ``{scaleSetId, name}``;
-DeleteRunnerScaleSet ``{scaleSetId}``.
+name}``; GetRunnerScaleSetById ``{scaleSetId}``; CreateRunnerScaleSet ``{name, runnerGroupId, labels: [label
+names], disableUpdate}`` (every label of type System); UpdateRunnerScaleSet ``{scaleSetId, runnerGroupId}`` or
+``{scaleSetId, name}``; DeleteRunnerScaleSet ``{scaleSetId}``.
 """
 
 from __future__ import annotations
@@ -49,6 +56,9 @@ from statemachines.objects import ars_spec
 from statemachines.snapshots import Snapshot
 
 DEFAULT_RUNNER_GROUP_ID = 1
+# The id of the scale set last found gone from the Actions service (``verify``).
+ANNOTATION_GONE = naming.ARCSM_PREFIX + "scale-set-gone"
+SCALE_SET_GONE = "ScaleSetGone"
 
 
 @dataclass(frozen=True)
@@ -80,8 +90,11 @@ def scope(s: Snapshot) -> ActionsScope:
     )
 
 
-def _call(s: Snapshot, op: ActionsOp, **args: Any) -> ActionsCall:
+def _call(s: Snapshot, op: ActionsOp, *, since: str = "", **args: Any) -> ActionsCall:
     epoch = f"{s.meta.get('uid', '')}/{parse_int(s.meta.get('generation'))}"
+    gone = as_mapping(s.meta.get("annotations")).get(ANNOTATION_GONE)
+    epoch += f"/after-{gone}" if gone else ""
+    epoch += f"/since-{since}" if since else ""
     return ActionsCall(subject=s.subject, scope=scope(s), op=op, args=args, epoch=epoch)
 
 
@@ -218,6 +231,28 @@ def sync_name(s: Snapshot) -> Step | None:
     keys = (naming.ANNOTATION_RUNNER_SCALE_SET_NAME,)
     patch = {"metadata": {"annotations": _annotate(s, as_mapping(updated.value), keys)}}
     return Step((MergePatch(s.subject, patch),), f"scale set renamed to {name!r}")
+
+
+def verify(s: Snapshot, since: str) -> Step | None:
+    """Beyond upstream: whether the recorded scale set still exists, asked once per listener failure
+    (``since``); None when it does, or when the answer says nothing (a failed call: the pass goes on)."""
+    scale_set_id = desired.scale_set_id(s.obj or {})
+    if scale_set_id is None or scale_set_id <= 0:
+        return None
+    call = _call(s, ActionsOp.GET_RUNNER_SCALE_SET_BY_ID, since=since, scaleSetId=scale_set_id)
+    outcome = outcomes.of(s, call)
+    if outcome is None:
+        return Step((call,), f"the listener failed: asked whether scale set {scale_set_id} still exists")
+    if not outcome.ok or isinstance(outcome.facts.get("scaleSet"), Mapping):
+        return None
+    name = str(as_mapping(s.meta.get("annotations")).get(naming.ANNOTATION_RUNNER_SCALE_SET_NAME) or "")
+    message = (
+        f"The Actions scale set {scale_set_id} ({name!r}) no longer exists in the Actions service: it was "
+        "deleted outside arcsm; registering the scale set again"
+    )
+    annotations = {naming.ANNOTATION_RUNNER_SCALE_SET_ID: None, ANNOTATION_GONE: str(scale_set_id)}
+    patch = MergePatch(s.subject, {"metadata": {"annotations": annotations}})
+    return Step((patch, _warning(s, SCALE_SET_GONE, message)), f"scale set {scale_set_id} is gone")
 
 
 def delete(s: Snapshot) -> Step | None:

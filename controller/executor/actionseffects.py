@@ -8,6 +8,8 @@ op                         args → result facts
 =========================  ===========================================================================
 GetRunnerGroupByName       ``{name}`` → ``runnerGroup: {id, name}``; none: RunnerGroupNotFound
 GetRunnerScaleSet          ``{runnerGroupId, name}`` → ``scaleSet: {...} | null``
+GetRunnerScaleSetById      ``{scaleSetId}`` → ``scaleSet: {...} | null``; null when the service does not
+                           know the id (404): the set was deleted behind the controller's back
 CreateRunnerScaleSet       ``{name, runnerGroupId, labels, disableUpdate}`` → ``scaleSet``; a set of that
                            name already in the group → the existing one, plus ``alreadyExisted: true``
 UpdateRunnerScaleSet       ``{scaleSetId, runnerGroupId}`` or ``{scaleSetId, name}`` → ``scaleSet``
@@ -109,6 +111,14 @@ async def _get_runner_scale_set(client: ActionsClient, args: JsonObject) -> Effe
     return results.ok(scaleSet=scale_set_fact(found))
 
 
+async def _get_runner_scale_set_by_id(client: ActionsClient, args: JsonObject) -> EffectResult:
+    try:
+        found = await client.get_runner_scale_set_by_id(_int(args, "scaleSetId"))
+    except actions_errors.NotFound:
+        return results.ok(scaleSet=None)
+    return results.ok(scaleSet=scale_set_fact(found))
+
+
 async def _create_runner_scale_set(client: ActionsClient, args: JsonObject) -> EffectResult:
     name, group_id = _text(args, "name"), _int(args, "runnerGroupId")
     labels = args.get("labels") or [name]
@@ -169,6 +179,7 @@ async def _remove_runner(client: ActionsClient, args: JsonObject) -> EffectResul
 OPS: Final[Mapping[ActionsOp, Op]] = {
     ActionsOp.GET_RUNNER_GROUP_BY_NAME: _get_runner_group_by_name,
     ActionsOp.GET_RUNNER_SCALE_SET: _get_runner_scale_set,
+    ActionsOp.GET_RUNNER_SCALE_SET_BY_ID: _get_runner_scale_set_by_id,
     ActionsOp.CREATE_RUNNER_SCALE_SET: _create_runner_scale_set,
     ActionsOp.UPDATE_RUNNER_SCALE_SET: _update_runner_scale_set,
     ActionsOp.DELETE_RUNNER_SCALE_SET: _delete_runner_scale_set,

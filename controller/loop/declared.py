@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from statemachines import autoscalinglisteners, autoscalingrunnersets, ephemeralrunners, ephemeralrunnersets
-from statemachines.declaring import Declaration, Mapped, Owns, Referred, ReverseLookup, Watch
+from statemachines.declaring import Declaration, Owns, ReverseLookup, Watch
 from statemachines.jsonvalues import JsonObject
 from store.projection import Index, Projection
 from watchers import kinds as watched
@@ -57,7 +57,7 @@ def _watches() -> dict[str, tuple[tuple[str, Watch], ...]]:
 
 
 OWNERS: Final[Mapping[str, Mapping[str, Owns]]] = _owners()
-WATCHES: Final[Mapping[str, tuple[tuple[str, Mapped | Referred], ...]]] = _watches()
+WATCHES: Final[Mapping[str, tuple[tuple[str, Watch], ...]]] = _watches()
 INDEXES: Final[Mapping[ReverseLookup, Index]] = {
     lookup: Index(lookup.name, lookup.kind, lookup.keys) for d in DECLARATIONS for lookup in d.lookups
 }

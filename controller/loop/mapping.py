@@ -90,6 +90,11 @@ def _watched(change: Change, projection: Projection) -> Iterable[ObjectRef]:
             for obj in change.objects():
                 for namespace, name in watch.to(obj):
                     yield ObjectRef(kind, namespace, name)
+        elif isinstance(watch, declaring.Peers):
+            for obj in change.objects():
+                for key in watch.lookup.keys((change.kind, change.namespace, change.name), obj):
+                    for peer in declared.referrers(projection, watch.lookup, *key):
+                        yield _ref(kind, peer)
         else:
             for obj in declared.referrers(projection, watch.lookup, change.namespace, change.name):
                 yield _ref(kind, obj)

@@ -196,7 +196,23 @@ def _find(
             if isinstance(name, str) and name
             else {}
         )
+    if isinstance(find, declaring.Peer):
+        return {entry.key: _peer(projection, find, ref, obj)}
     return {entry.key: _referred(projection, find, ref, obj, settings)}
+
+
+def _peer(
+    projection: Projection, find: declaring.Peer, ref: ObjectRef, obj: JsonObject | None
+) -> JsonObject | None:
+    if obj is None:
+        return None
+    peers = [
+        found
+        for key in find.lookup.keys((ref.kind, ref.namespace, ref.name), obj)
+        for found in declared.referrers(projection, find.lookup, *key)
+        if (meta(found).get("namespace"), meta(found).get("name")) != (ref.namespace, ref.name)
+    ]
+    return min(peers, key=find.rank, default=None)
 
 
 def read_children(

@@ -84,8 +84,13 @@ def job_still_running(agent_id: int) -> ServiceError:
 
 
 def scale_set_not_found(scale_set_id: int) -> ServiceError:
+    # The runtime service's answer for an id it does not know, as listener logs quote it (e.g.
+    # actions/actions-runner-controller#3935): a scale set deleted in the organization's settings.
     return ServiceError(
-        404, "RunnerScaleSetNotFoundException", f"No runner scale set with id {scale_set_id}."
+        404,
+        "RunnerScaleSetNotFoundException",
+        f"No runner scale set found with identifier {scale_set_id}.",
+        RUNTIME_NAMESPACE,
     )
 
 

@@ -203,6 +203,18 @@ class GitHubFake:
     def statistics(self, scale_set_id: int) -> Statistics:
         return self.state.statistics(scale_set_id)
 
+    def delete_scale_set(self, scale_set_id: int) -> bool:
+        """Delete the scale set as a user does in GitHub's settings (its runners, session and jobs go with
+        it, as DeleteRunnerScaleSet does); True if there was one."""
+        found = self.state.scale_sets.get(scale_set_id)
+        if found is None:
+            return False
+        session = self.state.session_of(scale_set_id)
+        if session is not None:
+            self.tokens.forget_session(session.id)
+        self.state.delete_scale_set(found.tenant_id, scale_set_id)
+        return True
+
     def drop_session(self, scale_set_id: int) -> bool:
         """Forget the scale set's session as if it had timed out; True if there was one."""
         session = self.state.session_of(scale_set_id)

@@ -86,13 +86,14 @@ def test_one_index_per_declared_reverse_lookup() -> None:
     assert sorted(index.name for index in declared.INDEXES.values()) == [
         "listeners by the scale set they name",
         "listeners by their githubConfigSecret",
+        "scale sets by the Actions scale set they claim",
         "scale sets by their githubConfigSecret",
     ]
 
 
 def test_the_declared_related_keys_include_every_key_each_machine_names() -> None:
     keys = {d.kind: d.related_keys for d in declared.DECLARATIONS}
-    assert keys[ARS] >= {"ers", "listener", *(a for a, _ in autoscalingrunnersets.DEPENDENTS)}
+    assert keys[ARS] >= {"ers", "listener", "claim_peer", *(a for a, _ in autoscalingrunnersets.DEPENDENTS)}
     assert keys[ERS] >= {"proxy_secret"}
     assert keys[ER] >= {"pod", "other_pod", "secret", "other_secret"}
     assert keys[AL] >= {

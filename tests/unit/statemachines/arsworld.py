@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from statemachines import autoscalingrunnersets as ars
-from statemachines import desired, effects, kinds, naming, patches
+from statemachines import claims, desired, effects, kinds, naming, patches
 from statemachines.decisions import Decision, Transition
 from statemachines.effects import ActionsCall, ActionsOp, ObjectRef
 from statemachines.snapshots import Settings, Snapshot
@@ -106,6 +106,9 @@ class FakeActions:
             if "name" in args:
                 scale_set["name"] = args["name"]
             return {"ok": True, "scaleSet": copy.deepcopy(scale_set)}
+        if call.op is ActionsOp.GET_RUNNER_SCALE_SET_BY_ID:
+            found = self.scale_sets.get(int(args["scaleSetId"]))
+            return {"ok": True, "scaleSet": copy.deepcopy(found)}
         if call.op is ActionsOp.DELETE_RUNNER_SCALE_SET:
             if self.scale_sets.pop(int(args["scaleSetId"]), None) is None:
                 return {"ok": False, "error": "NotFound", "message": "no such scale set"}
@@ -131,6 +134,8 @@ class World:
     fail_patches: set[ObjectRef] = field(default_factory=set)  # e.g. a conflict on every attempt
     counter: int = 0
     now: datetime = NOW  # the decision clock (Snapshot.now); a test moves it
+    # Another scale set of the same claim, as the controller finds it (``claims.PEER``); None: none.
+    peer: dict[str, Any] | None = None
 
     # -- objects --------------------------------------------------------------------------------------
 
@@ -184,7 +189,7 @@ class World:
 
     def snapshot(self) -> Snapshot:
         obj = self.get(desired.KIND_ARS, NS, NAME)
-        related: dict[str, Any] = {ars.ERS: self.ers, ars.LISTENER: self.listener}
+        related: dict[str, Any] = {ars.ERS: self.ers, ars.LISTENER: self.listener, claims.PEER: self.peer}
         annotations = ((obj or {}).get("metadata") or {}).get("annotations") or {}
         for annotation, kind in ars.DEPENDENTS:
             if annotation in annotations:
