@@ -112,7 +112,12 @@ class ScaleSetView(BaseModel):
 
 
 class Health(BaseModel):
-    status: str
+    status: str = Field(description="ok while alive; failing when only a restart recovers the process.")
+    journal_error: str | None = Field(
+        default=None,
+        serialization_alias="journalError",
+        description="Why the journal's writer stopped for good (absent while alive).",
+    )
 
 
 class ReadinessBody(BaseModel):

@@ -46,6 +46,7 @@ class ControllerProbe:
             synced=self._watchers.synced(),
             role=self._role.name,
             journal_error=failure,
+            writer_failure=self._journal.writer_failure,
         )
 
     @property
