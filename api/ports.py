@@ -66,13 +66,16 @@ class ReadinessReport:
     every watch has listed its kind once; ``role``: ``leader`` (deciding) or ``standby`` (waiting to
     lead; still ready), or ``none`` when no controller runs beside the API. ``writer_failure``: why the
     journal's writer stopped for good; the process is then not alive (``/healthz``), as only a restart
-    recovers it."""
+    recovers it. ``identity`` and ``leader``: this replica's identity and the Lease holder it last saw,
+    when a controller runs beside the API."""
 
     journal_writable: bool
     synced: bool
     role: str
     journal_error: str | None = None
     writer_failure: str | None = None
+    identity: str | None = None  # this replica's identity, when a controller runs beside the API
+    leader: str | None = None  # the Lease holder it last saw ("" or None: none known)
 
     @property
     def ready(self) -> bool:

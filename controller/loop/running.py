@@ -146,7 +146,13 @@ async def _serve(
             role = Role()
             watchers = Watchers(api=api, journal=journal, known=journal.projection, settings=settings.watch)
             served = _served(
-                settings, journal=journal, role=role, watchers=watchers, on_url=on_http, metrics=metrics
+                settings,
+                journal=journal,
+                role=role,
+                watchers=watchers,
+                on_url=on_http,
+                metrics=metrics,
+                elector=elector,
             )
             async with served:
                 watchers.start()
@@ -175,6 +181,7 @@ def _served(
     watchers: Watchers,
     on_url: Callable[[str], None] | None,
     metrics: RuntimeMetrics,
+    elector: Elector | None,
 ) -> contextlib.AbstractAsyncContextManager[str | None]:
     """The HTTP API while the block runs (``httpapi.serving``); nothing without ``settings.http``."""
     if settings.http is None:
@@ -182,8 +189,18 @@ def _served(
     # FastAPI and uvicorn only for a controller asked to serve: one that is not never imports them.
     from controller.loop import httpapi
 
+    # Without leader election the replica is named as it would be in the Lease it checked at start.
+    lease = settings.checked_lease
+    identity = lease.identity if lease is not None else settings.pod_name or leading.default_identity()
     return httpapi.serving(
-        settings.http, journal=journal, role=role, watchers=watchers, on_url=on_url, metrics=metrics
+        settings.http,
+        journal=journal,
+        role=role,
+        watchers=watchers,
+        on_url=on_url,
+        metrics=metrics,
+        elector=elector,
+        identity=identity,
     )
 
 
