@@ -32,11 +32,18 @@ def matches(if_none_match: str | None, etag: str) -> bool:
     return False
 
 
-def respond(model: BaseModel, if_none_match: str | None) -> Response:
-    """``model`` as JSON with its ETag, or a bodiless 304 when the client already has it."""
-    body = json.dumps(model.model_dump(mode="json", by_alias=True), separators=(",", ":")).encode()
+def respond(
+    model: BaseModel, if_none_match: str | None, *, headers: dict[str, str] | None = None
+) -> Response:
+    """``model`` as JSON with its ETag (and ``headers``), or a bodiless 304 when the client already has
+    it. A page's ``answeredBy`` is left out when null: an API with no controller beside it answers as it
+    always did."""
+    content = model.model_dump(mode="json", by_alias=True)
+    if content.get("answeredBy", False) is None:
+        del content["answeredBy"]
+    body = json.dumps(content, separators=(",", ":")).encode()
     etag = tag(body)
-    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL}
+    headers = {**(headers or {}), "ETag": etag, "Cache-Control": CACHE_CONTROL}
     if matches(if_none_match, etag):
         return Response(status_code=304, headers=headers)
     return Response(content=body, media_type="application/json", headers=headers)

@@ -46,9 +46,29 @@ class PhaseItem(BaseModel):
     )
 
 
+class Replica(BaseModel):
+    """The replica that answers, the part it plays, and what its history lacks: each replica serves its
+    own journal, and a Service in front of several may send a request to any of them."""
+
+    identity: str = Field(description="This replica's identity (its Lease candidate name).")
+    role: str = Field(description="leader: it decides; standby: another replica decides.")
+    leader: str | None = Field(
+        default=None, description="The holder of the Lease as this replica last saw it (null: none known)."
+    )
+    lacks: str | None = Field(
+        default=None,
+        description="What this replica's history lacks, and where to find it (null on the leader).",
+    )
+
+
 class PhasePage(BaseModel):
     items: list[PhaseItem]
     next: int | None = Field(description="Pass as ?after= for the next page; null when this one is the last.")
+    answered_by: Replica | None = Field(
+        default=None,
+        serialization_alias="answeredBy",
+        description="The replica that answers (absent when no controller runs beside the API).",
+    )
 
 
 class JournalRecord(BaseModel):
@@ -112,7 +132,12 @@ class ScaleSetView(BaseModel):
 
 
 class Health(BaseModel):
-    status: str
+    status: str = Field(description="ok while alive; failing when only a restart recovers the process.")
+    journal_error: str | None = Field(
+        default=None,
+        serialization_alias="journalError",
+        description="Why the journal's writer stopped for good (absent while alive).",
+    )
 
 
 class ReadinessBody(BaseModel):

@@ -5,7 +5,8 @@ The API only reads: none of these can append to the journal.
 * ``JournalView`` — the journal: the readers of ``store.ports`` (``JournalReader``: ``read`` filtered in
   seq order; ``JournalTail``: ``last_seq`` and ``tail`` to follow new records; ``PositionReader``: an
   object at a journal position), plus ``append_refusal`` (why the journal takes no appends now, asked
-  without appending) and its ``projection``. ``store.journal.Journal`` is one.
+  without appending), ``writer_failure`` (why its writer stopped for good) and its ``projection``.
+  ``store.journal.Journal`` is one.
 * ``Objects`` — the projection (``store.ports.ObjectIndex``: the latest object per key, the owner index)
   and which kinds are listed.
 * ``Readiness`` — what ``/readyz`` reports; the controller knows whether its watches are synced and
@@ -52,21 +53,37 @@ class JournalView(JournalReader, JournalTail, PositionReader, Protocol):
         does. Asking appends nothing."""
         ...
 
+    @property
+    def writer_failure(self) -> str | None:
+        """Why the journal's writer stopped for good (only reopening the journal recovers it); ``None``
+        while it writes or may again."""
+        ...
+
 
 @dataclass(frozen=True)
 class ReadinessReport:
     """``journal_writable``: the journal takes appends (``journal_error`` says why not); ``synced``:
     every watch has listed its kind once; ``role``: ``leader`` (deciding) or ``standby`` (waiting to
-    lead; still ready), or ``none`` when no controller runs beside the API."""
+    lead; still ready), or ``none`` when no controller runs beside the API. ``writer_failure``: why the
+    journal's writer stopped for good; the process is then not alive (``/healthz``), as only a restart
+    recovers it. ``identity`` and ``leader``: this replica's identity and the Lease holder it last saw,
+    when a controller runs beside the API."""
 
     journal_writable: bool
     synced: bool
     role: str
     journal_error: str | None = None
+    writer_failure: str | None = None
+    identity: str | None = None  # this replica's identity, when a controller runs beside the API
+    leader: str | None = None  # the Lease holder it last saw ("" or None: none known)
 
     @property
     def ready(self) -> bool:
         return self.journal_writable and self.synced
+
+    @property
+    def alive(self) -> bool:
+        return self.writer_failure is None
 
 
 class Readiness(Protocol):

@@ -12,9 +12,17 @@ from api.state import of
 router = APIRouter()
 
 
-@router.get("/healthz", response_model=Health, summary="Alive: the process answers")
-async def healthz() -> Health:
-    return Health(status="ok")
+@router.get(
+    "/healthz",
+    response_model=Health,
+    responses={503: {"model": Health, "description": "Not alive: only a restart recovers the process."}},
+    summary="Alive: the process answers, and its journal's writer has not stopped for good",
+)
+async def healthz(request: Request) -> JSONResponse:
+    failure = of(request).readiness.report().writer_failure
+    body = Health(status="ok" if failure is None else "failing", journal_error=failure)
+    content = body.model_dump(by_alias=True, exclude_none=True)
+    return JSONResponse(status_code=200 if failure is None else 503, content=content)
 
 
 @router.get(

@@ -23,7 +23,7 @@ from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from api import errors, etags, journalfeed, phases, positions, scalesets
-from api.models import JournalPage, ObjectAt, PhasePage, Problem, ScaleSetView
+from api.models import JournalPage, ObjectAt, PhasePage, Problem, Replica, ScaleSetView
 from api.phases import Kind, Plural
 from api.state import ApiState, of
 from store.records import RecordType
@@ -139,7 +139,7 @@ async def object_phases(
             name=name,
             reaffirmed=_reaffirmed(include),
         )
-    return etags.respond(found, if_none_match)
+    return _history(state, found, if_none_match)
 
 
 AT: dict[int | str, dict[str, Any]] = {
@@ -210,7 +210,37 @@ async def all_phases(
             namespace=namespace,
             reaffirmed=_reaffirmed(include),
         )
-    return etags.respond(found, if_none_match)
+    return _history(state, found, if_none_match)
+
+
+def _history(state: ApiState, found: PhasePage, if_none_match: str | None) -> Response:
+    """A phase history page that says which replica answers and what its history lacks, in its body
+    (``answeredBy``) and in the headers ``X-Arcsm-Replica`` and ``X-Arcsm-Role``: each replica serves its
+    own journal, and a client behind a Service cannot tell which one it reached otherwise."""
+    replica = answering(state)
+    if replica is None:
+        return etags.respond(found, if_none_match)
+    headers = {"X-Arcsm-Replica": replica.identity, "X-Arcsm-Role": replica.role}
+    page = found.model_copy(update={"answered_by": replica})
+    return etags.respond(page, if_none_match, headers=headers)
+
+
+def answering(state: ApiState) -> Replica | None:
+    """The replica that answers, from the readiness report; None with no controller beside the API."""
+    report = state.readiness.report()
+    if report.identity is None or report.role == "none":
+        return None
+    leader = report.leader or None
+    if report.role == "leader":
+        return Replica(identity=report.identity, role=report.role, leader=leader)
+    ask = f"ask the leader, {leader}," if leader else "ask the leader (no replica holds the Lease now)"
+    lacks = (
+        "decisions: this replica stands by while another decides, so its history holds the phase changes "
+        "it observed (source observed, their reason the Ready condition's) and the decisions of its own "
+        f"terms of leadership, none from before its journal's first record; {ask} for every decision "
+        "with its trigger and reason"
+    )
+    return Replica(identity=report.identity, role=report.role, leader=leader, lacks=lacks)
 
 
 @router.get(

@@ -114,6 +114,12 @@ class Writer:
             await self._task
 
     @property
+    def failure(self) -> str | None:
+        """Why the writer stopped for good (its task failed, or the file no longer matches what it
+        wrote: another writer was at it); only reopening the journal recovers. ``None`` otherwise."""
+        return None if self._failure is None else str(self._failure)
+
+    @property
     def refusal(self) -> str | None:
         """Why ``submit`` would raise now (the writer failed for good, or is stopping); else ``None``."""
         if self._failure is not None:

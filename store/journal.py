@@ -125,7 +125,7 @@ class Journal:
         (``JournalCorrupt``, ``JournalFormatError``) is left byte for byte as it was."""
         path = pathlib.Path(path)
         settings = settings or JournalSettings()
-        lock = FileLock.acquire(path)
+        lock = FileLock.acquire(path, database=True)
         connections: list[aiosqlite.Connection] = []
         try:
             loaded: _Loaded | None = None
@@ -219,6 +219,13 @@ class Journal:
         """Why writes fail (a full disk), from the first failure until a write commits again; else None."""
         outage = self._writer.outage
         return None if outage is None else outage.reason
+
+    @property
+    def writer_failure(self) -> str | None:
+        """Why the journal's writer stopped for good, so that no append will be written until the
+        journal is reopened (in a controller: until the process restarts); ``None`` while it writes, or
+        may write again (a full disk is ``write_failure``, which ends when a write commits)."""
+        return None if self._closed else self._writer.failure
 
     @property
     def append_refusal(self) -> str | None:

@@ -6,12 +6,19 @@ Applied inside every append, whatever the caller already did (defence in depth):
   annotation (``records.redact``);
 * any other record (decisions, effects, effect results, timers) is scrubbed throughout: every mapping
   whose ``kind`` is ``Secret`` loses its payload, and every key that names a credential (a token, a JIT
-  runner config, a private key, a password) is dropped wherever it appears.
+  runner config, a private key, a password) is dropped wherever it appears;
+* in every record, a config URL (``githubConfigUrl``, and the ``config_url`` an effect carries) keeps its
+  user info masked: ``https://user:password@host/org`` is kept as ``https://***@host/org``, in the
+  object and in the last-applied annotation kubectl writes beside it (``mask_user_info``). arcsm refuses
+  a config URL with credentials, and the masked one is refused alike, so what is decided from the
+  journal (live, and in a replay) is what would have been decided from the URL as written; other URLs
+  (a runner's environment) are the user's to keep as they wrote them and are left alone.
 
 Scrubbing walks the body only when its JSON text shows it may hold one of those (``may_hold_secret``),
 so the common case costs a few substring searches: a text that names no ``"Secret"`` beside a ``"data"``
 or ``"stringData"`` key, has no escape, and in whose letters no credential key's ending stands, holds
-nothing the scrub would drop.
+nothing the scrub would drop; one that names no config URL key or has no ``@`` holds no user info to
+mask.
 """
 
 from __future__ import annotations
@@ -58,6 +65,57 @@ def scrub(value: Any) -> Any:
     return value
 
 
+MASK = "***"
+CONFIG_URL_KEYS = frozenset({"githubConfigUrl", "config_url"})
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def without_user_info(url: str) -> str:
+    """``url`` with the user info of its authority (what stands before an ``@`` ahead of the path)
+    replaced by ``***``; ``url`` itself when it has none."""
+    start = url.find("://")
+    start = 0 if start < 0 else start + 3
+    end = len(url)
+    for delimiter in "/?#":
+        found = url.find(delimiter, start)
+        if found >= 0:
+            end = min(end, found)
+    at = url.rfind("@", start, end)
+    return url if at < 0 else url[:start] + MASK + url[at:]
+
+
+def may_hold_user_info(text: str) -> bool:
+    """Whether ``mask_user_info`` may change the body whose JSON text is ``text``."""
+    return "@" in text and any(key in text for key in CONFIG_URL_KEYS)
+
+
+def mask_user_info(value: Any) -> Any:
+    """``value`` with every config URL's user info masked (``without_user_info``), at any depth, also
+    in a last-applied annotation (JSON text)."""
+    if isinstance(value, Mapping):
+        return {k: _masked(k, v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask_user_info(v) for v in value]
+    return value
+
+
+def _masked(key: Any, value: Any) -> Any:
+    if not isinstance(value, str):
+        return mask_user_info(value)
+    if key in CONFIG_URL_KEYS:
+        return without_user_info(value)
+    if key == LAST_APPLIED and may_hold_user_info(value):
+        try:
+            applied = json.loads(value)
+        except ValueError:
+            return MASK  # not JSON: kept as nothing rather than with a password in it
+        masked = mask_user_info(applied)
+        if masked == applied:
+            return value
+        return encode(masked) + ("\n" if value.endswith("\n") else "")
+    return value
+
+
 def may_hold_secret(text: str) -> bool:
     """Whether ``scrub`` may change the body whose JSON text (``encode``: ASCII only) is ``text``; False
     only when it certainly does not.
@@ -94,9 +152,16 @@ def for_journal(record: Record) -> tuple[JsonObject, str]:
     if record.type is RecordType.OBSERVED:
         if record.kind == "Secret" and isinstance(body.get("object"), Mapping):
             body = {**body, "object": records.redact(record.kind, body["object"])}
-        return body, encode(body)
+        return _without_user_info(body, encode(body))
     text = encode(body)
     if may_hold_secret(text):
         body = scrub(body)
         text = encode(body)
-    return body, text
+    return _without_user_info(body, text)
+
+
+def _without_user_info(body: JsonObject, text: str) -> tuple[JsonObject, str]:
+    if not may_hold_user_info(text):
+        return body, text
+    masked: JsonObject = mask_user_info(body)
+    return (body, text) if masked == body else (masked, encode(masked))

@@ -39,7 +39,10 @@ was found) the replica decides and writes only while it holds the Lease ``--leas
 timings are client-go's: ``--lease-duration`` 15 s, ``--renew-deadline`` 10 s, ``--retry-period`` 2 s;
 each flag also reads an environment variable (``ARCSM_LEADER_ELECT``, ``ARCSM_LEASE_NAME``,
 ``ARCSM_LEASE_DURATION``, ``ARCSM_RENEW_DEADLINE``, ``ARCSM_RETRY_PERIOD``). The identity is the pod name
-(``HOSTNAME``) plus a random suffix. ``--no-leader-elect`` leads at once, for one replica. On SIGTERM the
+(``HOSTNAME``) plus a random suffix. ``--no-leader-elect`` leads at once, for one replica: it checks the
+Lease at start and, while another replica holds it (renewed within its duration), refuses to start in
+one line (exit 1) rather than fight that replica over the same scale sets; it does not wait as a standby,
+which only ``--leader-elect`` does. On SIGTERM the
 replica finishes its reconciles in flight (abandoning them after 20 s), releases the Lease and exits 0.
 
 Reconciles: ``--workers`` bounds those in flight across all kinds; ``--runner-concurrency`` (upstream's
@@ -467,7 +470,8 @@ def run(
             "--leader-elect/--no-leader-elect",
             envvar="ARCSM_LEADER_ELECT",
             help="Decide only while holding the Lease (replicas stand by, journaling). "
-            "Default: on with the pod's service account, off with a kubeconfig.",
+            "Default: on with the pod's service account, off with a kubeconfig. Off, it leads at once, "
+            "and refuses to start while another replica holds the Lease.",
             rich_help_panel=LEADER,
         ),
     ] = None,
@@ -623,7 +627,12 @@ def run(
         raise typer.Exit(1) from None
     # By default a replica elects a leader where replicas run: in a pod, on its service account.
     elect = cluster.in_cluster if leader_elect is None else leader_elect
-    settings = dataclasses.replace(settings, cluster=cluster, leader_election=election if elect else None)
+    settings = dataclasses.replace(
+        settings,
+        cluster=cluster,
+        leader_election=election if elect else None,
+        checked_lease=None if elect else election,
+    )
     configure_logging(log_level, log_format)
     _descriptors_up_to_the_hard_limit()
     try:

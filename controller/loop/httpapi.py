@@ -21,6 +21,7 @@ from prometheus_client.registry import Collector
 from api.app import create_app
 from api.ports import ReadinessReport
 from api.serving import ApiServer
+from controller.loop.leading import Elector
 from controller.loop.roles import LEADER, Role
 from controller.loop.runtimemetrics import RuntimeMetrics
 from controller.loop.settings import HttpSettings
@@ -32,9 +33,18 @@ log = logging.getLogger("arcsm.controller")
 
 class ControllerProbe:
     def __init__(
-        self, *, journal: Journal, role: Role, watchers: Watchers, metrics: RuntimeMetrics | None = None
+        self,
+        *,
+        journal: Journal,
+        role: Role,
+        watchers: Watchers,
+        metrics: RuntimeMetrics | None = None,
+        elector: Elector | None = None,
+        identity: str = "",
     ) -> None:
         self._journal = journal
+        self._elector = elector
+        self._identity = elector.identity if elector is not None else identity
         self._role = role
         self._watchers = watchers
         self._metrics = metrics or RuntimeMetrics()
@@ -46,6 +56,9 @@ class ControllerProbe:
             synced=self._watchers.synced(),
             role=self._role.name,
             journal_error=failure,
+            writer_failure=self._journal.writer_failure,
+            identity=self._identity,
+            leader=self._elector.holder if self._elector is not None else self._identity,
         )
 
     @property
@@ -84,9 +97,14 @@ async def serving(
     watchers: Watchers,
     on_url: Callable[[str], None] | None = None,
     metrics: RuntimeMetrics | None = None,
+    elector: Elector | None = None,
+    identity: str = "",
 ) -> AsyncIterator[str | None]:
-    """Serve the API while the block runs; yields its URL."""
-    probe = ControllerProbe(journal=journal, role=role, watchers=watchers, metrics=metrics)
+    """Serve the API while the block runs; yields its URL. ``elector`` (with leader election) or
+    ``identity`` (without) names the replica in its history answers."""
+    probe = ControllerProbe(
+        journal=journal, role=role, watchers=watchers, metrics=metrics, elector=elector, identity=identity
+    )
     app = create_app(journal, readiness=probe, stats=probe, max_streams=settings.limits.max_streams)
     server = await ApiServer.start(app, host=settings.host, port=settings.port, limits=settings.limits)
     log.info("serving the HTTP API on %s", server.url)

@@ -14,6 +14,10 @@ that takes over starts from its own journal and loses no history.
   ``NotLeading`` instead of writing): true while the last successful acquire or renew started less than
   ``renew_deadline`` ago. As ``renew_deadline`` <
   ``lease_duration``, a leader stops writing before any other candidate may take the Lease.
+* ``refuse_if_held``: what a replica without leader election does at start (it leads at once, so it
+  must not while another leads): read the Lease, and raise ``LeaseHeld`` when another replica holds it
+  and renewed it within its duration (by the Lease's ``renewTime`` against this machine's clock: a
+  one-off check cannot watch the record for a whole duration as a candidate does).
 * ``release`` on a clean stop: the holder PUTs an empty ``holderIdentity`` (``leaseDurationSeconds`` 1),
   so the next candidate takes over on its next try instead of waiting for the Lease to expire.
 """
@@ -275,6 +279,41 @@ class Elector:
         self._observed = None
         log.info("released the lease %s", self.settings.lease_name)
         return True
+
+
+class LeaseHeld(RuntimeError):
+    """Another replica holds the Lease: a controller without leader election must not start."""
+
+
+async def refuse_if_held(api: client.ApiClient, settings: LeaderElectionSettings) -> None:
+    """Raise ``LeaseHeld`` (one line: the Lease, its holder, what to do) while a replica holds the Lease
+    and renewed it within its duration; a Lease missing, released or expired lets the run start."""
+    name, namespace = settings.lease_name, settings.namespace
+    try:
+        lease = await client.CoordinationV1Api(api).read_namespaced_lease(name, namespace)
+    except ApiException as exc:
+        failure = Failure.from_api_exception(exc)
+        if not failure.not_found:
+            log.warning(
+                "cannot read the lease %s/%s to check that no other controller leads: %s %s",
+                namespace,
+                name,
+                failure.code,
+                failure.phrase,
+            )
+        return
+    spec = lease.spec
+    holder, renewed = spec.holder_identity or "", spec.renew_time
+    if not holder or renewed is None:
+        return
+    duration = float(spec.lease_duration_seconds or settings.lease_duration)
+    age = (datetime.now(UTC) - (renewed if renewed.tzinfo else renewed.replace(tzinfo=UTC))).total_seconds()
+    if age < duration:
+        raise LeaseHeld(
+            f"another controller, {holder}, holds the Lease {namespace}/{name} (renewed {max(age, 0):.0f} s "
+            f"ago, for {duration:.0f} s): stop it, or run this one with --leader-elect to stand by until it "
+            "lets go"
+        )
 
 
 async def _wait(event: asyncio.Event, seconds: float) -> None:

@@ -5,14 +5,16 @@
         └──► Reconciler: queue → snapshot → decide → record → executor → record results
 
 Start: read which kinds' served CRDs prune ``status.conditions`` into the machine settings
-(``servedschemas``), open the journal (its projection is rebuilt), journal the machine settings if they
-changed (``settingsrecords``), connect to the cluster (``settings.cluster``: kubeconfig files, or the pod's
-service account, as ``kubeconfigs.find`` chose), serve the HTTP API if asked (``httpapi``, imported
-only then), start the watchers, and decide in terms (``terms``): without leader
-election one term, from now to the stop; with it (``settings.leader_election``, ``leading``) only while
-this replica holds the Lease, the watchers journaling all along. Each term resumes a fold at the journal's
-last record, performs the outbox, and decides once the watchers have listed everything; every write
-checks the Lease first (``LeaderOnly``). Stop (SIGTERM, SIGINT, or ``stop`` set by the caller): take no
+(``servedschemas``), open the journal (its projection is rebuilt), without leader election check that no
+other replica holds the Lease (``settings.checked_lease``: the run is refused beside one that does,
+before anything is journaled), journal the machine settings if they changed (``settingsrecords``),
+connect to the cluster (``settings.cluster``: kubeconfig files, or the pod's service account, as
+``kubeconfigs.find`` chose), serve the HTTP API if asked (``httpapi``, imported only then), start the
+watchers, and decide in terms (``terms``): without leader election one term, from now to the stop; with
+it (``settings.leader_election``, ``leading``) only while this replica holds the Lease, the watchers
+journaling all along. Each term resumes a fold at the journal's last record, performs the outbox, and
+decides once the watchers have listed everything; every write checks the Lease first (``LeaderOnly``).
+Stop (SIGTERM, SIGINT, or ``stop`` set by the caller): take no
 new keys, finish the reconciles in flight (abandon them after ``drain_timeout``), release the Lease, stop
 the watchers and the API, close the Actions clients, and close the journal, which writes what was
 appended; then return 0.
@@ -32,7 +34,7 @@ from kubernetes_asyncio import client
 from actions import kubepatching
 from controller.executor.actionsclients import ActionsClients
 from controller.executor.executing import Executor as KubeExecutor
-from controller.loop import folding, outages, requestcounting, servedschemas, settingsrecords, terms
+from controller.loop import folding, leading, outages, requestcounting, servedschemas, settingsrecords, terms
 from controller.loop.leading import Elector, LeaderOnly
 from controller.loop.reconciling import Executor, Reconciler
 from controller.loop.roles import Role
@@ -60,8 +62,9 @@ async def run(
     start until the loop has stopped; ``on_http`` is called with its URL once it answers.
 
     Raises ``store.errors.JournalError`` when the journal cannot be opened, ``actions.errors.
-    InvalidConfiguration`` when the cluster cannot be reached with the configuration given, and
-    ``RuntimeError`` when a task of the loop failed.
+    InvalidConfiguration`` when the cluster cannot be reached with the configuration given,
+    ``leading.LeaseHeld`` (a ``RuntimeError``) when ``settings.checked_lease`` is held by another replica,
+    and ``RuntimeError`` when a task of the loop failed.
     """
     configuration = await _configuration(settings)
     async with _stop_signal(stop) as stopping:
@@ -70,6 +73,9 @@ async def run(
         try:
             # A request to the cluster: only once SIGTERM is handled (it stops the run, never kills it).
             settings = await _with_served_schemas(settings, configuration)
+            if settings.checked_lease is not None:  # before anything is journaled, watched or written
+                async with api_client(configuration) as api:
+                    await leading.refuse_if_held(api, settings.checked_lease)
             # Before anything is decided, so every decision of this run reads the settings it ran with.
             await settingsrecords.journal_if_changed(journal, journal, settings.machines)
             await _serve(settings, journal, configuration, stopping, on_http)
@@ -140,7 +146,13 @@ async def _serve(
             role = Role()
             watchers = Watchers(api=api, journal=journal, known=journal.projection, settings=settings.watch)
             served = _served(
-                settings, journal=journal, role=role, watchers=watchers, on_url=on_http, metrics=metrics
+                settings,
+                journal=journal,
+                role=role,
+                watchers=watchers,
+                on_url=on_http,
+                metrics=metrics,
+                elector=elector,
             )
             async with served:
                 watchers.start()
@@ -169,6 +181,7 @@ def _served(
     watchers: Watchers,
     on_url: Callable[[str], None] | None,
     metrics: RuntimeMetrics,
+    elector: Elector | None,
 ) -> contextlib.AbstractAsyncContextManager[str | None]:
     """The HTTP API while the block runs (``httpapi.serving``); nothing without ``settings.http``."""
     if settings.http is None:
@@ -176,8 +189,18 @@ def _served(
     # FastAPI and uvicorn only for a controller asked to serve: one that is not never imports them.
     from controller.loop import httpapi
 
+    # Without leader election the replica is named as it would be in the Lease it checked at start.
+    lease = settings.checked_lease
+    identity = lease.identity if lease is not None else settings.pod_name or leading.default_identity()
     return httpapi.serving(
-        settings.http, journal=journal, role=role, watchers=watchers, on_url=on_url, metrics=metrics
+        settings.http,
+        journal=journal,
+        role=role,
+        watchers=watchers,
+        on_url=on_url,
+        metrics=metrics,
+        elector=elector,
+        identity=identity,
     )
 
 

@@ -145,6 +145,9 @@ class ControllerSettings:
     http: HttpSettings | None = None
     # None: this replica leads at once (one replica); else it decides only while it holds the Lease.
     leader_election: LeaderElectionSettings | None = None
+    # Without leader election, the Lease checked once at start: while another replica holds it, the run
+    # is refused (``leading.LeaseHeld``) rather than fight that replica over the same objects.
+    checked_lease: LeaderElectionSettings | None = None
     # This replica's Pod (the downward API's POD_NAME), in the controller namespace: the object of the
     # Events about the controller itself (its journal failing); "" puts them on the Lease, if any.
     pod_name: str = ""

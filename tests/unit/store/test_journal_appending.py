@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import pathlib
 import sqlite3
 from datetime import timedelta
@@ -137,6 +138,21 @@ async def test_a_caller_can_wait_until_its_record_is_durable(journal: Journal, p
 async def test_a_second_writer_is_refused(journal: Journal, path: pathlib.Path) -> None:
     with pytest.raises(JournalLocked, match="another process"):
         await Journal.open(path)
+
+
+@pytest.mark.parametrize("link", ["symlink", "hard link"])
+async def test_a_second_writer_through_another_name_of_the_file_is_refused(
+    journal: Journal, path: pathlib.Path, link: str
+) -> None:
+    other = path.with_name("other.db")
+    if link == "symlink":
+        other.symlink_to(path)
+    else:
+        os.link(path, other)
+    with pytest.raises(JournalLocked, match="another link to the same file"):
+        await Journal.open(other)
+    [record] = await journal.append([seen("a")])  # the first writer is untouched
+    assert record.seq == 1
 
 
 async def test_a_closed_journal_refuses_appends_and_can_be_reopened(

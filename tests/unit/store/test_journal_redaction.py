@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import pathlib
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -183,3 +185,51 @@ def test_a_body_whose_text_shows_no_secret_has_nothing_to_scrub(body: dict[str, 
     text = redacting.encode(body)
     if not redacting.may_hold_secret(text):
         assert redacting.scrub(body) == body
+
+
+@pytest.mark.parametrize(
+    ("url", "kept"),
+    [
+        ("https://user:pa55@github.com/org", "https://***@github.com/org"),
+        ("https://ghp_token0123@github.com/org/repo", "https://***@github.com/org/repo"),
+        ("http://a@b:p@ss@ghes.example:8443/enterprises/e", "http://***@ghes.example:8443/enterprises/e"),
+        ("user:pa55@github.com/org", "***@github.com/org"),
+        ("https://github.com/org", "https://github.com/org"),
+        ("https://github.com/org?x=a@b", "https://github.com/org?x=a@b"),
+        ("", ""),
+    ],
+)
+def test_a_config_url_keeps_its_user_info_masked(url: str, kept: str) -> None:
+    assert redacting.without_user_info(url) == kept
+
+
+async def test_a_password_in_a_config_url_never_reaches_the_journal(journal: Journal) -> None:
+    url = "https://someone:Pa55w0rd@github.com/org"
+    spec = {
+        "githubConfigUrl": url,
+        "template": {"spec": {"containers": [{"env": [{"value": "http://u:p@proxy"}]}]}},
+    }
+    applied = json.dumps({"kind": "AutoscalingRunnerSet", "spec": {"githubConfigUrl": url}}) + "\n"
+    ars = {
+        "kind": "AutoscalingRunnerSet",
+        "metadata": {"name": "arc", "annotations": {redacting.LAST_APPLIED: applied}},
+        "spec": spec,
+    }
+    observed = Record(
+        type=RecordType.OBSERVED,
+        kind="AutoscalingRunnerSet",
+        name="arc",
+        body={"event": "ADDED", "object": ars},
+    )
+    effect = Record(type=RecordType.EFFECT, kind="AutoscalingRunnerSet", name="arc", body={"config_url": url})
+    kept_observed, kept_effect = await journal.append([observed, effect])
+    text = json.dumps([kept_observed.body, kept_effect.body])
+    assert "Pa55w0rd" not in text and "someone" not in text
+    kept = kept_observed.body["object"]
+    assert kept["spec"]["githubConfigUrl"] == "https://***@github.com/org"  # type: ignore[index]
+    annotation = kept["metadata"]["annotations"][redacting.LAST_APPLIED]  # type: ignore[index]
+    assert json.loads(annotation)["spec"]["githubConfigUrl"] == "https://***@github.com/org"
+    assert annotation.endswith("\n")
+    # A URL the controller passes on as written (a runner's environment) is the user's: left alone.
+    assert kept["spec"]["template"] == spec["template"]  # type: ignore[index]
+    assert kept_effect.body == {"config_url": "https://***@github.com/org"}

@@ -1,0 +1,87 @@
+"""A controller does not act while another holds the Lease, whatever the leader election default.
+
+With a kubeconfig, leader election is off by default: ``arcsm run`` then leads at once, as one replica.
+Started beside a controller that holds the Lease (the chart's, say), it refuses to start, in one line
+naming the Lease and its holder, and exits 1 before it writes anything; once the Lease is released, it
+starts. (With ``--leader-elect`` it stands by instead: ``test_controller_failover``.)
+
+Real ``arcsm run`` subprocesses against the emulated cluster (or the real control plane); every wait is
+on a condition with a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from kubernetes_asyncio import client
+
+from sim.world import World
+from tests import helpers
+from tests.e2e.controller import harness
+from tests.e2e.controller.replicas import LEASE, Replica, Timings, holder
+from tests.helpers import eventually
+
+pytestmark = pytest.mark.both_worlds
+
+TIMEOUT = 40.0
+TIMINGS = Timings(lease_duration=15, renew_deadline=10, retry_period=0.5)
+
+
+@pytest.fixture
+async def world(world_kind: str) -> AsyncIterator[World]:
+    async with harness.github_world(world_kind) as w:
+        yield w
+
+
+async def test_a_controller_without_leader_election_refuses_to_start_beside_the_lease_holder(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    leader = Replica(world, tmp_path, "chart", TIMINGS)
+    await leader.start()
+    try:
+        await eventually(lambda: holder(kube), timeout=TIMEOUT, what="the chart's replica holding the Lease")
+        held_by = await holder(kube)
+        kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+        beside = await asyncio.create_subprocess_exec(
+            *harness.run_command(tmp_path / "beside.db", kubeconfig),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            _, stderr = await asyncio.wait_for(beside.communicate(), timeout=TIMEOUT)
+        finally:
+            if beside.returncode is None:
+                beside.kill()
+                await beside.wait()
+        lines = stderr.decode().strip().splitlines()
+        assert beside.returncode == 1, lines
+        assert len(lines) == 1 and lines[0].startswith("arcsm run: "), lines
+        assert f"{harness.CONTROLLER_NS}/{LEASE}" in lines[0] and held_by in lines[0], lines
+        assert "--leader-elect" in lines[0], lines
+        assert await holder(kube) == held_by  # it left the Lease alone
+    finally:
+        assert await leader.terminate() == 0, leader.failure()
+
+    # Released on SIGTERM: a controller without leader election now starts and leads.
+    assert await holder(kube) == ""
+    alone = await asyncio.create_subprocess_exec(
+        *harness.run_command(tmp_path / "alone.db", kubeconfig, "--log-format", "text"),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    lines: list[str] = []
+    assert alone.stderr is not None
+    reading = asyncio.create_task(helpers.collect(alone.stderr, lines))
+    try:
+        await harness.create(kube, harness.scale_set_body(world))
+
+        async def running() -> bool:
+            return await harness.phase(kube) == "Running"
+
+        await eventually(running, timeout=TIMEOUT, what="the scale set Running")
+    finally:
+        assert await helpers.terminate(alone) == 0, lines[-20:]
+        await asyncio.wait_for(reading, timeout=10)
