@@ -20,8 +20,21 @@ from controller.emulated import waiting
 if TYPE_CHECKING:
     from sim.world import World
 
-# The installed command; beside the interpreter when the virtualenv's bin is not on PATH.
-ARCSM = shutil.which("arcsm") or str(Path(sys.executable).parent / "arcsm")
+
+def arcsm_command() -> str:
+    """The ``arcsm`` of the interpreter under test: the script installed beside it, never another
+    ``arcsm`` that happens to come first on PATH (which would silently be the one tested); PATH's only
+    when this interpreter has none beside it."""
+    beside = Path(sys.executable).parent / "arcsm"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("arcsm")
+    if found is None:
+        raise RuntimeError(f"no arcsm command beside {sys.executable} nor on PATH: pip install the package")
+    return found
+
+
+ARCSM = arcsm_command()
 
 # Run by a Python process at start (``site`` imports it from PYTHONPATH): at exit, it writes the names
 # of every module the process imported, one a line, to the file named by MODULES_REPORT.
