@@ -347,10 +347,14 @@ async def test_a_session_delete_left_unanswered_is_logged_with_its_reason(
     """Stopping while the service does not answer the session's DELETE says so in its one line."""
     listener = await start_listener(world, setup, kube, replace(FAST, close_timeout=0.2))
     await eventually(lambda: world.github.state.session_of(setup.scale_set_id) is not None, what="a session")
-    world.github.inject(GitHubFault(method="DELETE", path="/sessions/", latency=1.0))
+    # The DELETE is held unanswered until the listener has given up on it: no race with a latency.
+    unanswered = world.github.inject(GitHubFault(method="DELETE", path="/sessions/", hold=True))
     caplog.set_level(logging.WARNING, logger="actions.listener")
-    assert await listener.finish() == 0
-    (line,) = [r.getMessage() for r in caplog.records if "message session" in r.getMessage()]
+    try:
+        assert await listener.finish() == 0
+    finally:
+        unanswered.release()
+    (line,) = [r.getMessage() for r in caplog.records if "delete message session" in r.getMessage()]
     assert line.endswith(": could not delete message session: no answer within 0.2 s")
 
 
