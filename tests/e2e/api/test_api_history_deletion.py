@@ -208,7 +208,7 @@ class Replica:
 def start(world: Any, directory: Path, name: str) -> Replica:
     directory.mkdir()
     election = LeaderElectionSettings(
-        identity=name, namespace=harness.CONTROLLER_NS, lease_duration=3, renew_deadline=2, retry_period=0.2
+        identity=name, namespace=harness.CONTROLLER_NS, lease_duration=6, renew_deadline=4, retry_period=0.2
     )
     base = harness.Controller(world, directory).settings
     settings = dataclasses.replace(

@@ -56,7 +56,8 @@ from tests.helpers import eventually
 
 TIMEOUT = 40.0
 FIXED_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"
-TIMINGS = Timings(lease_duration=3, renew_deadline=2, retry_period=0.2)
+# Generous enough that a leader on a busy machine renews in time; the takeover waits the whole duration.
+TIMINGS = Timings(lease_duration=6, renew_deadline=4, retry_period=0.2)
 STORY = ["Pending", "Running", "Outdated", "Pending", "Running"]
 
 
@@ -176,7 +177,7 @@ async def test_a_leader_that_cannot_renew_stands_by_until_it_can_and_releases_on
     world: World, kube: client.ApiClient, tmp_path: Path
 ) -> None:
     election = LeaderElectionSettings(
-        identity="solo", namespace=harness.CONTROLLER_NS, lease_duration=2, renew_deadline=1, retry_period=0.1
+        identity="solo", namespace=harness.CONTROLLER_NS, lease_duration=6, renew_deadline=4, retry_period=0.1
     )
     base = harness.Controller(world, tmp_path).settings
     settings = dataclasses.replace(base, leader_election=election, http=HttpSettings(port=0))
