@@ -39,6 +39,7 @@ from sim import (
 )
 from sim.kinds import Kind, Registry
 from sim.store import Obj, ObjectKey, Store
+from sim.timestamps import format_time as format_time  # what the emulator's controllers import from here
 
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -58,10 +59,6 @@ class Result:
     code: int
     body: Obj
     warnings: list[str] = field(default_factory=list)
-
-
-def format_time(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _parse_time(text: str) -> datetime:

@@ -35,7 +35,8 @@ from fractions import Fraction
 from typing import Any
 
 from sim import pods, publishing, runtimes
-from sim.store import Obj, Store
+from sim.nodeapi import Objects
+from sim.store import Obj
 
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _KEYED = re.compile(r"^metadata\.(labels|annotations)\['(.*)'\]$")
@@ -123,11 +124,11 @@ def resource_value(container: Mapping[str, Any], resource: str, divisor: Any = N
     return str(math.ceil(value / scale))
 
 
-def _configmap(store: Store, namespace: str, name: str) -> Obj | None:
+def _configmap(store: Objects, namespace: str, name: str) -> Obj | None:
     return store.get(("", "configmaps", namespace, name))
 
 
-def _secret_data(store: Store, namespace: str, name: str) -> dict[str, bytes] | None:
+def _secret_data(store: Objects, namespace: str, name: str) -> dict[str, bytes] | None:
     secret = store.get(("", "secrets", namespace, name))
     if secret is None:
         return None
@@ -151,11 +152,11 @@ def configmap_data(cm: Obj) -> dict[str, bytes]:
     return out
 
 
-def secret_data(store: Store, namespace: str, name: str) -> dict[str, bytes] | None:
+def secret_data(store: Objects, namespace: str, name: str) -> dict[str, bytes] | None:
     return _secret_data(store, namespace, name)
 
 
-def _key_ref(store: Store, namespace: str, ref: Mapping[str, Any], *, secret: bool) -> str | None:
+def _key_ref(store: Objects, namespace: str, ref: Mapping[str, Any], *, secret: bool) -> str | None:
     name, key, optional = str(ref.get("name") or ""), str(ref.get("key") or ""), bool(ref.get("optional"))
     if secret:
         data = _secret_data(store, namespace, name)
@@ -175,7 +176,7 @@ def _key_ref(store: Store, namespace: str, ref: Mapping[str, Any], *, secret: bo
     return data[key].decode("utf-8", errors="replace")
 
 
-def service_env(store: Store) -> dict[str, str]:
+def service_env(store: Objects) -> dict[str, str]:
     """The variables of the ``kubernetes`` Service, pointing at the API server's HTTPS endpoint."""
     endpoint = publishing.api_endpoint(store)
     if endpoint is None:
@@ -196,7 +197,7 @@ def service_env(store: Store) -> dict[str, str]:
 
 
 def container_env(
-    store: Store, pod: Obj, container: Mapping[str, Any], *, pod_ip: str, host_ip: str
+    store: Objects, pod: Obj, container: Mapping[str, Any], *, pod_ip: str, host_ip: str
 ) -> dict[str, str]:
     """The container's variables in kubelet order (``envFrom``, ``env``, then the service variables)."""
     namespace = str((pod.get("metadata") or {}).get("namespace", ""))

@@ -24,7 +24,8 @@ from typing import Any
 
 from sim import certificates
 from sim.apiserver import ApiServer
-from sim.store import Event, Store
+from sim.nodeapi import Objects
+from sim.store import Event
 from sim.workqueue import QueueController, meta
 
 log = logging.getLogger("arcsm.sim.publishing")
@@ -48,7 +49,7 @@ def _kind(api: ApiServer, group: str, version: str, plural: str) -> Any:
     return kind
 
 
-def api_endpoint(store: Store) -> tuple[str, int] | None:
+def api_endpoint(store: Objects) -> tuple[str, int] | None:
     """(address, port) of the API server's HTTPS endpoint as the ``kubernetes`` Endpoints name it."""
     endpoints = store.get(("", "endpoints", "default", KUBERNETES))
     for subset in (endpoints or {}).get("subsets") or []:
