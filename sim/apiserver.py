@@ -26,6 +26,7 @@ from typing import Any
 from sim import (
     admission,
     applying,
+    builtins,
     crdterminating,
     decoding,
     deleteoptions,
@@ -238,8 +239,6 @@ class ApiServer:
         return Result(201, self.to_view(kind, stored), warnings)
 
     def _generate_name(self, kind: Kind, namespace: str, prefix: str) -> str:
-        from sim import validation
-
         for _ in range(8):
             name = validation.generate_name(prefix, self.random)
             if self.store.get(self.key(kind, namespace, name)) is None:
@@ -756,14 +755,10 @@ class ApiServer:
     def to_view(self, kind: Kind, obj: Obj) -> Obj:
         """The object as this kind's API version presents it (events.k8s.io is a view of core Events)."""
         if kind.storage and kind.group == "events.k8s.io":
-            from sim import builtins
-
             return builtins.core_to_events_v1(obj)
         return obj
 
     def from_view(self, kind: Kind, obj: Obj) -> Obj:
         if kind.storage and kind.group == "events.k8s.io":
-            from sim import builtins
-
             return builtins.events_v1_to_core(obj)
         return obj

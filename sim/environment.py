@@ -12,9 +12,10 @@ variables defined before it and the service variables expanded, or ``valueFrom``
 ``runtimes.ContainerConfigError`` with the kubelet's message, e.g. ``secret "s" not found`` or
 ``couldn't find key k in Secret ns/s``). Then the service variables of the ``kubernetes`` Service are
 added unless defined (``KUBERNETES_SERVICE_HOST``, ``KUBERNETES_SERVICE_PORT``,
-``KUBERNETES_SERVICE_PORT_HTTPS``, ``KUBERNETES_PORT`` and ``KUBERNETES_PORT_<port>_TCP*``): built from the
-API server's endpoint (``sim.publishing.api_endpoint``), because a process on the node has no kube-proxy
-to turn the ClusterIP into it.
+``KUBERNETES_SERVICE_PORT_HTTPS``, ``KUBERNETES_PORT`` and ``KUBERNETES_PORT_<port>_TCP*``): built from
+the API server's endpoint (``api_endpoint``: the ``kubernetes`` Endpoints ``sim.publishing`` writes, or
+the one the kubelet's node API answers), because a process on the node has no kube-proxy to turn the
+ClusterIP into it.
 
 ``expand`` is ``third_party/forked/golang/expansion``: ``$(VAR)`` becomes the variable's value when it is
 defined and stays as written when not, ``$$`` is a literal ``$``.
@@ -34,7 +35,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from sim import pods, publishing, runtimes
+from sim import pods, runtimes
 from sim.nodeapi import Objects
 from sim.store import Obj
 
@@ -176,9 +177,20 @@ def _key_ref(store: Objects, namespace: str, ref: Mapping[str, Any], *, secret: 
     return data[key].decode("utf-8", errors="replace")
 
 
+def api_endpoint(store: Objects) -> tuple[str, int] | None:
+    """(address, port) of the API server's HTTPS endpoint as the ``kubernetes`` Endpoints name it."""
+    endpoints = store.get(("", "endpoints", "default", "kubernetes"))
+    for subset in (endpoints or {}).get("subsets") or []:
+        addresses = [a.get("ip") for a in subset.get("addresses") or [] if a.get("ip")]
+        ports = [p.get("port") for p in subset.get("ports") or [] if p.get("name") == "https"]
+        if addresses and ports:
+            return str(addresses[0]), int(ports[0])
+    return None
+
+
 def service_env(store: Objects) -> dict[str, str]:
     """The variables of the ``kubernetes`` Service, pointing at the API server's HTTPS endpoint."""
-    endpoint = publishing.api_endpoint(store)
+    endpoint = api_endpoint(store)
     if endpoint is None:
         return {}
     host, port = endpoint

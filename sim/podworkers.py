@@ -43,18 +43,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from sim import crashloops, errors, nodeevents, runtimes, scheduling
+from sim import crashloops, errors, nodeevents, runtimes
 from sim.containerstates import ZERO_TIME, ContainerState, merge_conditions
 from sim.nodeapi import NodeApi, Objects
 from sim.probing import TITLES, Probe, Prober
-from sim.store import Obj
+from sim.store import Obj, meta
 from sim.timestamps import format_time
 from sim.volumes import ClaimPath, PodVolumes, VolumeError
-from sim.workqueue import meta
 
 log = logging.getLogger("arcsm.sim.kubelet")
 
 EVICTED_MESSAGE = "The node was low on resource: memory. "
+TERMINAL = ("Succeeded", "Failed")  # the phases a pod never leaves
 
 
 @dataclass(frozen=True)
@@ -331,7 +331,7 @@ class PodWorker:
             c.done = True
             c.restart_pending = False
         pod = self._current()
-        if _phase(pod) not in scheduling.TERMINAL:
+        if _phase(pod) not in TERMINAL:
             await self._write(phase=self._terminal_phase(), sandbox=False)
         await self._delete_now()
 

@@ -196,3 +196,11 @@ class Store:
         """Stop calling ``listener`` (one added by ``add_listener``; unknown ones are ignored)."""
         if listener in self._listeners:
             self._listeners.remove(listener)
+
+
+def meta(obj: Obj | None) -> dict[str, Any]:
+    """``obj.metadata`` (an empty dict when missing)."""
+    if obj is None:
+        return {}
+    m = obj.get("metadata")
+    return m if isinstance(m, dict) else {}

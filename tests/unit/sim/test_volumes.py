@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from sim import kinds, tokens, volumes
-from sim.inprocessapi import InProcessNodeApi
 from sim.apiserver import ApiServer
+from sim.inprocessapi import InProcessNodeApi
 from sim.store import Store
 
 
