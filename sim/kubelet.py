@@ -196,6 +196,10 @@ class Kubelet:
         if self._workers.get(uid) is worker:
             del self._workers[uid]
 
+    def pod(self, namespace: str, name: str) -> Obj | None:
+        """The pod as this kubelet last saw it (None before it runs, or once the pod is gone)."""
+        return self._api.pod(namespace, name) if self._api is not None else None
+
     def serving(self, namespace: str, name: str) -> bool:
         """Whether a pod of that name is being served right now."""
         return self._worker(namespace, name) is not None

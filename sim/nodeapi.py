@@ -32,7 +32,7 @@ LEASE_SECONDS = 40
 class Objects(Protocol):
     """Objects read by key ``(group, plural, namespace, name)``: a store, or what a pod refers to."""
 
-    def get(self, key: ObjectKey) -> Obj | None: ...
+    def get(self, key: ObjectKey, /) -> Obj | None: ...
 
 
 class NodeApi(Protocol):
