@@ -26,6 +26,7 @@ from typing import Any
 from sim import (
     admission,
     applying,
+    builtins,
     crdterminating,
     decoding,
     deleteoptions,
@@ -39,6 +40,7 @@ from sim import (
 )
 from sim.kinds import Kind, Registry
 from sim.store import Obj, ObjectKey, Store
+from sim.timestamps import format_time as format_time  # what the emulator's controllers import from here
 
 MERGE = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
@@ -58,10 +60,6 @@ class Result:
     code: int
     body: Obj
     warnings: list[str] = field(default_factory=list)
-
-
-def format_time(t: datetime) -> str:
-    return t.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _parse_time(text: str) -> datetime:
@@ -241,8 +239,6 @@ class ApiServer:
         return Result(201, self.to_view(kind, stored), warnings)
 
     def _generate_name(self, kind: Kind, namespace: str, prefix: str) -> str:
-        from sim import validation
-
         for _ in range(8):
             name = validation.generate_name(prefix, self.random)
             if self.store.get(self.key(kind, namespace, name)) is None:
@@ -759,14 +755,10 @@ class ApiServer:
     def to_view(self, kind: Kind, obj: Obj) -> Obj:
         """The object as this kind's API version presents it (events.k8s.io is a view of core Events)."""
         if kind.storage and kind.group == "events.k8s.io":
-            from sim import builtins
-
             return builtins.core_to_events_v1(obj)
         return obj
 
     def from_view(self, kind: Kind, obj: Obj) -> Obj:
         if kind.storage and kind.group == "events.k8s.io":
-            from sim import builtins
-
             return builtins.events_v1_to_core(obj)
         return obj

@@ -39,6 +39,7 @@ import logging
 import socket
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sim import listenerlogs, runtimes
@@ -57,10 +58,18 @@ OUTDATED_EXIT = 7
 FAILED_EXIT = 1
 
 
-def register(registry: runtimes.Runtimes, *, github: GitHubFake, kube_url: Callable[[], str]) -> None:
-    """Run containers named ``runner`` and ``listener`` as the simulated runner and the arcsm listener."""
-    registry.register_name(RUNNER, SimulatedRunner(github))
-    registry.register_name(LISTENER, SimulatedListener(kube_url))
+def register(
+    registry: runtimes.Runtimes,
+    *,
+    github: GitHubFake | None,
+    kube_url: Callable[[], str],
+    ca_file: Callable[[], Path] | None = None,
+) -> None:
+    """Run containers named ``runner`` and ``listener`` as the simulated runner (with ``github``) and the
+    arcsm listener (see ``SimulatedListener`` for ``ca_file``)."""
+    if github is not None:
+        registry.register_name(RUNNER, SimulatedRunner(github))
+    registry.register_name(LISTENER, SimulatedListener(kube_url, ca_file))
 
 
 # -- what a container sees: its env and its mounted files ------------------------------------------------
@@ -121,7 +130,7 @@ def mounted_source(pod: Obj, container: Obj, path: str) -> SecretKey | None:
 
 
 def _stored_secret(ctx: runtimes.ContainerContext, ref: SecretKey) -> bytes | None:
-    return secret_data(ctx.api.store.get(("", "secrets", ctx.namespace, ref.name)), ref.key)
+    return secret_data(ctx.objects.get(("", "secrets", ctx.namespace, ref.name)), ref.key)
 
 
 def env_value(ctx: runtimes.ContainerContext, name: str) -> str | None:
@@ -156,7 +165,7 @@ def image_version(image: str, *, minimum: str) -> str:
 
 def runner_time(ctx: runtimes.ContainerContext) -> str:
     """The runner's timestamp prefix (.NET's universal sortable format)."""
-    return _runner_time(ctx.api.clock)
+    return _runner_time(ctx.node.clock)
 
 
 def _runner_time(clock: Callable[[], datetime]) -> str:
@@ -177,7 +186,7 @@ class SimulatedRunner:
             image=str(ctx.container.get("image", "")),
             out=ctx.print,
             stopping=ctx.stopping,
-            clock=ctx.api.clock,
+            clock=ctx.node.clock,
         )
 
 
@@ -230,8 +239,14 @@ async def run_runner(
 
 
 class SimulatedListener:
-    def __init__(self, kube_url: Callable[[], str]) -> None:
+    """arcsm's listener in process. Without ``ca_file`` it reaches the emulator at ``kube_url()`` with an
+    unsigned token naming the pod's service account (the emulator's plain HTTP port takes it unchecked);
+    with it, over HTTPS verified with that CA, bearing a token of the account bound to the pod that the
+    kubelet asks for (TokenRequest), as a projected service-account token is."""
+
+    def __init__(self, kube_url: Callable[[], str], ca_file: Callable[[], Path] | None = None) -> None:
         self.kube_url = kube_url
+        self.ca_file = ca_file
 
     async def __call__(self, ctx: runtimes.ContainerContext) -> int:
         # Imported here: a world without listener pods needs neither the listener nor a client library.
@@ -242,7 +257,11 @@ class SimulatedListener:
         path = env_value(ctx, listenerconfig.CONFIG_PATH_ENV) or listenerconfig.DEFAULT_PATH
         configuration = Configuration(host=self.kube_url())
         account = str((ctx.pod.get("spec") or {}).get("serviceAccountName") or "default")
-        configuration.api_key = {"BearerToken": f"system:serviceaccount:{ctx.namespace}:{account}"}
+        token = f"system:serviceaccount:{ctx.namespace}:{account}"
+        if self.ca_file is not None:
+            configuration.ssl_ca_cert = str(self.ca_file())
+            token = await bound_token(ctx, account)
+        configuration.api_key = {"BearerToken": token}
         configuration.api_key_prefix = {"BearerToken": "Bearer"}
         return await run_listener_container(
             where=f"listener pod {ctx.namespace}/{ctx.pod_name}",
@@ -254,6 +273,19 @@ class SimulatedListener:
             out=ctx.print,
             stopping=ctx.stopping,
         )
+
+
+async def bound_token(ctx: runtimes.ContainerContext, account: str, seconds: int = 3600) -> str:
+    """A token of ``account`` bound to the container's pod, asked of the API by the kubelet."""
+    meta = ctx.pod.get("metadata") or {}
+    ref = {"apiVersion": "v1", "kind": "Pod", "name": meta.get("name"), "uid": meta.get("uid")}
+    request = {
+        "apiVersion": "authentication.k8s.io/v1",
+        "kind": "TokenRequest",
+        "spec": {"expirationSeconds": seconds, "boundObjectRef": ref},
+    }
+    answer = await ctx.node.request_token(ctx.namespace, account, request)
+    return str((answer.get("status") or {}).get("token") or "")
 
 
 async def run_listener_container(

@@ -12,9 +12,10 @@ variables defined before it and the service variables expanded, or ``valueFrom``
 ``runtimes.ContainerConfigError`` with the kubelet's message, e.g. ``secret "s" not found`` or
 ``couldn't find key k in Secret ns/s``). Then the service variables of the ``kubernetes`` Service are
 added unless defined (``KUBERNETES_SERVICE_HOST``, ``KUBERNETES_SERVICE_PORT``,
-``KUBERNETES_SERVICE_PORT_HTTPS``, ``KUBERNETES_PORT`` and ``KUBERNETES_PORT_<port>_TCP*``): built from the
-API server's endpoint (``sim.publishing.api_endpoint``), because a process on the node has no kube-proxy
-to turn the ClusterIP into it.
+``KUBERNETES_SERVICE_PORT_HTTPS``, ``KUBERNETES_PORT`` and ``KUBERNETES_PORT_<port>_TCP*``): built from
+the API server's endpoint (``api_endpoint``: the ``kubernetes`` Endpoints ``sim.publishing`` writes, or
+the one the kubelet's node API answers), because a process on the node has no kube-proxy to turn the
+ClusterIP into it.
 
 ``expand`` is ``third_party/forked/golang/expansion``: ``$(VAR)`` becomes the variable's value when it is
 defined and stays as written when not, ``$$`` is a literal ``$``.
@@ -34,8 +35,9 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from sim import pods, publishing, runtimes
-from sim.store import Obj, Store
+from sim import pods, runtimes
+from sim.nodeapi import Objects
+from sim.store import Obj
 
 ENV_NAME = re.compile(r"^[-._a-zA-Z][-._a-zA-Z0-9]*$")
 _KEYED = re.compile(r"^metadata\.(labels|annotations)\['(.*)'\]$")
@@ -123,11 +125,11 @@ def resource_value(container: Mapping[str, Any], resource: str, divisor: Any = N
     return str(math.ceil(value / scale))
 
 
-def _configmap(store: Store, namespace: str, name: str) -> Obj | None:
+def _configmap(store: Objects, namespace: str, name: str) -> Obj | None:
     return store.get(("", "configmaps", namespace, name))
 
 
-def _secret_data(store: Store, namespace: str, name: str) -> dict[str, bytes] | None:
+def _secret_data(store: Objects, namespace: str, name: str) -> dict[str, bytes] | None:
     secret = store.get(("", "secrets", namespace, name))
     if secret is None:
         return None
@@ -151,11 +153,11 @@ def configmap_data(cm: Obj) -> dict[str, bytes]:
     return out
 
 
-def secret_data(store: Store, namespace: str, name: str) -> dict[str, bytes] | None:
+def secret_data(store: Objects, namespace: str, name: str) -> dict[str, bytes] | None:
     return _secret_data(store, namespace, name)
 
 
-def _key_ref(store: Store, namespace: str, ref: Mapping[str, Any], *, secret: bool) -> str | None:
+def _key_ref(store: Objects, namespace: str, ref: Mapping[str, Any], *, secret: bool) -> str | None:
     name, key, optional = str(ref.get("name") or ""), str(ref.get("key") or ""), bool(ref.get("optional"))
     if secret:
         data = _secret_data(store, namespace, name)
@@ -175,9 +177,20 @@ def _key_ref(store: Store, namespace: str, ref: Mapping[str, Any], *, secret: bo
     return data[key].decode("utf-8", errors="replace")
 
 
-def service_env(store: Store) -> dict[str, str]:
+def api_endpoint(store: Objects) -> tuple[str, int] | None:
+    """(address, port) of the API server's HTTPS endpoint as the ``kubernetes`` Endpoints name it."""
+    endpoints = store.get(("", "endpoints", "default", "kubernetes"))
+    for subset in (endpoints or {}).get("subsets") or []:
+        addresses = [a.get("ip") for a in subset.get("addresses") or [] if a.get("ip")]
+        ports = [p.get("port") for p in subset.get("ports") or [] if p.get("name") == "https"]
+        if addresses and ports:
+            return str(addresses[0]), int(ports[0])
+    return None
+
+
+def service_env(store: Objects) -> dict[str, str]:
     """The variables of the ``kubernetes`` Service, pointing at the API server's HTTPS endpoint."""
-    endpoint = publishing.api_endpoint(store)
+    endpoint = api_endpoint(store)
     if endpoint is None:
         return {}
     host, port = endpoint
@@ -196,7 +209,7 @@ def service_env(store: Store) -> dict[str, str]:
 
 
 def container_env(
-    store: Store, pod: Obj, container: Mapping[str, Any], *, pod_ip: str, host_ip: str
+    store: Objects, pod: Obj, container: Mapping[str, Any], *, pod_ip: str, host_ip: str
 ) -> dict[str, str]:
     """The container's variables in kubelet order (``envFrom``, ``env``, then the service variables)."""
     namespace = str((pod.get("metadata") or {}).get("namespace", ""))

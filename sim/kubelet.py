@@ -1,4 +1,11 @@
-"""The simulated kubelet of node ``sim-node-1`` (apiserver-semantics.md §5, S60).
+"""The simulated kubelet (apiserver-semantics.md §5, S60): node ``sim-node-1`` of the emulated world, and
+the one node of a real control plane (``sim.controlplane.world``).
+
+It talks to its API server only through a node API (``sim.nodeapi``): in process on the emulator
+(``Kubelet`` is a world controller: called with the ``ApiServer``, it runs over
+``sim.inprocessapi.InProcessNodeApi``), over HTTPS with a client certificate of ``system:node:NAME`` on a
+real control plane (``run(sim.node.httpapi.HttpNodeApi(...))``), where the Node authorizer lets it read
+only what its pods refer to.
 
 ``Kubelet`` serves the pods bound to its node, one supervised ``sim.podworkers.PodWorker`` per pod, which
 writes their status in the order a real kubelet does (see there: the status sequence, restarts, graceful
@@ -18,11 +25,13 @@ temporary directory of the kubelet's own, made on first use; a pod's go when it 
 ``claim_path`` is the seam for persistent volumes: ``(namespace, claim) -> Path | None``, a provisioner's
 answer; unset, each claim is a directory under the state directory (``sim.volumes.fallback_claims``).
 
-It registers its Node at start (``sim.noderegistration``). Known limits: the Node's status is never
-renewed; no resources, images or image pulls; init containers are reported as
-completed at once; exec and grpc probes are not run (they pass); a runtime that raises counts as exit
-code 1; the back-offs are milliseconds to seconds (``KubeletTiming``) but for restarts, which back off as
-a kubelet's do (``CrashLoopBackOff``, ``sim.crashloops``) unless the timing given shrinks them.
+It registers its Node at start (``sim.noderegistration``), and with ``lease_seconds`` renews its Lease
+in ``kube-node-lease`` every quarter of it (a real control plane's node lifecycle controller reads it).
+Known limits: the Node's status is never renewed; no resources, images or image pulls; init
+containers are reported as completed at once; exec and grpc probes are not run (they pass); a runtime
+that raises counts as exit code 1; the back-offs are milliseconds to seconds (``KubeletTiming``) but for
+restarts, which back off as a kubelet's do (``CrashLoopBackOff``, ``sim.crashloops``) unless the timing
+given shrinks them.
 """
 
 from __future__ import annotations
@@ -34,13 +43,15 @@ import logging
 import random
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from sim import nodeevents, noderegistration, podaddresses, podlogs, runtimes, scheduling, volumes
 from sim.apiserver import ApiServer
+from sim.inprocessapi import InProcessNodeApi
+from sim.nodeapi import NodeApi
 from sim.podworkers import EVICTED_MESSAGE, KubeletTiming, PodWorker
-from sim.store import Event, Obj
+from sim.store import Obj
 from sim.workqueue import meta
 
 log = logging.getLogger("arcsm.sim.kubelet")
@@ -76,17 +87,22 @@ class Kubelet:
         timing: KubeletTiming | None = None,
         runtimes: runtimes.Runtimes | None = None,
         seed: int | None = None,
+        capacity: Mapping[str, str] = noderegistration.CAPACITY,
+        lease_seconds: int | None = None,
+        port: int = 10250,
     ) -> None:
         self.node = node
         self.host_ip = host_ip
         self.timing = timing or KubeletTiming()
         self.runtimes = runtimes or _new_runtimes()
+        self.capacity = dict(capacity)
+        self.lease_seconds = lease_seconds  # None: no Lease (the emulator has no node lifecycle controller)
+        self.port = port  # the kubelet endpoint the Node names (daemonEndpoints)
         self._random = random.Random(seed)
-        self._events: asyncio.Queue[Event] = asyncio.Queue()
         self._workers: dict[str, PodWorker] = {}
         self._seen: set[str] = set()
-        self._active = False
-        self._api: ApiServer | None = None
+        self._api: NodeApi | None = None
+        self.registered = asyncio.Event()  # set once the Node is there
         # Where pod files go on the host (the world's state directory; set by whoever composes).
         self.state_dir: Callable[[], Path] | None = None
         # The directory of a PersistentVolumeClaim: a provisioner's answer (None: not bound yet).
@@ -97,7 +113,7 @@ class Kubelet:
         self._recorder: nodeevents.Recorder | None = None
 
     async def __call__(self, api: ApiServer) -> None:
-        await self.run(api)
+        await self.run(InProcessNodeApi(api))
 
     def allocate_ip(self) -> str:
         """A loopback address for a pod (``sim.podaddresses``): what runs in it binds there."""
@@ -106,23 +122,25 @@ class Kubelet:
     def container_id(self) -> str:
         return f"containerd://{self._random.getrandbits(256):064x}"
 
-    def _on_event(self, event: Event) -> None:
-        if self._active and event.key[:2] == ("", "pods"):
-            self._events.put_nowait(event)
-
-    async def run(self, api: ApiServer) -> None:
+    async def run(self, api: NodeApi) -> None:
+        """Register the Node, then serve the pods bound to it until cancelled."""
         self._api = api
-        noderegistration.register(api, self.node, self.host_ip)
-        self._active = True
-        api.store.add_listener(self._on_event)
+        node = await noderegistration.register(
+            api, self.node, self.host_ip, port=self.port, capacity=self.capacity
+        )
+        lease = None
+        if self.lease_seconds is not None:
+            await api.renew_lease(node, self.lease_seconds)
+            lease = asyncio.create_task(self._renew(api, node), name=f"sim-kubelet-lease-{self.node}")
+        self.registered.set()
         try:
-            for pod in api.store.items(("", "pods")):
-                self._dispatch(api, "ADDED", pod)
-            while True:
-                event = await self._events.get()
-                self._dispatch(api, event.type, event.obj)
+            async for event_type, pod in api.pods(self.node):
+                self._dispatch(api, event_type, pod)
         finally:
-            self._active = False
+            if lease is not None:
+                lease.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await lease
             workers = list(self._workers.values())
             for w in workers:
                 if w.task is not None:
@@ -136,7 +154,16 @@ class Kubelet:
                 shutil.rmtree(self._directory, ignore_errors=True)
                 self._directory = None
 
-    def _dispatch(self, api: ApiServer, event_type: str, pod: Obj) -> None:
+    async def _renew(self, api: NodeApi, node: Obj) -> None:
+        assert self.lease_seconds is not None
+        while True:
+            await asyncio.sleep(self.lease_seconds / 4)
+            try:
+                await api.renew_lease(node, self.lease_seconds)
+            except Exception as exc:  # the API server restarting: renew on the next beat
+                log.warning("kubelet: renewing the lease of node %s failed: %s", self.node, exc)
+
+    def _dispatch(self, api: NodeApi, event_type: str, pod: Obj) -> None:
         m = meta(pod)
         uid = str(m.get("uid", ""))
         worker = self._workers.get(uid)
@@ -168,6 +195,10 @@ class Kubelet:
     def _finished(self, uid: str, worker: PodWorker, _task: asyncio.Task[None]) -> None:
         if self._workers.get(uid) is worker:
             del self._workers[uid]
+
+    def pod(self, namespace: str, name: str) -> Obj | None:
+        """The pod as this kubelet last saw it (None before it runs, or once the pod is gone)."""
+        return self._api.pod(namespace, name) if self._api is not None else None
 
     def serving(self, namespace: str, name: str) -> bool:
         """Whether a pod of that name is being served right now."""
@@ -245,15 +276,11 @@ class Kubelet:
         self._keep(uid, self.directory() / "logs" / relative.parts[0])
         return self.directory() / "logs" / relative
 
-    def claims(self) -> volumes.ClaimPath:
-        """``claim_path``, or a directory per claim under the state directory."""
-        if self.claim_path is not None:
-            return self.claim_path
-        assert self._api is not None
-        root = self.state_dir if self.state_dir is not None else self.directory
-        return volumes.fallback_claims(self._api.store, root)
+    def claims_root(self) -> Path:
+        """Where a claim's directory is made when ``claim_path`` is unset: the state directory."""
+        return self.state_dir() if self.state_dir is not None else self.directory()
 
-    def record(
+    async def record(
         self, pod: Obj, reason: str, message: str, *, warning: bool = False, container: str = ""
     ) -> None:
         """An Event about ``pod`` from this node's kubelet."""
@@ -261,7 +288,7 @@ class Kubelet:
             return
         if self._recorder is None:
             self._recorder = nodeevents.Recorder(self._api, host=self.node)
-        self._recorder.record(pod, reason, message, warning=warning, container=container)
+        await self._recorder.record(pod, reason, message, warning=warning, container=container)
 
     def forget(self, uid: str) -> None:
         """The pod is gone: remove its files and what was recorded about it."""

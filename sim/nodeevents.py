@@ -18,8 +18,9 @@ import time
 from typing import Any
 
 from sim import errors
-from sim.apiserver import MERGE, ApiServer, format_time
+from sim.nodeapi import NodeApi
 from sim.store import Obj
+from sim.timestamps import format_time
 
 log = logging.getLogger("arcsm.sim.kubelet")
 
@@ -45,17 +46,16 @@ def pulls(container: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 class Recorder:
-    def __init__(self, api: ApiServer, *, host: str) -> None:
+    """Records the Events of one node's kubelet through its node API (``sim.nodeapi``)."""
+
+    def __init__(self, api: NodeApi, *, host: str) -> None:
         self.api = api
         self.host = host
         self._seen: dict[tuple[str, str, str, str], tuple[str, int]] = {}
 
-    def record(
+    async def record(
         self, pod: Obj, reason: str, message: str, *, warning: bool = False, container: str = ""
     ) -> None:
-        kind = self.api.registry.get("", "v1", "events")
-        if kind is None:
-            return
         meta = pod.get("metadata") or {}
         namespace, uid = str(meta.get("namespace", "")), str(meta.get("uid", ""))
         field_path = f"spec.containers{{{container}}}" if container else ""
@@ -65,7 +65,7 @@ class Recorder:
             if key in self._seen:
                 name, count = self._seen[key]
                 patch = {"count": count + 1, "lastTimestamp": now}
-                self.api.patch(kind, namespace, name, patch, MERGE)
+                await self.api.patch_event(namespace, name, patch)
                 self._seen[key] = (name, count + 1)
                 return
         except errors.ApiError as err:
@@ -97,7 +97,7 @@ class Recorder:
             "reportingInstance": self.host,
         }
         try:
-            self.api.create(kind, namespace, body)
+            await self.api.create_event(namespace, body)
         except errors.ApiError as err:
             log.info("kubelet: could not record event %s: %s", reason, err.message)
             return

@@ -2,20 +2,24 @@
 does: its well-known labels, capacity and allocatable, addresses, the four conditions of a healthy node
 (Ready, and no memory, disk or PID pressure) and its system info, so ``kubectl get nodes`` shows it Ready.
 
-Known limits: the status is written once (no heartbeats: nothing here marks a node NotReady); no node
-Lease in ``kube-node-lease``, images, volumes in use or taints; ``osImage``, ``kernelVersion`` and the
+It is registered through the kubelet's node API (``sim.nodeapi``), in process on the emulator and over
+HTTPS on a real control plane, where the kubelet also renews the node's Lease (``Kubelet.lease_seconds``)
+so the node lifecycle controller keeps it Ready.
+
+Known limits: the status is written once (no heartbeats in it: on the emulator nothing marks a node
+NotReady); no images, volumes in use or taints; ``osImage``, ``kernelVersion`` and the
 container runtime describe the emulator, not the host.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from sim import errors
-from sim.apiserver import ApiServer
 from sim.environment import NODE_ALLOCATABLE
+from sim.nodeapi import NodeApi
 from sim.store import Obj
-from sim.workqueue import served_kind
+from sim.timestamps import format_time
 
 KUBELET_VERSION = "v1.34.4"
 MANAGER = "kubelet"
@@ -40,8 +44,10 @@ def _condition(kind: str, status: str, reason: str, message: str, at: str) -> di
     }
 
 
-def node_object(name: str, host_ip: str, at: str) -> Obj:
-    """The Node ``name`` as its kubelet registers it, its times ``at``."""
+def node_object(
+    name: str, host_ip: str, at: str, *, port: int = 10250, capacity: Mapping[str, str] = CAPACITY
+) -> Obj:
+    """The Node ``name`` as its kubelet registers it, its times ``at``, serving on ``port``."""
     labels = {
         "beta.kubernetes.io/arch": "amd64",
         "beta.kubernetes.io/os": "linux",
@@ -59,14 +65,14 @@ def node_object(name: str, host_ip: str, at: str) -> Obj:
         "metadata": {"name": name, "labels": labels, "annotations": annotations},
         "spec": {},
         "status": {
-            "capacity": dict(CAPACITY),
-            "allocatable": dict(CAPACITY),
+            "capacity": dict(capacity),
+            "allocatable": dict(capacity),
             "conditions": [_condition(*c, at) for c in CONDITIONS],
             "addresses": [
                 {"type": "InternalIP", "address": host_ip},
                 {"type": "Hostname", "address": name},
             ],
-            "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
+            "daemonEndpoints": {"kubeletEndpoint": {"Port": port}},
             "nodeInfo": {
                 "machineID": "",
                 "systemUUID": "",
@@ -83,14 +89,9 @@ def node_object(name: str, host_ip: str, at: str) -> Obj:
     }
 
 
-def register(api: ApiServer, name: str, host_ip: str) -> Obj:
+async def register(
+    api: NodeApi, name: str, host_ip: str, *, port: int = 10250, capacity: Mapping[str, str] = CAPACITY
+) -> Obj:
     """Create the Node, or bring the status of the one already there (a restarted kubelet's) up to date."""
-    kind = served_kind(api, "", "nodes")
-    node = node_object(name, host_ip, api.now_text())
-    try:
-        return api.create(kind, "", node, manager=MANAGER).body
-    except errors.ApiError as err:
-        if err.code != 409:
-            raise
-    existing = api.get(kind, "", name)
-    return api.update(kind, "", name, {**existing, "status": node["status"]}, subresource="status").body
+    at = format_time(api.clock())
+    return await api.register_node(node_object(name, host_ip, at, port=port, capacity=capacity))

@@ -28,7 +28,8 @@ from typing import Any
 from aiohttp import web
 
 from sim import errors
-from sim.store import Obj, Store
+from sim.nodeapi import Objects
+from sim.store import Obj
 
 MAX_LINE = 16 * 1024  # containerd cuts longer lines into partial ones
 FOLLOW_POLL = 0.05
@@ -148,7 +149,7 @@ class PodLogs:
     """Finds and serves the log files of the pods a kubelet ran (``root``: where they are, or None
     before any pod wrote one)."""
 
-    def __init__(self, store: Store, root: Callable[[], Path | None]) -> None:
+    def __init__(self, store: Objects, root: Callable[[], Path | None]) -> None:
         self.store = store
         self.root = root
 
@@ -227,7 +228,10 @@ class PodLogs:
             return True
         return "terminated" in (status.get("state") or {})
 
-    async def serve(self, request: web.Request, namespace: str, name: str) -> web.StreamResponse:
+    async def serve(
+        self, request: web.Request, namespace: str, name: str, *, container: str | None = None
+    ) -> web.StreamResponse:
+        """The log as the query asks (its ``container``, unless given: the kubelet's path names it)."""
         q = request.query
         previous = (q.get("previous") or "").lower() not in ("", "false", "0")
         follow = (q.get("follow") or "").lower() not in ("", "false", "0")
@@ -235,7 +239,8 @@ class PodLogs:
         since = _int(q.get("sinceSeconds"), "sinceSeconds")
         limit = _int(q.get("limitBytes"), "limitBytes")
         timestamps = (q.get("timestamps") or "").lower() not in ("", "false", "0")
-        pod, container, restart = self.locate(namespace, name, q.get("container", ""), previous)
+        requested = q.get("container", "") if container is None else container
+        pod, container, restart = self.locate(namespace, name, requested, previous)
         path = self._file(pod, container, restart)
         # Read through one open file: the kubelet removes it when the pod goes, and a follower still
         # gets the last lines written before that.

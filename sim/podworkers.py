@@ -1,7 +1,8 @@
 """One pod on the simulated node: the kubelet's pod worker (``sim.kubelet`` starts one per bound pod).
 
-``PodWorker.serve`` writes the pod's status through ``update(..., subresource="status")`` in the order a
-real kubelet does, each step its own write (its own resourceVersion and watch event):
+``PodWorker.serve`` writes the pod's status through the kubelet's node API (``sim.nodeapi``:
+``write_pod_status``, ``pods/status`` of that pod's uid) in the order a real kubelet does, each step its
+own write (its own resourceVersion and watch event):
 
 1. ``hostIP``/``podIP``/``startTime``, conditions ``Initialized=True``, ``Ready=False``,
    ``ContainersReady=False``, containers waiting ``ContainerCreating`` (phase Pending);
@@ -26,6 +27,9 @@ real kubelet does, each step its own write (its own resourceVersion and watch ev
    killed (exit 143), terminated statuses and the terminal phase are written, and the pod is DELETEd
    with ``gracePeriodSeconds: 0`` and ``preconditions.uid``.
 
+A worker knows its kubelet only as a ``Node`` (what it asks of it: timing, runtimes, files on the host,
+Events), so this module does not import ``sim.kubelet``.
+
 Known limits: init containers are reported as completed at once (never run); the back-offs but the
 restart one are milliseconds to seconds (``KubeletTiming``); a runtime that raises counts as exit code 1.
 """
@@ -36,23 +40,21 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
-from sim import crashloops, errors, nodeevents, runtimes, scheduling
-from sim.apiserver import ApiServer, format_time
+from sim import crashloops, errors, nodeevents, runtimes
 from sim.containerstates import ZERO_TIME, ContainerState, merge_conditions
-from sim.kinds import Kind
+from sim.nodeapi import NodeApi, Objects
 from sim.probing import TITLES, Probe, Prober
-from sim.store import Obj, ObjectKey
-from sim.volumes import PodVolumes, VolumeError
-from sim.workqueue import meta
-
-if TYPE_CHECKING:
-    from sim.kubelet import Kubelet
+from sim.store import Obj, meta
+from sim.timestamps import format_time
+from sim.volumes import ClaimPath, PodVolumes, VolumeError
 
 log = logging.getLogger("arcsm.sim.kubelet")
 
 EVICTED_MESSAGE = "The node was low on resource: memory. "
+TERMINAL = ("Succeeded", "Failed")  # the phases a pod never leaves
 
 
 @dataclass(frozen=True)
@@ -83,10 +85,29 @@ class Gone(Exception):
     """The pod this worker serves was deleted or replaced."""
 
 
-def _pods(api: ApiServer) -> Kind:
-    kind = api.registry.get("", "v1", "pods")
-    assert kind is not None
-    return kind
+class Node(Protocol):
+    """What a pod worker asks of its kubelet (``sim.kubelet.Kubelet`` is one)."""
+
+    timing: KubeletTiming
+    runtimes: runtimes.Runtimes
+    host_ip: str
+    claim_path: ClaimPath | None
+
+    def allocate_ip(self) -> str: ...
+
+    def container_id(self) -> str: ...
+
+    def pod_dir(self, uid: str) -> Path: ...
+
+    def claims_root(self) -> Path: ...
+
+    def log_path(self, namespace: str, name: str, uid: str, container: str, restart: int) -> Path: ...
+
+    async def record(
+        self, pod: Obj, reason: str, message: str, *, warning: bool = False, container: str = ""
+    ) -> None: ...
+
+    def forget(self, uid: str) -> None: ...
 
 
 def _spec(pod: Obj) -> dict[str, Any]:
@@ -100,11 +121,10 @@ def _phase(pod: Obj) -> str:
 
 
 class PodWorker:
-    def __init__(self, kubelet: Kubelet, api: ApiServer, pod: Obj) -> None:
+    def __init__(self, kubelet: Node, api: NodeApi, pod: Obj) -> None:
         m = meta(pod)
         self.kubelet = kubelet
         self.api = api
-        self.kind = _pods(api)
         self.namespace = str(m["namespace"])
         self.name = str(m["name"])
         self.uid = str(m["uid"])
@@ -123,10 +143,6 @@ class PodWorker:
         self._resync: asyncio.Task[None] | None = None
 
     @property
-    def key(self) -> ObjectKey:
-        return ("", "pods", self.namespace, self.name)
-
-    @property
     def timing(self) -> KubeletTiming:
         return self.kubelet.timing
 
@@ -137,13 +153,13 @@ class PodWorker:
             await self._lifecycle()
             # Deleted while the containers were finishing on their own: the pod is terminal now, and
             # a graceful deletion of it still waits for the kubelet.
-            pod = self.api.store.get(self.key)
+            pod = self.api.pod(self.namespace, self.name)
             if (
                 pod is not None
                 and meta(pod).get("uid") == self.uid
                 and meta(pod).get("deletionGracePeriodSeconds")
             ):
-                self._delete_now()
+                await self._delete_now()
         except Gone:
             log.debug("kubelet: pod %s/%s is gone", self.namespace, self.name)
         except errors.ApiError as err:
@@ -156,7 +172,7 @@ class PodWorker:
             if self._resync is not None:
                 self._resync.cancel()
             await self._kill_all()
-            pod = self.api.store.get(self.key)
+            pod = self.api.pod(self.namespace, self.name)
             if pod is None or meta(pod).get("uid") != self.uid:
                 self.kubelet.forget(self.uid)
 
@@ -177,7 +193,7 @@ class PodWorker:
                 "finishedAt": now,
                 "containerID": init.container_id,
             }
-        self._write(phase="Pending", sandbox=True)
+        await self._write(phase="Pending", sandbox=True)
         fail = self.annotations.get(runtimes.FAIL, "")
         if fail == "ErrImagePull":
             for c in self.containers:
@@ -186,13 +202,13 @@ class PodWorker:
                     f'failed to pull and unpack image "{c.image}": failed to resolve reference '
                     f'"{c.image}": not found'
                 )
-            self._write(phase="Pending", sandbox=True)
+            await self._write(phase="Pending", sandbox=True)
             if await self._pause(t.pull_backoff):
                 return await self._terminate()
             for c in self.containers:
                 c.waiting_reason = "ImagePullBackOff"
                 c.waiting_message = f'Back-off pulling image "{c.image}"'
-            self._write(phase="Pending", sandbox=True)
+            await self._write(phase="Pending", sandbox=True)
             await self.stopping.wait()
             return await self._terminate()
         if self._needs_host() and await self._mount_volumes():
@@ -201,7 +217,7 @@ class PodWorker:
             return await self._terminate()
         for c in self.containers:
             await self._start(c)
-        self._write(phase=self._live_phase(), sandbox=True)
+        await self._write(phase=self._live_phase(), sandbox=True)
         self.running.set()
         if fail == "Evicted":
             if await self._pause(float(self.annotations.get(runtimes.RUN_SECONDS) or 0)):
@@ -225,21 +241,21 @@ class PodWorker:
                     else:
                         c.done = True
             if all(c.done for c in self.containers):
-                self._write(phase=self._terminal_phase(), sandbox=False)
+                await self._write(phase=self._terminal_phase(), sandbox=False)
                 return
-            self._write(phase=self._live_phase(), sandbox=True)
+            await self._write(phase=self._live_phase(), sandbox=True)
             now = loop.time()
             due = [c for c in self.containers if c.restart_pending and (c.restart_at or 0.0) <= now]
             if due:
                 for c in due:
                     await self._restart(c, now)
-                self._write(phase=self._live_phase(), sandbox=True)
+                await self._write(phase=self._live_phase(), sandbox=True)
                 continue
             waiting = [c for c in self.containers if c.restart_pending and c.state == "terminated"]
             for c in waiting:
-                self._back_off(c)
+                await self._back_off(c)
             if waiting:
-                self._write(phase=self._live_phase(), sandbox=True)
+                await self._write(phase=self._live_phase(), sandbox=True)
             live: set[asyncio.Future[Any]] = {
                 c.exit for c in self.containers if c.running and c.exit is not None
             }
@@ -264,14 +280,14 @@ class PodWorker:
         code = c.exit_code or 0
         return self.restart_policy == "Always" or (self.restart_policy == "OnFailure" and code != 0)
 
-    def _back_off(self, c: ContainerState) -> None:
+    async def _back_off(self, c: ContainerState) -> None:
         """``c`` exited again within its back-off: report it waiting ``CrashLoopBackOff`` until it is due."""
         assert c.backoff is not None
         names = {"container": c.name, "pod": self.name, "namespace": self.namespace, "uid": self.uid}
         c.state = "waiting"
         c.waiting_reason = crashloops.REASON
         c.waiting_message = crashloops.message(c.backoff.delay, **names)
-        self._event(c, crashloops.EVENT_REASON, crashloops.event_message(**names))
+        await self._event(c, crashloops.EVENT_REASON, crashloops.event_message(**names))
 
     async def _restart(self, c: ContainerState, now: float) -> None:
         c.backoff = crashloops.restarted(c.backoff, now, self.timing.backoff)
@@ -284,12 +300,13 @@ class PodWorker:
     async def _terminate(self) -> None:
         """The pod was deleted: stop the containers, report them terminated, then delete for good."""
         self.stopping.set()
-        grace = float(meta(self.api.store.get(self.key)).get("deletionGracePeriodSeconds") or 0)
+        grace = float(meta(self.api.pod(self.namespace, self.name)).get("deletionGracePeriodSeconds") or 0)
         live = [c for c in self.containers if c.running and c.exit is not None]
         for c in live:
             with contextlib.suppress(Gone):
                 reason, message = nodeevents.STOPPING
-                self.kubelet.record(self._current(), reason, message.format(name=c.name), container=c.name)
+                text = message.format(name=c.name)
+                await self.kubelet.record(self._current(), reason, text, container=c.name)
             self._stop(c, grace)
         if live:
             staged = any(c.staged for c in live)
@@ -314,15 +331,14 @@ class PodWorker:
             c.done = True
             c.restart_pending = False
         pod = self._current()
-        if _phase(pod) not in scheduling.TERMINAL:
-            self._write(phase=self._terminal_phase(), sandbox=False)
-        self._delete_now()
+        if _phase(pod) not in TERMINAL:
+            await self._write(phase=self._terminal_phase(), sandbox=False)
+        await self._delete_now()
 
-    def _delete_now(self) -> None:
+    async def _delete_now(self) -> None:
         """The kubelet's last word on a deleted pod: DELETE with grace 0 and a uid precondition (T90)."""
-        options = {"gracePeriodSeconds": 0, "preconditions": {"uid": self.uid}}
         try:
-            self.api.delete(self.kind, self.namespace, self.name, options)
+            await self.api.delete_pod(self.namespace, self.name, self.uid)
         except errors.ApiError as err:
             if err.code not in (404, 409):
                 raise
@@ -334,7 +350,7 @@ class PodWorker:
                 assert c.exit is not None
                 await self._exited(c, c.exit.result())
             c.done = True
-        self._write(
+        await self._write(
             phase="Failed",
             sandbox=False,
             extra={"reason": "Evicted", "message": EVICTED_MESSAGE},
@@ -359,17 +375,18 @@ class PodWorker:
             self.api,
             self._current(),
             directory=self.kubelet.pod_dir(self.uid),
-            claims=self.kubelet.claims(),
+            claims=self.kubelet.claim_path,
+            claims_root=self.kubelet.claims_root,
             pod_ip=self.pod_ip,
             host_ip=self.kubelet.host_ip,
         )
         delay = self.timing.retry
         while True:
             try:
-                self.volumes.setup()
+                await self.volumes.setup()
                 break
             except (VolumeError, OSError) as exc:
-                self.kubelet.record(self._current(), "FailedMount", str(exc), warning=True)
+                await self.kubelet.record(self._current(), "FailedMount", str(exc), warning=True)
             if await self._pause(delay):
                 return True
             delay = min(delay * 2, self.timing.retry_max)
@@ -385,7 +402,7 @@ class PodWorker:
             wait = min(self.timing.volume_resync, due if due is not None else float("inf"))
             # At least a second: a token that cannot be renewed (its account gone) is not asked for in a loop.
             await asyncio.sleep(max(wait, min(1.0, self.timing.volume_resync)))
-            self.volumes.refresh()
+            await self.volumes.refresh()
 
     def _host_files(self, c: ContainerState) -> runtimes.HostFiles:
         assert self.volumes is not None
@@ -412,6 +429,7 @@ class PodWorker:
         host = self._host_files(c) if staged and self.volumes is not None else None
         ctx = runtimes.ContainerContext(
             self.api,
+            await self._objects(pod),
             pod,
             c.spec,
             c.restart_count,
@@ -429,7 +447,7 @@ class PodWorker:
         c.terminated = None
         c.container_id = self.kubelet.container_id()
         for reason, message in nodeevents.pulls(c.spec):
-            self.kubelet.record(pod, reason, message, container=c.name)
+            await self.kubelet.record(pod, reason, message, container=c.name)
         waiter: Any = None
         if isinstance(runtime, runtimes.StagedRuntime):
             try:
@@ -445,11 +463,11 @@ class PodWorker:
                     min(c.retry_delay * 2, self.timing.retry_max) if c.retry_delay else self.timing.retry
                 )
                 c.retry_at = loop.time() + c.retry_delay
-                self.kubelet.record(pod, "Failed", f"Error: {exc}", warning=True, container=c.name)
+                await self.kubelet.record(pod, "Failed", f"Error: {exc}", warning=True, container=c.name)
                 return
             except runtimes.StartError as exc:
                 self._start_failed(c, str(exc))
-                self.kubelet.record(pod, "Failed", f"Error: {exc}", warning=True, container=c.name)
+                await self.kubelet.record(pod, "Failed", f"Error: {exc}", warning=True, container=c.name)
                 return
             except (OSError, ValueError) as exc:  # the runtime's own trouble: the container did not start
                 log.exception(
@@ -462,7 +480,7 @@ class PodWorker:
         c.retry_delay = 0.0
         c.started_at = self._now()
         for reason, message in (nodeevents.CREATED, nodeevents.STARTED):
-            self.kubelet.record(pod, reason, message.format(name=c.name), container=c.name)
+            await self.kubelet.record(pod, reason, message.format(name=c.name), container=c.name)
         self._start_probes(c)
         c.task = asyncio.create_task(
             self._run_container(c, waiter if waiter is not None else runtime(ctx), c.exit),
@@ -567,11 +585,11 @@ class PodWorker:
             )
         )
 
-    def _event(self, c: ContainerState, reason: str, message: str) -> None:
+    async def _event(self, c: ContainerState, reason: str, message: str) -> None:
         with contextlib.suppress(Gone):
-            self.kubelet.record(self._current(), reason, message, warning=True, container=c.name)
+            await self.kubelet.record(self._current(), reason, message, warning=True, container=c.name)
 
-    def _probed(self, c: ContainerState, probe: Probe, passed: bool, message: str) -> None:
+    async def _probed(self, c: ContainerState, probe: Probe, passed: bool, message: str) -> None:
         if not c.running or self.stopping.is_set():
             return
         if probe.kind == "readiness":
@@ -582,7 +600,7 @@ class PodWorker:
             self._probe_running(c)
         else:  # a failed liveness or startup probe: the container is restarted (restartPolicy allowing)
             with contextlib.suppress(Gone):
-                self.kubelet.record(
+                await self.kubelet.record(
                     self._current(),
                     "Killing",
                     f"Container {c.name} failed {probe.kind} probe, will be restarted",
@@ -592,7 +610,7 @@ class PodWorker:
             self._stop(c, grace)
             return
         try:
-            self._write(phase=self._live_phase(), sandbox=True)
+            await self._write(phase=self._live_phase(), sandbox=True)
         except (Gone, errors.ApiError) as exc:
             log.debug("kubelet: pod %s/%s: no status after a probe: %s", self.namespace, self.name, exc)
 
@@ -614,8 +632,17 @@ class PodWorker:
             return False
         return True
 
+    async def _objects(self, pod: Obj) -> Objects:
+        """What ``pod`` refers to, read now (nothing, when the API cannot be reached: the container's
+        own lookups then say what is missing)."""
+        try:
+            return await self.api.objects(pod)
+        except (errors.ApiError, OSError) as exc:
+            log.info("kubelet: pod %s/%s: reading what it refers to: %s", self.namespace, self.name, exc)
+            return {}
+
     def _current(self) -> Obj:
-        pod = self.api.store.get(self.key)
+        pod = self.api.pod(self.namespace, self.name)
         if pod is None or meta(pod).get("uid") != self.uid:
             raise Gone()
         return pod
@@ -627,7 +654,7 @@ class PodWorker:
         """Pending while a container has never run (it could not be made yet), else Running."""
         return "Pending" if any(c.never_ran for c in self.containers) else "Running"
 
-    def _write(
+    async def _write(
         self,
         *,
         phase: str,
@@ -664,10 +691,8 @@ class PodWorker:
         status["qosClass"] = status.get("qosClass") or "BestEffort"
         status.update(extra or {})
         try:
-            self.api.update(
-                self.kind, self.namespace, self.name, {**pod, "status": status}, subresource="status"
-            )
+            await self.api.write_pod_status(pod, status)
         except errors.ApiError as err:
-            if err.code == 404:
+            if err.code in (404, 409):  # gone, or another pod of that name (the uid precondition)
                 raise Gone() from err
             raise

@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -181,7 +181,8 @@ class Prober:
     """One probe of one container run (a task of the kubelet's pod worker, cancelled when the run ends).
 
     ``on_result(passed, message)`` is called when the result flips; ``on_failure(message)`` after every
-    failed check; ``on_unsupported()`` once if the handler is one the emulator does not run.
+    failed check; ``on_unsupported()`` once if the handler is one the emulator does not run. A callback
+    may be a coroutine function (the kubelet's write the pod's status): the prober awaits it.
     """
 
     def __init__(
@@ -190,9 +191,9 @@ class Prober:
         *,
         pod_ip: Callable[[], str],
         container: Mapping[str, Any],
-        on_result: Callable[[bool, str], None],
-        on_failure: Callable[[str], None] = lambda message: None,
-        on_unsupported: Callable[[], None] = lambda: None,
+        on_result: Callable[[bool, str], Awaitable[None] | None],
+        on_failure: Callable[[str], Awaitable[None] | None] = lambda message: None,
+        on_unsupported: Callable[[], Awaitable[None] | None] = lambda: None,
     ) -> None:
         self.probe = probe
         self.pod_ip = pod_ip
@@ -205,10 +206,10 @@ class Prober:
     async def run(self) -> None:
         probe = self.probe
         if probe.handler in UNSUPPORTED:
-            self.on_unsupported()
+            await _done(self.on_unsupported())
             if self.result is not True:
                 self.result = True
-                self.on_result(True, "")
+                await _done(self.on_result(True, ""))
             return
         await asyncio.sleep(probe.initial_delay)
         successes = failures = 0
@@ -218,13 +219,19 @@ class Prober:
                 successes, failures = successes + 1, 0
                 if self.result is not True and successes >= probe.success_threshold:
                     self.result = True
-                    self.on_result(True, "")
+                    await _done(self.on_result(True, ""))
                     if probe.kind == "startup":
                         return  # a startup probe is done once it passed
             else:
                 successes, failures = 0, failures + 1
-                self.on_failure(message)
+                await _done(self.on_failure(message))
                 if self.result is not False and failures >= probe.failure_threshold:
                     self.result = False
-                    self.on_result(False, message)
+                    await _done(self.on_result(False, message))
             await asyncio.sleep(probe.period)
+
+
+async def _done(outcome: Awaitable[None] | None) -> None:
+    """Await what a callback returned, if it is awaitable."""
+    if outcome is not None:
+        await outcome

@@ -103,7 +103,7 @@ def command_line(image: Image, container: Mapping[str, Any], env: Mapping[str, s
 
 def process_env(image: Image, ctx: runtimes.ContainerContext) -> dict[str, str]:
     resolved = environment.container_env(
-        ctx.api.store, ctx.pod, ctx.container, pod_ip=ctx.pod_ip, host_ip=ctx.host_ip
+        ctx.objects, ctx.pod, ctx.container, pod_ip=ctx.pod_ip, host_ip=ctx.host_ip
     )
     env = {**image.env, "HOSTNAME": ctx.pod_name}
     env.setdefault("HOME", "/root")

@@ -24,7 +24,7 @@ from typing import Any
 
 from sim import certificates
 from sim.apiserver import ApiServer
-from sim.store import Event, Store
+from sim.store import Event
 from sim.workqueue import QueueController, meta
 
 log = logging.getLogger("arcsm.sim.publishing")
@@ -46,17 +46,6 @@ def _kind(api: ApiServer, group: str, version: str, plural: str) -> Any:
     kind = api.registry.get(group, version, plural)
     assert kind is not None, plural
     return kind
-
-
-def api_endpoint(store: Store) -> tuple[str, int] | None:
-    """(address, port) of the API server's HTTPS endpoint as the ``kubernetes`` Endpoints name it."""
-    endpoints = store.get(("", "endpoints", "default", KUBERNETES))
-    for subset in (endpoints or {}).get("subsets") or []:
-        addresses = [a.get("ip") for a in subset.get("addresses") or [] if a.get("ip")]
-        ports = [p.get("port") for p in subset.get("ports") or [] if p.get("name") == "https"]
-        if addresses and ports:
-            return str(addresses[0]), int(ports[0])
-    return None
 
 
 def publish_api_endpoint(api: ApiServer, *, address: str, port: int) -> None:

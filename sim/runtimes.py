@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from sim import apiserver, podlogs, store, workqueue
+from sim import nodeapi, podlogs, store
 
 EXIT_CODE = "sim.arcsm.io/exit-code"
 RUN_SECONDS = "sim.arcsm.io/run-seconds"
@@ -67,7 +67,8 @@ class HostFiles:
 class ContainerContext:
     """What a container runtime gets: its pod and container, and a way to hear it must stop."""
 
-    api: apiserver.ApiServer
+    node: nodeapi.NodeApi  # the kubelet's API (its clock, the pod as it is now)
+    objects: nodeapi.Objects  # what the pod refers to (its Secrets, ConfigMaps), read when this run started
     pod: store.Obj  # the pod as stored when this run of the container started
     container: store.Obj  # its entry in spec.containers
     restart_count: int
@@ -92,15 +93,15 @@ class ContainerContext:
 
     @property
     def namespace(self) -> str:
-        return str(workqueue.meta(self.pod).get("namespace", ""))
+        return str(store.meta(self.pod).get("namespace", ""))
 
     @property
     def pod_name(self) -> str:
-        return str(workqueue.meta(self.pod).get("name", ""))
+        return str(store.meta(self.pod).get("name", ""))
 
     @property
     def pod_uid(self) -> str:
-        return str(workqueue.meta(self.pod).get("uid", ""))
+        return str(store.meta(self.pod).get("uid", ""))
 
     @property
     def name(self) -> str:
@@ -108,13 +109,13 @@ class ContainerContext:
 
     @property
     def annotations(self) -> dict[str, str]:
-        ann = workqueue.meta(self.pod).get("annotations")
+        ann = store.meta(self.pod).get("annotations")
         return dict(ann) if isinstance(ann, dict) else {}
 
     def current_pod(self) -> store.Obj | None:
         """The pod as stored now (None once it is gone or replaced by another pod of the same name)."""
-        pod = self.api.store.get(("", "pods", self.namespace, self.pod_name))
-        return pod if pod is not None and workqueue.meta(pod).get("uid") == self.pod_uid else None
+        pod = self.node.pod(self.namespace, self.pod_name)
+        return pod if pod is not None and store.meta(pod).get("uid") == self.pod_uid else None
 
 
 Runtime = Callable[[ContainerContext], Awaitable[int]]

@@ -191,3 +191,16 @@ class Store:
     def add_listener(self, listener: Callable[[Event], None]) -> None:
         """Call ``listener`` synchronously for every event (the simulated controllers' informer)."""
         self._listeners.append(listener)
+
+    def remove_listener(self, listener: Callable[[Event], None]) -> None:
+        """Stop calling ``listener`` (one added by ``add_listener``; unknown ones are ignored)."""
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+
+def meta(obj: Obj | None) -> dict[str, Any]:
+    """``obj.metadata`` (an empty dict when missing)."""
+    if obj is None:
+        return {}
+    m = obj.get("metadata")
+    return m if isinstance(m, dict) else {}

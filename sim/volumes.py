@@ -44,10 +44,10 @@ from datetime import datetime, timedelta
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from sim import environment, ephemeralvolumes, errors, tokenrequests
-from sim.apiserver import ApiServer
+from sim import environment, errors
+from sim.nodeapi import NodeApi, Objects
 from sim.runtimes import HostVolume
-from sim.store import Obj, Store
+from sim.store import Obj
 
 log = logging.getLogger("arcsm.sim.kubelet")
 
@@ -64,8 +64,17 @@ PLUGINS = {
 }
 PROJECTED = ("secret", "configMap", "downwardAPI", "projected")
 DEFAULT_MODE = 0o644
+DEFAULT_TOKEN_SECONDS = 3600  # a serviceAccountToken's expirationSeconds unless it says (and the API's)
 TOKEN_MAX_AGE = timedelta(hours=24)
 DATA = "..data"
+
+
+class _Nothing:
+    def get(self, key: object) -> Obj | None:
+        return None
+
+
+_NOTHING = _Nothing()
 
 
 class VolumeError(Exception):
@@ -74,7 +83,7 @@ class VolumeError(Exception):
         self.volume = volume
 
 
-def fallback_claims(store: Store, root: Callable[[], Path]) -> ClaimPath:
+def fallback_claims(store: Objects, root: Callable[[], Path]) -> ClaimPath:
     """A directory per claim under ``root()/claims``, once its PersistentVolumeClaim exists."""
 
     def claim_path(namespace: str, name: str) -> Path | None:
@@ -175,11 +184,12 @@ def _items(
 class PodVolumes:
     def __init__(
         self,
-        api: ApiServer,
+        api: NodeApi,
         pod: Obj,
         *,
         directory: Path,
-        claims: ClaimPath,
+        claims: ClaimPath | None,
+        claims_root: Callable[[], Path],
         pod_ip: str,
         host_ip: str,
     ) -> None:
@@ -187,6 +197,8 @@ class PodVolumes:
         self.pod = pod
         self.directory = directory
         self.claims = claims
+        self.claims_root = claims_root
+        self.objects: Objects = _NOTHING  # what the pod refers to, read by setup and refresh
         self.pod_ip = pod_ip
         self.host_ip = host_ip
         meta = pod.get("metadata") or {}
@@ -201,15 +213,23 @@ class PodVolumes:
     def _dir(self, plugin: str, name: str) -> Path:
         return self.directory / "volumes" / PLUGINS[plugin] / name
 
-    def setup(self) -> dict[str, HostVolume]:
+    async def setup(self) -> dict[str, HostVolume]:
         """Every volume on the host; raises ``VolumeError`` for the first one that cannot be."""
+        self.objects = await self.api.objects(self.pod)
         for volume in self.volumes:
             name = str(volume.get("name") or "")
             if name not in self.mounted:
-                self.mounted[name] = self._setup(name, volume)
+                self.mounted[name] = await self._setup(name, volume)
         return dict(self.mounted)
 
-    def _setup(self, name: str, volume: Mapping[str, Any]) -> HostVolume:
+    def _claim_path(self, name: str) -> Path | None:
+        """The directory of claim ``name``: ``claims``' answer, else one per claim under ``claims_root``
+        once the claim exists."""
+        if self.claims is not None:
+            return self.claims(self.namespace, name)
+        return fallback_claims(self.objects, self.claims_root)(self.namespace, name)
+
+    async def _setup(self, name: str, volume: Mapping[str, Any]) -> HostVolume:
         if isinstance(volume.get("emptyDir"), Mapping):
             path = self._dir("emptyDir", name)
             path.mkdir(parents=True, exist_ok=True)
@@ -218,15 +238,15 @@ class PodVolumes:
         for plugin in PROJECTED:
             if isinstance(volume.get(plugin), Mapping):
                 path = self._dir(plugin, name)
-                write_atomically(path, self._project(name, plugin, volume[plugin]))
+                write_atomically(path, await self._project(name, plugin, volume[plugin]))
                 return HostVolume(path, read_only=True)
         claim = volume.get("persistentVolumeClaim")
         if isinstance(volume.get("ephemeral"), Mapping):
             # A generic ephemeral volume is its pod's claim, made by sim.ephemeralvolumes.
-            claim = {"claimName": ephemeralvolumes.claim_name(self.pod, volume)}
+            claim = {"claimName": f"{self.pod['metadata']['name']}-{name}"}  # sim.ephemeralvolumes
         if isinstance(claim, Mapping):
             claim_name = str(claim.get("claimName") or "")
-            found = self.claims(self.namespace, claim_name)
+            found = self._claim_path(claim_name)
             if found is None:
                 raise VolumeError(name, f'persistentvolumeclaim "{claim_name}" is not bound')
             return HostVolume(found, read_only=bool(claim.get("readOnly")))
@@ -252,7 +272,7 @@ class PodVolumes:
 
     # -- projected content -------------------------------------------------------------------------------
 
-    def _project(self, volume: str, plugin: str, source: Mapping[str, Any]) -> Files:
+    async def _project(self, volume: str, plugin: str, source: Mapping[str, Any]) -> Files:
         mode = source.get("defaultMode")
         default = mode if isinstance(mode, int) else DEFAULT_MODE
         if plugin == "projected":
@@ -260,12 +280,12 @@ class PodVolumes:
             for projection in source.get("sources") or []:
                 for kind in ("secret", "configMap", "downwardAPI", "serviceAccountToken"):
                     if isinstance(projection.get(kind), Mapping):
-                        files.update(self._source(volume, kind, projection[kind], default))
+                        files.update(await self._source(volume, kind, projection[kind], default))
             return files
-        return self._source(volume, plugin, source, default)
+        return await self._source(volume, plugin, source, default)
 
-    def _source(self, volume: str, kind: str, source: Mapping[str, Any], default: int) -> Files:
-        store = self.api.store
+    async def _source(self, volume: str, kind: str, source: Mapping[str, Any], default: int) -> Files:
+        store = self.objects
         if kind == "secret":
             name = str(source.get("secretName") or source.get("name") or "")
             data = environment.secret_data(store, self.namespace, name)
@@ -284,12 +304,10 @@ class PodVolumes:
             return _items(volume, environment.configmap_data(cm), source, default, "configmap")
         if kind == "downwardAPI":
             return self._downward(volume, source, default)
-        return self._token(volume, source, default)
+        return await self._token(volume, source, default)
 
     def _downward(self, volume: str, source: Mapping[str, Any], default: int) -> Files:
-        pod = self.api.store.get(
-            ("", "pods", self.namespace, (self.pod.get("metadata") or {}).get("name", ""))
-        )
+        pod = self.api.pod(self.namespace, str((self.pod.get("metadata") or {}).get("name", "")))
         pod = pod or self.pod
         files: Files = {}
         for item in source.get("items") or []:
@@ -319,12 +337,12 @@ class PodVolumes:
             files[path] = (value.encode(), _mode(item, default))
         return files
 
-    def _token(self, volume: str, source: Mapping[str, Any], default: int) -> Files:
+    async def _token(self, volume: str, source: Mapping[str, Any], default: int) -> Files:
         path = str(source.get("path") or "token")
-        seconds = int(source.get("expirationSeconds") or tokenrequests.DEFAULT_EXPIRATION)
+        seconds = int(source.get("expirationSeconds") or DEFAULT_TOKEN_SECONDS)
         held = self._tokens.get((volume, path))
         if held is None or self._due(held):
-            held = self._request_token(volume, source, seconds)
+            held = await self._request_token(volume, source, seconds)
             self._tokens[(volume, path)] = held
         return {path: (held.token.encode(), default)}
 
@@ -333,7 +351,7 @@ class PodVolumes:
         issued = held.expires - timedelta(seconds=held.seconds)
         return now > issued + TOKEN_MAX_AGE or now > held.expires - timedelta(seconds=held.seconds * 0.2)
 
-    def _request_token(self, volume: str, source: Mapping[str, Any], seconds: int) -> _Token:
+    async def _request_token(self, volume: str, source: Mapping[str, Any], seconds: int) -> _Token:
         meta = self.pod.get("metadata") or {}
         account = str((self.pod.get("spec") or {}).get("serviceAccountName") or "default")
         body = {
@@ -349,7 +367,7 @@ class PodVolumes:
             }
         }
         try:
-            answer = tokenrequests.create_token(self.api, self.namespace, account, body).body
+            answer = await self.api.request_token(self.namespace, account, body)
         except errors.ApiError as err:
             raise VolumeError(volume, f"failed to fetch token: {err.message}") from None
         status = answer["status"]
@@ -358,8 +376,13 @@ class PodVolumes:
 
     # -- upkeep ------------------------------------------------------------------------------------------
 
-    def refresh(self) -> None:
+    async def refresh(self) -> None:
         """Rewrite projected volumes whose content changed (renewing tokens that are due)."""
+        try:
+            self.objects = await self.api.objects(self.pod)
+        except (errors.ApiError, OSError) as exc:
+            log.info("kubelet: keeping the volumes of %s as they were: %s", self.namespace, exc)
+            return
         for volume in self.volumes:
             name = str(volume.get("name") or "")
             if name not in self.mounted:
@@ -367,7 +390,8 @@ class PodVolumes:
             for plugin in PROJECTED:
                 if isinstance(volume.get(plugin), Mapping):
                     try:
-                        write_atomically(self._dir(plugin, name), self._project(name, plugin, volume[plugin]))
+                        files = await self._project(name, plugin, volume[plugin])
+                        write_atomically(self._dir(plugin, name), files)
                     except (VolumeError, OSError) as exc:
                         log.info("kubelet: keeping volume %s of %s as it was: %s", name, self.namespace, exc)
 

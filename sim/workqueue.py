@@ -23,11 +23,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Hashable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, ClassVar, Generic, TypeVar
 
 from sim import errors
 from sim.kinds import Kind, Registry
-from sim.store import Event, Obj, TypeKey
+from sim.store import Event, TypeKey
+from sim.store import meta as meta  # the controllers import it from here
 
 if TYPE_CHECKING:
     from sim.apiserver import ApiServer
@@ -234,11 +235,3 @@ def served_kind(api: ApiServer, group: str, plural: str) -> Kind:
     kind = kind_for(api.registry, (group, plural))
     assert kind is not None, f"{plural}.{group} is not served"
     return kind
-
-
-def meta(obj: Obj | None) -> dict[str, Any]:
-    """``obj.metadata`` (an empty dict when missing)."""
-    if obj is None:
-        return {}
-    m = obj.get("metadata")
-    return m if isinstance(m, dict) else {}

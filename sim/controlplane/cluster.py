@@ -188,7 +188,13 @@ class ControlPlane:
         return self
 
     async def _start(self) -> None:
-        identities = (pki.ADMIN, pki.CONTROLLER_MANAGER, pki.SCHEDULER, *map(pki.node, self.node_names))
+        identities = (
+            pki.ADMIN,
+            pki.CONTROLLER_MANAGER,
+            pki.SCHEDULER,
+            pki.KUBELET_CLIENT,
+            *map(pki.node, self.node_names),
+        )
         self.files = pki.write(self.state_dir / "pki", identities)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         await self._start_etcd()
@@ -337,6 +343,11 @@ class ControlPlane:
             f"--service-account-key-file={files.service_account_pub}",
             f"--service-account-signing-key-file={files.service_account_key}",
             "--endpoint-reconciler-type=none",
+            # pods/log is proxied to the node's kubelet endpoint at its InternalIP (loopback here),
+            # with a client certificate the kubelet asks for (sim.kubeletserver).
+            "--kubelet-preferred-address-types=InternalIP",
+            f"--kubelet-client-certificate={files.client(pki.KUBELET_CLIENT)[0]}",
+            f"--kubelet-client-key={files.client(pki.KUBELET_CLIENT)[1]}",
             "--profiling=false",
             f"--cert-dir={self.state_dir / 'apiserver-certs'}",
         )

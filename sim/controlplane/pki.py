@@ -3,8 +3,9 @@
 One cluster CA signs kube-apiserver's serving certificate (loopback, ``localhost`` and the in-cluster
 names of the ``kubernetes`` Service) and a client certificate for each identity the test world uses:
 the admin (``O=system:masters``, what a kubeconfig holds), kube-controller-manager and kube-scheduler
-(the user names RBAC's bootstrap bindings name) and the emulated node (``system:node:NAME`` in
-``system:nodes``). Service-account tokens are signed with a key of their own. Keys are ECDSA P-256:
+(the user names RBAC's bootstrap bindings name), the emulated node (``system:node:NAME`` in
+``system:nodes``, which also serves its kubelet endpoint with the serving certificate) and kube-apiserver
+as the kubelets' client. Service-account tokens are signed with a key of their own. Keys are ECDSA P-256:
 quick to make, and accepted by every component for serving, client and token signing alike.
 """
 
@@ -42,6 +43,8 @@ class Identity:
 ADMIN = Identity("arcsm-admin", ("system:masters",))
 CONTROLLER_MANAGER = Identity("system:kube-controller-manager")
 SCHEDULER = Identity("system:kube-scheduler")
+# kube-apiserver as a client of the kubelets (pods/log): --kubelet-client-certificate.
+KUBELET_CLIENT = Identity("kube-apiserver-kubelet-client")
 
 
 def node(name: str) -> Identity:

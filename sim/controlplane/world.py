@@ -10,9 +10,15 @@ names (``url``, ``https_url``, ``ca_file``, ``configuration()``, ``kubeconfig()`
         world.write_kubeconfig(path)
 
 It installs the project's CRDs (unless ``crd_dir`` is None) and the namespaces ``default`` and
-``arc-systems`` before kube-controller-manager starts, then registers the emulated node
-(``sim.node.agent``) with a client certificate of its own (``system:node:arcsm-node-1``, authorized by
-the Node authorizer as a kubelet is), and waits for it to be Ready and schedulable. The binaries come
+``arc-systems`` before kube-controller-manager starts, then runs the emulated world's own kubelet
+(``sim.kubelet.Kubelet``, ``kubelet``) as node ``arcsm-node-1``, a client of kube-apiserver over HTTPS
+(``sim.node.httpapi``) with a client certificate of its own (``system:node:arcsm-node-1``, authorized by
+the Node authorizer as a kubelet is), renewing its Lease, and waits for the node to be Ready and
+schedulable. Its pods run as on the emulator: runner and listener containers (``sim.containers``: the
+listener reaches kube-apiserver with a token bound to its pod), process containers once registered on
+``kubelet.runtimes``, probes, restarts with their back-off, volumes, Events; their files go under
+``state_dir``. Its endpoint (``sim.kubeletserver``, on loopback) serves their logs to kube-apiserver's
+``pods/log``, so ``kubectl logs`` works as on the emulator. The binaries come
 from ``sim.controlplane.build`` (``bin_dir``: the pinned build in the cache by default); ``available()``
 says whether they are there. A control plane already started (a spare, ``sim.controlplane.spares``) is
 taken as ``control_plane`` and stopped with the world.
@@ -20,18 +26,28 @@ taken as ``control_plane`` and stopped with the world.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import shutil
 import ssl
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from sim import containers, kubeletserver
 from sim.controlplane import build, pki
 from sim.controlplane.cluster import ControlPlane
 from sim.github.fake import GitHubFake
-from sim.node import agent, containers
+from sim.kubelet import Kubelet
+from sim.kubeletserver import KubeletServer
+from sim.node.httpapi import HttpNodeApi
 from sim.node.kubeapi import KubeApi
 from sim.world import CRD_DIR, NAMESPACES, load_crds
+
+NODE = "arcsm-node-1"
+# What kube-scheduler may place on the node: room for a fleet (bench/fleet.py runs 300 runner pods).
+CAPACITY = {"cpu": "64", "memory": "256Gi", "pods": "1000", "ephemeral-storage": "500Gi"}
+LEASE_SECONDS = 40  # the kubelet's default; renewed every 10 s
 
 
 def available(bin_dir: Path | None = None) -> bool:
@@ -46,7 +62,7 @@ def control_plane_for(
     crd_dir: Path | None = CRD_DIR,
     namespaces: tuple[str, ...] = NAMESPACES,
     state_dir: Path | None = None,
-    node: str = agent.NODE,
+    node: str = NODE,
 ) -> ControlPlane:
     """The control plane a ``RealWorld`` of these arguments runs (not started): a spare made ahead
     (``sim.controlplane.spares``) for the defaults is handed over as ``control_plane``."""
@@ -64,7 +80,7 @@ class RealWorld:
         namespaces: tuple[str, ...] = NAMESPACES,
         state_dir: Path | None = None,
         host: str = "127.0.0.1",
-        node: str = agent.NODE,
+        node: str = NODE,
         control_plane: ControlPlane | None = None,
     ) -> None:
         self.bin_dir = bin_dir if bin_dir is not None else build.binaries()
@@ -73,8 +89,17 @@ class RealWorld:
         )
         self._github = github if isinstance(github, GitHubFake) else GitHubFake(host=host) if github else None
         self.node_name = node
-        self.node: agent.NodeAgent | None = None
+        self.kubelet = Kubelet(node=node, host_ip="127.0.0.1", capacity=CAPACITY, lease_seconds=LEASE_SECONDS)
+        self.kubelet.state_dir = lambda: self.control_plane.state_dir
+        containers.register(
+            self.kubelet.runtimes,
+            github=self._github,
+            kube_url=lambda: self.control_plane.url,
+            ca_file=lambda: self.control_plane.ca_file,
+        )
         self._node_api: KubeApi | None = None
+        self._kubelet_task: asyncio.Task[None] | None = None
+        self.kubelet_server: KubeletServer | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------------
 
@@ -89,26 +114,58 @@ class RealWorld:
             cert, key = cp.keys.client(pki.node(self.node_name))
             context.load_cert_chain(str(cert), str(key))
             self._node_api = KubeApi(cp.url, ssl_context=context)
-            runtimes = containers.Runtimes(github=self._github, api_url=cp.url, ca_file=cp.ca_file)
-            logs = cp.state_dir / "node-logs"
-            self.node = await agent.NodeAgent(
-                self._node_api, runtimes=runtimes, logs=logs, name=self.node_name
-            ).start()
+            # Its endpoint first: the Node it registers names the port (pods/log reaches it there).
+            self.kubelet_server = KubeletServer(
+                self.kubelet.pod,
+                self.kubelet.logs_root,
+                ssl_context=kubeletserver.server_context(
+                    cp.keys.serving_cert, cp.keys.serving_key, cp.ca_file
+                ),
+                host=self.kubelet.host_ip,
+            )
+            self.kubelet.port = await self.kubelet_server.start()
+            self._kubelet_task = asyncio.create_task(
+                self.kubelet.run(HttpNodeApi(self._node_api)), name=f"kubelet {self.node_name}"
+            )
+            await self._schedulable(self._node_api)
         except BaseException:
             await self.stop(keep_state=True)
             raise
         return self
 
     async def stop(self, *, keep_state: bool = False) -> None:
-        if self.node is not None:
-            await self.node.stop()
-            self.node = None
+        if self._kubelet_task is not None:
+            # As a kubelet shutting down: its containers stop, its pods stay (deleted with the cluster).
+            self._kubelet_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self._kubelet_task
+            self._kubelet_task = None
+        if self.kubelet_server is not None:
+            await self.kubelet_server.stop()
+            self.kubelet_server = None
         if self._node_api is not None:
             await self._node_api.close()
             self._node_api = None
         if self._github is not None:
             await self._github.stop()
         await self.control_plane.stop(keep_state=keep_state)
+
+    async def _schedulable(self, api: KubeApi, timeout: float = 60.0) -> None:
+        """Wait until the node is Ready and carries no taint (the lifecycle controller lifts the not-ready
+        taint within seconds of the first Lease); a kubelet that stopped first is that failure."""
+        assert self._kubelet_task is not None
+        async with asyncio.timeout(timeout):
+            while True:
+                if self._kubelet_task.done():
+                    self._kubelet_task.result()
+                    raise RuntimeError(f"the kubelet of {self.node_name} stopped before its node was Ready")
+                if self.kubelet.registered.is_set():
+                    node = await api.get(f"/api/v1/nodes/{self.node_name}")
+                    conditions = (node.get("status") or {}).get("conditions") or []
+                    ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+                    if ready and not (node.get("spec") or {}).get("taints"):
+                        return
+                await asyncio.sleep(0.2)
 
     async def __aenter__(self) -> RealWorld:
         return await self.start()

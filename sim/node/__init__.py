@@ -1,9 +1,9 @@
-"""An emulated node that is a client of an API server: the test world's kubelet on a real control plane.
+"""The kubelet's way to an API server over HTTP(S): what makes ``sim.kubelet.Kubelet`` a node of a real
+control plane.
 
-``agent.NodeAgent`` does what a kubelet does toward the API, over HTTP(S) like any client: it registers
-a Node with capacity, addresses and the Ready condition, renews its Lease in ``kube-node-lease``, lists
-and watches the pods bound to it, writes their ``pods/status`` in a kubelet's order and honours graceful
-deletion with the final delete (grace period 0, uid precondition). What runs in a container is the
-simulated GitHub runner or arcsm's listener (``node.containers``); every other container runs until its
-pod is deleted. kube-scheduler binds the pods; kube-controller-manager sees the node through its Lease.
+``kubeapi.KubeApi`` is a small JSON client (aiohttp, a client certificate or a bearer token) of the few
+verbs a kubelet uses; ``httpapi.HttpNodeApi`` is the kubelet's node API (``sim.nodeapi``) over it, asking
+only what the Node authorizer lets a kubelet ask. The kubelet itself, its pod workers and what runs in
+its containers are the emulated world's (``sim.kubelet``, ``sim.podworkers``, ``sim.runtimes``): one
+kubelet, two worlds.
 """

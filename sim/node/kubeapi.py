@@ -1,9 +1,10 @@
-"""The node agent's Kubernetes client: JSON over HTTP(S) with aiohttp, the few verbs a kubelet uses.
+"""The kubelet's Kubernetes client: JSON over HTTP(S) with aiohttp, the few verbs a kubelet uses.
 
 A kubelet needs little of the API: create and patch its Node, renew its Lease, list and watch the pods
-bound to it, patch ``pods/status``, delete a pod it finished with, read a Secret a container mounts and
-ask for a service-account token. ``KubeApi`` sends exactly those requests, as JSON, to any API server
-(kube-apiserver or the emulator), authenticated by a client certificate or a bearer token.
+bound to it, patch ``pods/status``, delete a pod it finished with, read what a pod names (Secrets,
+ConfigMaps, claims), record Events and ask for a service-account token. ``KubeApi`` sends exactly those
+requests, as JSON, to any API server (kube-apiserver or the emulator), authenticated by a client
+certificate or a bearer token.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import aiohttp
 
 MERGE_PATCH = "application/merge-patch+json"
-WATCH_TIMEOUT = 300  # seconds a watch stays open before the server ends it and the agent re-watches
+WATCH_TIMEOUT = 300  # seconds a watch stays open before the server ends it and the kubelet re-watches
 
 
 class ApiError(Exception):
@@ -37,7 +38,7 @@ class KubeApi:
     ) -> None:
         self.url = url.rstrip("/")
         self._ssl: ssl.SSLContext | bool = ssl_context if ssl_context is not None else False
-        headers = {"Accept": "application/json", "User-Agent": "arcsm-node-agent"}
+        headers = {"Accept": "application/json", "User-Agent": "arcsm-kubelet"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
         self._session = aiohttp.ClientSession(headers=headers)

@@ -1,5 +1,6 @@
-"""Pod volumes on the host (sim.volumes) against an in-process API server with a clock the test moves:
-the atomic writer, projected content, the kubelet's messages, token renewal, the claim fallback."""
+"""Pod volumes on the host (sim.volumes) against an in-process API server with a clock the test moves
+(through the kubelet's node API, sim.inprocessapi): the atomic writer, projected content, the kubelet's
+messages, token renewal, the claim fallback."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from sim import kinds, tokens, volumes
 from sim.apiserver import ApiServer
+from sim.inprocessapi import InProcessNodeApi
 from sim.store import Store
 
 
@@ -59,10 +61,11 @@ def pod(api: ApiServer, volume_list: list[dict[str, Any]]) -> dict[str, Any]:
 
 def pod_volumes(api: ApiServer, tmp_path: Path, volume_list: list[dict[str, Any]]) -> volumes.PodVolumes:
     return volumes.PodVolumes(
-        api,
+        InProcessNodeApi(api),
         pod(api, volume_list),
         directory=tmp_path / "pod",
-        claims=volumes.fallback_claims(api.store, lambda: tmp_path / "state"),
+        claims=None,
+        claims_root=lambda: tmp_path / "state",
         pod_ip="127.244.0.2",
         host_ip="192.168.49.2",
     )
@@ -80,7 +83,7 @@ def test_the_atomic_writer_swaps_the_data_directory_whole(tmp_path: Path) -> Non
     assert not (target / "dir").exists() and not (target / first).exists()  # gone with the old version
 
 
-def test_secret_config_map_and_downward_api_volumes(api: ApiServer, tmp_path: Path) -> None:
+async def test_secret_config_map_and_downward_api_volumes(api: ApiServer, tmp_path: Path) -> None:
     pv = pod_volumes(
         api,
         tmp_path,
@@ -102,7 +105,7 @@ def test_secret_config_map_and_downward_api_volumes(api: ApiServer, tmp_path: Pa
             {"name": "scratch", "emptyDir": {}},
         ],
     )
-    mounted = pv.setup()
+    mounted = await pv.setup()
     assert (mounted["cm"].path / "sub/b.txt").read_text() == "2" and not (mounted["cm"].path / "a").exists()
     assert ((mounted["cm"].path / "sub/b.txt").stat().st_mode & 0o777) == 0o400
     assert (mounted["s"].path / "token").read_text() == "t"
@@ -126,21 +129,23 @@ def test_secret_config_map_and_downward_api_volumes(api: ApiServer, tmp_path: Pa
         ({"nfs": {"server": "x", "path": "/"}}, "the emulator cannot mount nfs volumes"),
     ],
 )
-def test_volumes_that_cannot_be_set_up_say_why(
+async def test_volumes_that_cannot_be_set_up_say_why(
     api: ApiServer, tmp_path: Path, volume: dict[str, Any], message: str
 ) -> None:
     pv = pod_volumes(api, tmp_path, [{"name": "v", **volume}])
     with pytest.raises(volumes.VolumeError) as caught:
-        pv.setup()
+        await pv.setup()
     assert str(caught.value) == f'MountVolume.SetUp failed for volume "v" : {message}'
 
 
-def test_optional_sources_may_be_missing(api: ApiServer, tmp_path: Path) -> None:
+async def test_optional_sources_may_be_missing(api: ApiServer, tmp_path: Path) -> None:
     pv = pod_volumes(api, tmp_path, [{"name": "v", "secret": {"secretName": "nope", "optional": True}}])
-    assert pv.setup()["v"].path.is_dir()
+    assert (await pv.setup())["v"].path.is_dir()
 
 
-def test_a_claim_is_a_directory_of_the_state_once_the_claim_exists(api: ApiServer, tmp_path: Path) -> None:
+async def test_a_claim_is_a_directory_of_the_state_once_the_claim_exists(
+    api: ApiServer, tmp_path: Path
+) -> None:
     kind = api.registry.get("", "v1", "persistentvolumeclaims")
     assert kind is not None
     spec = {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}
@@ -148,12 +153,12 @@ def test_a_claim_is_a_directory_of_the_state_once_the_claim_exists(api: ApiServe
     pv = pod_volumes(
         api, tmp_path, [{"name": "d", "persistentVolumeClaim": {"claimName": "data", "readOnly": True}}]
     )
-    mounted = pv.setup()["d"]
+    mounted = (await pv.setup())["d"]
     assert mounted.path == tmp_path / "state" / "claims" / "team" / "data" and mounted.path.is_dir()
     assert mounted.read_only
 
 
-def test_the_projected_token_is_renewed_at_80_percent_of_its_life(
+async def test_the_projected_token_is_renewed_at_80_percent_of_its_life(
     api: ApiServer, clock: Clock, tmp_path: Path
 ) -> None:
     projected = {
@@ -171,28 +176,28 @@ def test_the_projected_token_is_renewed_at_80_percent_of_its_life(
         },
     }
     pv = pod_volumes(api, tmp_path, [projected])
-    path = pv.setup()["kube-api-access-x"].path
+    path = (await pv.setup())["kube-api-access-x"].path
     first = (path / "token").read_text()
     assert (path / "ca.crt").read_text() == "1" and (path / "namespace").read_text() == "team"
     assert tokens.verify(first, now=clock.now).pod is not None
     assert pv.next_token_refresh() == pytest.approx(3607 * 0.8, abs=1)
 
     clock.now += timedelta(seconds=3607 * 0.7)
-    pv.refresh()
+    await pv.refresh()
     assert (path / "token").read_text() == first
     clock.now += timedelta(seconds=3607 * 0.15)
-    pv.refresh()
+    await pv.refresh()
     renewed = (path / "token").read_text()
     assert renewed != first
     assert tokens.verify(renewed, now=clock.now).issued == int(clock.now.timestamp())
 
 
-def test_refresh_follows_the_objects(api: ApiServer, tmp_path: Path) -> None:
+async def test_refresh_follows_the_objects(api: ApiServer, tmp_path: Path) -> None:
     pv = pod_volumes(api, tmp_path, [{"name": "cm", "configMap": {"name": "cm"}}])
-    path = pv.setup()["cm"].path
+    path = (await pv.setup())["cm"].path
     kind = api.registry.get("", "v1", "configmaps")
     assert kind is not None
     api.patch(kind, "team", "cm", {"data": {"a": "10", "b": None, "c": "3"}}, "application/merge-patch+json")
-    pv.refresh()
+    await pv.refresh()
     assert sorted(p.name for p in path.iterdir() if not p.name.startswith("..")) == ["a", "c"]
     assert (path / "a").read_text() == "10"
