@@ -42,8 +42,8 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test marked ``both_worlds`` runs once per world (``tests/worlds.py``), ids ``[emulated]`` and
     ``[real]``; its world fixture reads which from ``world_kind``. One marked ``both_worlds(on_demand=True)``
-    (the emulator's conformance cases, some 250 clusters' worth, and the short chaos run) runs on the real
-    control plane only with ``ARCSM_REAL_ON_DEMAND=1``."""
+    (the emulator's conformance cases, some 250 clusters' worth) runs on the real control plane only with
+    ``ARCSM_REAL_ON_DEMAND=1``."""
     marker = metafunc.definition.get_closest_marker("both_worlds")
     if marker is None or "world_kind" not in metafunc.fixturenames:
         return

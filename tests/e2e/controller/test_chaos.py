@@ -25,13 +25,11 @@ from tests.e2e.controller import chaos, harness
 SHORT_SEED = 20261202
 
 
-@pytest.mark.both_worlds(on_demand=True)
+@pytest.mark.both_worlds
 async def test_a_short_chaos_run_ends_where_a_fault_free_run_ends(tmp_path: Path, world_kind: str) -> None:
     """On the real control plane the API faults, watch drops, relists and the outage are kube-apiserver
-    killed or stopped and started again (etcd compacted first for a relist). That run is on demand
-    (``ARCSM_REAL_ON_DEMAND=1``): it failed once, on a loaded machine, when the test's own read met
-    kube-apiserver's 429 "storage is (re)initializing" after a restart; a restart now returns once every
-    CRD's list answers, and the run goes back in every run once it has held under load."""
+    killed or stopped and started again (etcd compacted first for a relist); a restart returns once
+    every CRD's list answers, as kube-apiserver answers 429 "storage is (re)initializing" before."""
     seed = chaos.seed_from_environment(default=SHORT_SEED)
     print(f"chaos seed {seed}")
     async with harness.github_world(world_kind) as world:
