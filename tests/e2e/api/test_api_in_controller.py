@@ -9,7 +9,6 @@ while the controller holds it; and the API stops with the controller.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -18,8 +17,6 @@ import httpx
 import pytest
 from kubernetes_asyncio import client
 
-from controller.loop import running
-from controller.loop.settings import HttpSettings
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
@@ -44,15 +41,8 @@ async def test_the_controller_serves_its_history_health_and_metrics_while_it_run
 ) -> None:
     async with harness.github_world(world_kind) as world, client.ApiClient(world.configuration()) as kube:
         await harness.create_secret(kube)
-        base = harness.Controller(world, tmp_path).settings
-        settings = dataclasses.replace(base, http=HttpSettings(host="127.0.0.1", port=0))
-        urls: list[str] = []
-        stop = asyncio.Event()
-        task = asyncio.create_task(running.run(settings, stop=stop, on_http=urls.append))
-        try:
-            await eventually(lambda: urls or task.done(), timeout=TIMEOUT, what="the API listening")
-            assert urls, task
-            async with httpx.AsyncClient(base_url=urls[0], timeout=60) as http:
+        async with harness.serving(world, tmp_path, TIMEOUT) as (settings, url):
+            async with httpx.AsyncClient(base_url=url, timeout=60) as http:
 
                 async def ready() -> dict[str, object] | None:
                     answer = await http.get("/readyz")
@@ -111,11 +101,7 @@ async def test_the_controller_serves_its_history_health_and_metrics_while_it_run
             code, out, err = await arcsm("history", "default/arc", "--journal", str(settings.journal_path))
             assert code == 0, err
             assert "(none) → Pending" in out and "Pending → Running" in out
-        finally:
-            stop.set()
-            async with asyncio.timeout(30):
-                assert await task == 0
-        async with httpx.AsyncClient(base_url=urls[0]) as http:
+        async with httpx.AsyncClient(base_url=url) as http:
             try:
                 await http.get("/healthz")
                 raise AssertionError("the API still answers after the controller stopped")

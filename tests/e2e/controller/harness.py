@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 from collections.abc import AsyncIterator, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from controller.loop import running
 from controller.loop.kubeconfigs import Source
-from controller.loop.settings import ControllerSettings, QueueSettings
+from controller.loop.settings import ControllerSettings, HttpSettings, QueueSettings
 from sim.world import World
 from statemachines import decisions, kinds
 from statemachines.decisions import Transition
@@ -275,3 +276,48 @@ class Controller:
     async def __aexit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
         if self.task is not None and not self.task.done():
             await self.stop(export=exc_type is None)
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    world: World, directory: Path, timeout: float = 40.0
+) -> AsyncIterator[tuple[ControllerSettings, str]]:
+    """``arcsm run`` in-process with its HTTP API on a free loopback port: its settings and the API's
+    base URL once it listens; stopped as SIGTERM stops it (exit 0) when the block ends."""
+    base = Controller(world, directory).settings
+    settings = dataclasses.replace(base, http=HttpSettings(host="127.0.0.1", port=0))
+    urls: list[str] = []
+    stop = asyncio.Event()
+    task = asyncio.create_task(running.run(settings, stop=stop, on_http=urls.append))
+    try:
+        await eventually(lambda: urls or task.done(), timeout=timeout, what="the API listening")
+        assert urls, task
+        yield settings, urls[0]
+    finally:
+        stop.set()
+        assert await asyncio.wait_for(task, timeout=timeout) == 0
+
+
+async def run_to_exit(*command: str, timeout: float = 40.0) -> tuple[int, list[str]]:
+    """Run ``command`` (an ``arcsm`` command line) until it exits: its status and its stderr's lines."""
+    proc = await asyncio.create_subprocess_exec(
+        *command, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        _, stderr = await asyncio.wait_for(proc.communicate(), timeout=timeout)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+    return proc.returncode if proc.returncode is not None else -1, stderr.decode().strip().splitlines()
+
+
+def standalone_runner(ers: dict[str, Any], name: str) -> dict[str, Any]:
+    """An EphemeralRunner named ``name`` with no owner (no runner set counts it), built from the runner
+    set ``ers``'s runner spec."""
+    return {
+        "apiVersion": f"{GROUP}/{VERSION}",
+        "kind": kinds.ER,
+        "metadata": {"name": name, "namespace": NS},
+        "spec": ers["spec"]["ephemeralRunnerSpec"],
+    }

@@ -14,7 +14,6 @@ control plane) and the fake GitHub; every wait is on a condition with a deadline
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from pathlib import Path
 
@@ -22,8 +21,6 @@ import httpx
 import pytest
 from kubernetes_asyncio import client
 
-from controller.loop import running
-from controller.loop.settings import HttpSettings
 from statemachines.kinds import ARS
 from store.records import RecordType
 from tests.e2e.controller import harness
@@ -63,14 +60,7 @@ async def test_a_password_in_the_config_url_is_kept_out_of_the_journal(
         scheme, rest = world.github_url.split("://", 1)
         body = harness.scale_set_body(world, githubConfigUrl=f"{scheme}://{USER}:{PASSWORD}@{rest}/org")
         body["metadata"]["annotations"] = {LAST_APPLIED: json.dumps(body)}
-        base = harness.Controller(world, tmp_path).settings
-        settings = dataclasses.replace(base, http=HttpSettings(host="127.0.0.1", port=0))
-        urls: list[str] = []
-        stop = asyncio.Event()
-        task = asyncio.create_task(running.run(settings, stop=stop, on_http=urls.append))
-        try:
-            await eventually(lambda: urls or task.done(), timeout=TIMEOUT, what="the API listening")
-            assert urls, task
+        async with harness.serving(world, tmp_path, TIMEOUT) as (settings, url):
             await harness.create(kube, body)
 
             async def refused() -> dict[str, object] | None:
@@ -83,7 +73,7 @@ async def test_a_password_in_the_config_url_is_kept_out_of_the_journal(
 
             condition = await eventually(refused, timeout=TIMEOUT, what="the scale set refused")
             assert PASSWORD not in json.dumps(condition), condition
-            async with httpx.AsyncClient(base_url=urls[0], timeout=30) as http:
+            async with httpx.AsyncClient(base_url=url, timeout=30) as http:
                 served = "".join(await journal_pages(http))
             assert USER in json.dumps(body) and PASSWORD in json.dumps(body)  # what was applied
             assert PASSWORD not in served and USER not in served
@@ -97,9 +87,6 @@ async def test_a_password_in_the_config_url_is_kept_out_of_the_journal(
             assert spec_url == f"{scheme}://***@{rest}/org", spec_url
             annotation = observed[-1].body["object"]["metadata"]["annotations"][LAST_APPLIED]  # type: ignore[index]
             assert json.loads(annotation)["spec"]["githubConfigUrl"] == spec_url
-        finally:
-            stop.set()
-            assert await asyncio.wait_for(task, timeout=TIMEOUT) == 0
         for file in (settings.journal_path, *settings.journal_path.parent.glob("journal.db-*")):
             assert PASSWORD.encode() not in file.read_bytes(), file
         export = tmp_path / "export.jsonl"

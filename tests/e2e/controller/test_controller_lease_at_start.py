@@ -45,19 +45,9 @@ async def test_a_controller_without_leader_election_refuses_to_start_beside_the_
         await eventually(lambda: holder(kube), timeout=TIMEOUT, what="the chart's replica holding the Lease")
         held_by = await holder(kube)
         kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
-        beside = await asyncio.create_subprocess_exec(
-            *harness.run_command(tmp_path / "beside.db", kubeconfig),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            _, stderr = await asyncio.wait_for(beside.communicate(), timeout=TIMEOUT)
-        finally:
-            if beside.returncode is None:
-                beside.kill()
-                await beside.wait()
-        lines = stderr.decode().strip().splitlines()
-        assert beside.returncode == 1, lines
+        command = harness.run_command(tmp_path / "beside.db", kubeconfig)
+        code, lines = await harness.run_to_exit(*command, timeout=TIMEOUT)
+        assert code == 1, lines
         assert len(lines) == 1 and lines[0].startswith("arcsm run: "), lines
         assert f"{harness.CONTROLLER_NS}/{LEASE}" in lines[0] and held_by in lines[0], lines
         assert "--leader-elect" in lines[0], lines

@@ -95,19 +95,8 @@ async def test_a_second_controller_on_a_link_to_the_journal_is_refused_in_one_li
     try:
         await eventually(lambda: ready(first), timeout=TIMEOUT, what="the first controller ready")
         link(journal, other)
-        second = await asyncio.create_subprocess_exec(
-            *harness.run_command(other, kubeconfig),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        try:
-            _, stderr = await asyncio.wait_for(second.communicate(), timeout=TIMEOUT)
-        finally:
-            if second.returncode is None:
-                second.kill()
-                await second.wait()
-        lines = stderr.decode().strip().splitlines()
-        assert second.returncode == 1, lines
+        code, lines = await harness.run_to_exit(*harness.run_command(other, kubeconfig), timeout=TIMEOUT)
+        assert code == 1, lines
         assert len(lines) == 1 and "is open in another process" in lines[0], lines
         # The first one still writes its journal: a scale set it is given is journaled and decided.
         async with client.ApiClient(world.configuration()) as kube:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from kubernetes_asyncio import client
 
-from sim.world import World
+from sim.world import World, load_crds
 from statemachines.kinds import AL, ARS, ER
 from statemachines.phaseevents import camel_case
 from tests.e2e.controller import harness
@@ -51,6 +51,22 @@ def table(out: str) -> list[dict[str, str]]:
     return rows
 
 
+PLURALS = (
+    ("autoscalingrunnersets", NS),
+    ("ephemeralrunnersets", NS),
+    ("ephemeralrunners", NS),
+    ("autoscalinglisteners", CONTROLLER_NS),
+)
+
+
+def declared_columns(plural: str) -> list[str]:
+    """The header kubectl prints for ``plural``: NAME, then the CRD's printer columns of priority 0."""
+    [crd] = [c for c in load_crds() if c["spec"]["names"]["plural"] == plural]
+    [version] = [v for v in crd["spec"]["versions"] if v.get("storage")]
+    columns = version.get("additionalPrinterColumns") or []
+    return ["NAME", *(c["name"].upper() for c in columns if not c.get("priority"))]
+
+
 async def one_idle_runner(kube: client.ApiClient) -> bool:
     ars = await harness.get(kube, ARS, "arc")
     runners = await harness.items(kube, ER)
@@ -71,22 +87,15 @@ async def test_kubectl_shows_the_columns_the_conditions_and_the_events_of_arcs_k
         await harness.create(kube, harness.scale_set_body(world, minRunners=1, maxRunners=3))
         await eventually(lambda: one_idle_runner(kube), timeout=TIMEOUT, what="one idle runner")
 
+        for plural, namespace in PLURALS:
+            [row] = table(await ok(kubeconfig, "get", plural, "-n", namespace))
+            assert list(row) == declared_columns(plural), row
+
         [ars] = table(await ok(kubeconfig, "get", "autoscalingrunnersets", "-n", NS))
-        assert list(ars) == [
-            "NAME",
-            "MINIMUM RUNNERS",
-            "MAXIMUM RUNNERS",
-            "CURRENT RUNNERS",
-            "PHASE",
-            "READY",
-            "PENDING RUNNERS",
-            "RUNNING RUNNERS",
-        ]
         assert (ars["NAME"], ars["MINIMUM RUNNERS"], ars["MAXIMUM RUNNERS"]) == ("arc", "1", "3")
         assert (ars["CURRENT RUNNERS"], ars["PHASE"], ars["READY"]) == ("1", "Running", "True"), ars
 
         [ers] = table(await ok(kubeconfig, "get", "ephemeralrunnersets", "-n", NS))
-        assert list(ers)[:3] == ["NAME", "DESIREDREPLICAS", "CURRENTREPLICAS"], ers
         assert (ers["DESIREDREPLICAS"], ers["CURRENTREPLICAS"], ers["PHASE"]) == ("1", "1", "Running"), ers
 
         runner = (await harness.items(kube, ER))[0]

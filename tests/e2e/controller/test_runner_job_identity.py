@@ -58,15 +58,6 @@ async def world(world_kind: str) -> AsyncIterator[World]:
         yield w
 
 
-def runner_body(ers: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{harness.GROUP}/{harness.VERSION}",
-        "kind": ER,
-        "metadata": {"name": NAME, "namespace": harness.NS},
-        "spec": ers["spec"]["ephemeralRunnerSpec"],
-    }
-
-
 async def idle(world: World, kube: client.ApiClient, uid: str) -> dict[str, Any]:
     """The runner ``NAME`` of ``uid`` Running, registered, and online and idle at the service."""
 
@@ -88,7 +79,7 @@ async def test_a_job_reaches_only_the_runner_whose_runner_id_it_names(
     async with Controller(world, tmp_path):
         await create_scale_set(world, kube)
         await running_with_idle_runners(world, kube, 0)
-        body = runner_body(await required(kube, ERS))
+        body = harness.standalone_runner(await required(kube, ERS), NAME)
         old = await idle(world, kube, (await harness.create(kube, body))["metadata"]["uid"])
         old_id = status_of(old)["runnerId"]
         scale_set = world.github.scale_set("arc")

@@ -47,15 +47,6 @@ async def world(world_kind: str) -> AsyncIterator[World]:
         yield w
 
 
-def runner_body(ers: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": f"{harness.GROUP}/{harness.VERSION}",
-        "kind": ER,
-        "metadata": {"name": NAME, "namespace": harness.NS},
-        "spec": ers["spec"]["ephemeralRunnerSpec"],
-    }
-
-
 async def running(kube: client.ApiClient) -> dict[str, Any]:
     found: list[dict[str, Any]] = []
 
@@ -94,7 +85,7 @@ async def test_a_reused_runner_name_does_not_adopt_the_predecessors_pod_or_secre
     async with Controller(world, tmp_path):
         await create_scale_set(world, kube)
         await running_with_idle_runners(world, kube, 0)
-        body = runner_body(await required(kube, ERS))
+        body = harness.standalone_runner(await required(kube, ERS), NAME)
         await harness.create(kube, body)
         old = await running(kube)
         old_uid, old_id = old["metadata"]["uid"], status_of(old)["runnerId"]
