@@ -37,6 +37,7 @@ from tests import worlds
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, NS, Controller
 from tests.helpers import eventually
+from tests.kubectl import kubectl, ok, requires_kubectl
 
 pytestmark = pytest.mark.both_worlds
 
@@ -168,3 +169,29 @@ async def test_a_full_run_needs_nothing_but_the_charts_rbac(
         Permission("", "events", "create"),
         Permission("actions.github.com", "autoscalingrunnersets/status", "patch"),
     } <= {p for _, p, _ in used}
+
+
+def secret_rows(listing: str) -> list[str]:
+    """The rows of ``kubectl auth can-i --list`` that grant something on Secrets (or on everything)."""
+    rows = [line.split() for line in listing.splitlines()[1:] if line.strip()]
+    return [" ".join(row) for row in rows if row and row[0] in ("secrets", "*", "*.*")]
+
+
+@requires_kubectl
+async def test_kubectl_auth_can_i_shows_secrets_only_in_its_own_and_the_scale_sets_namespaces(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    await install_rbac(kube)
+    other = "team-elsewhere"
+    await client.CoreV1Api(kube).create_namespace({"metadata": {"name": other}})
+    admin = world.write_kubeconfig(tmp_path / "admin.kubeconfig")
+
+    async def listing(namespace: str) -> str:
+        return await ok(admin, "auth", "can-i", "--list", "--as", CONTROLLER_USER, "-n", namespace)
+
+    assert secret_rows(await listing(other)) == []
+    assert secret_rows(await listing(NS)), "the manager Role grants Secrets in the scale set's namespace"
+    assert secret_rows(await listing(CONTROLLER_NS)), "the listener Role grants Secrets in its namespace"
+    # Nor anything beyond list and watch on a built-in kind elsewhere.
+    code, _, _ = await kubectl(admin, "auth", "can-i", "create", "pods", "--as", CONTROLLER_USER, "-n", other)
+    assert code != 0
