@@ -53,10 +53,11 @@ ids.
 Retries: while ``ConfigurationValid`` is False the pass asks to be decided again after
 ``clamp(now - lastTransitionTime, 5 s, 5 min)``, so the delay doubles with every retry and is a pure
 function of the persisted condition (a replay computes the same). A failed Actions call is also paced
-by the work queue's per-key backoff. A fix is picked up at once when it is an object the controller
-watches: a spec edit (a new generation, and a new epoch in every call's key, so no stale answer is read)
-or the config Secret (the controller maps a Secret change to the scale sets naming it); the executor
-reads the Secret at every call and builds a new Actions client when it changed.
+by the work queue's per-key backoff. A spec edit is picked up at once (a new generation, and a new epoch
+in every call's key, so no stale answer is read). The config Secret is not watched (no chart lets the
+controller list or watch Secrets): the executor reads it at every call, builds a new Actions client when
+it changed, and journals the changed Secret (without data), which the controller maps to the scale sets
+naming it; so a fixed Secret is picked up by the next retry.
 """
 
 from __future__ import annotations

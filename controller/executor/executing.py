@@ -27,6 +27,10 @@ which no retry of the same object can fix: that is logged at error. It raises ``
 not an executable effect (a wiring bug, not a world state). A result never holds a token, a JIT config or
 a private key, and neither does a log line.
 
+What the API server answers about a Secret (read, written or deleted by any effect) also goes to the
+``observer`` (``observing``): no watcher lists Secrets, so those answers are how the controller observes
+them.
+
 Retries are not the executor's business: a failed result is read by the next decision, which asks again
 (the runtime paces it); ``retryAfter`` in a failure says when the server asked to be called back.
 """
@@ -44,6 +48,7 @@ from controller.executor.actionsclients import ActionsClients
 from controller.executor.contexts import Context, ExecutorSettings
 from controller.executor.errors import ExecutionError
 from controller.executor.kubewriting import Kube
+from controller.executor.observing import Observations, Observer
 from statemachines import effects
 from statemachines.effectresults import EffectResult, Failure
 
@@ -53,8 +58,23 @@ log = logging.getLogger(__name__)
 
 
 class Executor:
-    def __init__(self, *, api: client.ApiClient, clients: ActionsClients, settings: ExecutorSettings) -> None:
-        kube = Kube(api, qps=settings.qps, burst=settings.burst, timeout=settings.request_timeout)
+    def __init__(
+        self,
+        *,
+        api: client.ApiClient,
+        clients: ActionsClients,
+        settings: ExecutorSettings,
+        observer: Observer | None = None,
+    ) -> None:
+        """``observer`` journals what the API server answers about the kinds no watcher lists
+        (``observing``); without one those answers are not reported."""
+        kube = Kube(
+            api,
+            qps=settings.qps,
+            burst=settings.burst,
+            timeout=settings.request_timeout,
+            observations=Observations(observer),
+        )
         self._context = Context(kube=kube, clients=clients, settings=settings)
 
     async def execute(self, effect: effects.Effect) -> EffectResult:

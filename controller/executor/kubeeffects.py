@@ -86,7 +86,7 @@ async def delete(ctx: Context, target: ObjectRef, *, uid: str = "", propagation:
 
 
 async def delete_matching(effect: DeleteMatching, ctx: Context) -> EffectResult:
-    deleted = await ctx.kube.delete_collection(effect.kind, effect.namespace, effect.label_selector)
+    deleted = await ctx.kube.delete_matching(effect.kind, effect.namespace, effect.label_selector)
     return results.ok(deleted=deleted)
 
 

@@ -31,6 +31,7 @@ from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from controller.executor.errors import KubeError
+from controller.executor.observing import Observations
 from kube import failures
 from statemachines import kinds
 from statemachines.effects import ObjectRef
@@ -38,6 +39,8 @@ from statemachines.effects import ObjectRef
 JSON: Final = "application/json"
 MERGE_PATCH: Final = "application/merge-patch+json"
 RBAC_GROUP: Final = "rbac.authorization.k8s.io"
+NOT_FOUND: Final = "NotFound"
+CONFLICT: Final = "Conflict"
 UNKNOWN_KIND: Final = "UnknownKind"
 MESSAGE_LIMIT: Final = 500
 
@@ -110,16 +113,32 @@ def silence_response_bodies() -> None:
 class Kube:
     """Requests through ``api``, at most ``burst`` at once and ``qps`` a second on average."""
 
-    def __init__(self, api: client.ApiClient, *, qps: float, burst: int, timeout: float) -> None:
+    def __init__(
+        self,
+        api: client.ApiClient,
+        *,
+        qps: float,
+        burst: int,
+        timeout: float,
+        observations: Observations | None = None,
+    ) -> None:
         if qps <= 0 or burst < 1:
             raise ValueError("qps must be positive and burst at least 1")
         self._api = api
+        self._observations = observations or Observations(None)
         self._limiter = AsyncLimiter(burst, burst / qps)
         self._timeout = timeout
         silence_response_bodies()
 
     async def get(self, kind: str, namespace: str, name: str) -> dict[str, Any]:
-        found: dict[str, Any] = await self._request("GET", object_path(ObjectRef(kind, namespace, name)))
+        ref = ObjectRef(kind, namespace, name)
+        try:
+            found: dict[str, Any] = await self._request("GET", object_path(ref))
+        except KubeError as exc:
+            if exc.reason == NOT_FOUND:
+                await self._observations.gone(ref)
+            raise
+        await self._observations.answered(kind, found)
         return found
 
     async def create(self, kind: str, namespace: str, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -128,6 +147,7 @@ class Kube:
         meta.setdefault("namespace", namespace)
         full = {"apiVersion": info.api_version, "kind": kind, **body, "metadata": meta}
         created: dict[str, Any] = await self._request("POST", collection_path(kind, namespace), body=full)
+        await self._observations.answered(kind, created)
         return created
 
     async def merge_patch(
@@ -135,19 +155,47 @@ class Kube:
     ) -> dict[str, Any]:
         path = object_path(ref, subresource)
         patched: dict[str, Any] = await self._request("PATCH", path, body=patch, content_type=MERGE_PATCH)
+        if not subresource:
+            await self._observations.answered(ref.kind, patched)
         return patched
 
     async def delete(self, ref: ObjectRef, *, uid: str = "", propagation: str = "") -> None:
-        await self._request("DELETE", object_path(ref), body=delete_options(uid, propagation))
+        try:
+            answer = await self._request("DELETE", object_path(ref), body=delete_options(uid, propagation))
+        except KubeError as exc:
+            if exc.reason == NOT_FOUND:
+                await self._observations.gone(ref)
+            raise
+        await self._deleted(ref, answer)
 
-    async def delete_collection(self, kind: str, namespace: str, label_selector: str) -> int:
-        """Delete every ``kind`` in ``namespace`` matching ``label_selector``; how many were deleted."""
+    async def delete_matching(self, kind: str, namespace: str, label_selector: str) -> int:
+        """Delete every ``kind`` in ``namespace`` matching ``label_selector``, one by one as upstream does (a
+        list, then a delete each: RBAC grants neither chart ``deletecollection``); how many were deleted."""
         query = [("labelSelector", label_selector)]
-        answer = await self._request(
-            "DELETE", collection_path(kind, namespace), body=delete_options("", ""), query=query
-        )
-        items = answer.get("items") if isinstance(answer, Mapping) else None
-        return len(items) if isinstance(items, list) else 0
+        listed = await self._request("GET", collection_path(kind, namespace), query=query)
+        items = listed.get("items") if isinstance(listed, Mapping) else None
+        deleted = 0
+        for item in items if isinstance(items, list) else ():
+            meta = item.get("metadata") or {} if isinstance(item, Mapping) else {}
+            ref = ObjectRef(kind, namespace, str(meta.get("name") or ""))
+            try:
+                await self.delete(ref, uid=str(meta.get("uid") or ""))
+            except KubeError as exc:
+                if exc.reason not in (NOT_FOUND, CONFLICT):
+                    raise
+                continue
+            deleted += 1
+        return deleted
+
+    async def _deleted(self, ref: ObjectRef, answer: Any) -> None:
+        if not self._observations.reports(ref.kind):
+            return
+        obj = answer if isinstance(answer, Mapping) and answer.get("kind") == ref.kind else None
+        meta = (obj or {}).get("metadata")
+        if obj is not None and isinstance(meta, Mapping) and meta.get("deletionTimestamp"):
+            await self._observations.answered(ref.kind, obj)
+        else:
+            await self._observations.gone(ref, obj)
 
     async def _request(
         self,

@@ -1,13 +1,21 @@
 """The Kubernetes permissions arcsm needs, derived from what it watches and what its effects do.
 
-Three sources, and nothing else:
+The controller asks for no more than upstream ARC's charts grant (deploy/README.md sets them side by
+side). Four sources, and nothing else:
 
 * the watched kinds (``declared.WATCHED``: every kind a controller declaration names, as the watchers'
-  table ``watchers.kinds`` serves it): ``list`` and ``watch`` on each;
+  table ``watchers.kinds`` serves it; not Secrets, which it never lists or watches): ``list`` and
+  ``watch`` on each, in every watched namespace;
 * the effects: ``EFFECT_ACCESS`` says, per effect type, which kinds (and subresources) the machines
-  aim it at and which verbs its executor sends for them (``controller/executor/kubeeffects.py``,
+  aim it at, which verbs its executor sends for them (``controller/executor/kubeeffects.py``,
   ``secreteffects.py``, ``actionseffects.py``; the Actions effects read the credentials Secret, the CA
-  ConfigMap and the proxy credential Secrets through the executor's Kubernetes reader);
+  ConfigMap and the proxy credential Secrets through the executor's Kubernetes reader) and in which
+  namespaces: the custom resources and Events wherever they are (``CLUSTER``), the listener's objects in
+  the controller's namespace (``CONTROLLER_NAMESPACE``), the runners' and the scale set's in its own
+  (``SCALE_SET_NAMESPACE``, granted by upstream's scale set chart's manager Role:
+  ``UPSTREAM_MANAGER_ROLE``, which a test pins as a superset of what arcsm needs there);
+* ``update`` on the four custom resources' ``finalizers``, which owner references with
+  ``blockOwnerDeletion`` need where OwnerReferencesPermissionEnforcement runs;
 * leader election: ``get``, ``create`` and ``update`` on Leases in the controller namespace;
 * the served schemas (``servedschemas``): ``get`` on CustomResourceDefinitions, cluster-scoped, so only
   the ClusterRole holds it (with ``watchNamespaces`` the controller assumes arcsm's CRDs).
@@ -37,6 +45,7 @@ WATCH_VERBS: Final = ("list", "watch")
 LEASE_GROUP: Final = "coordination.k8s.io"
 LEASE_VERBS: Final = ("get", "create", "update")
 CRD_GROUP: Final = "apiextensions.k8s.io"
+RBAC_GROUP: Final = "rbac.authorization.k8s.io"
 
 
 @dataclass(frozen=True, order=True)
@@ -48,44 +57,109 @@ class Permission:
     verb: str
 
 
+# Where an effect's request goes. The custom resources are written wherever they are (the ClusterRole, or
+# a Role in each watched namespace); the listener's pod, ServiceAccount and Secrets live in the controller's
+# namespace (arcsm's chart's Role there, as upstream's listener Role); the runners' pods and JIT Secrets,
+# the listener's Role and RoleBinding, the config Secret and the CA ConfigMap live in a scale set's
+# namespace, where upstream's gha-runner-scale-set chart binds its manager Role to the controller.
+CLUSTER: Final = "cluster"
+CONTROLLER_NAMESPACE: Final = "controller namespace"
+SCALE_SET_NAMESPACE: Final = "scale set namespace"
+_BOTH_NAMESPACES = (CONTROLLER_NAMESPACE, SCALE_SET_NAMESPACE)
+_CUSTOM = (ARS, ERS, ER, AL)
+
+
 @dataclass(frozen=True)
 class Access:
-    """An effect aimed at ``kinds`` (their ``subresource``) is sent as ``verbs``."""
+    """An effect aimed at ``kinds`` (their ``subresource``) is sent as ``verbs``, in the namespaces
+    ``where``."""
 
     kinds: tuple[str, ...]
     verbs: tuple[str, ...]
+    where: tuple[str, ...]
     subresource: str = ""
 
 
-_LISTENER_OBJECTS = ("ServiceAccount", "Role", "RoleBinding")
-# Reading an Actions scope: the credentials Secret, the CA ConfigMap, the proxy credential Secrets.
-_SCOPE_READS = (Access(("Secret", "ConfigMap"), ("get",)),)
+# Reading an Actions scope, in the scale set's namespace: the credentials Secret, the CA ConfigMap, the
+# proxy credential Secrets.
+_SCOPE_READS = (Access(("Secret", "ConfigMap"), ("get",), (SCALE_SET_NAMESPACE,)),)
 
 EFFECT_ACCESS: Final[Mapping[type[effects.Effect], tuple[Access, ...]]] = {
-    # The runner set, runners and listener of a scale set; runner and listener pods; the listener's
-    # ServiceAccount, and its Role and RoleBinding in the scale set's namespace.
-    effects.CreateObject: (Access((ERS, ER, AL, "Pod", *_LISTENER_OBJECTS), ("create",)),),
-    # Finalizers, specs and metadata; the status of the four custom resources (phases, conditions).
-    effects.MergePatch: (
-        Access((ARS, ERS, ER, AL, "Pod", "Secret", *_LISTENER_OBJECTS), ("patch",)),
-        Access((ARS, ERS, ER, AL), ("patch",), "status"),
+    # The runner set, runners and listener of a scale set; runner pods (scale set namespace) and listener
+    # pods (controller namespace); the listener's ServiceAccount, and its Role and RoleBinding in the scale
+    # set's namespace.
+    effects.CreateObject: (
+        Access((ERS, ER, AL), ("create",), (CLUSTER,)),
+        Access(("Pod",), ("create",), _BOTH_NAMESPACES),
+        Access(("ServiceAccount",), ("create",), (CONTROLLER_NAMESPACE,)),
+        Access(("Role", "RoleBinding"), ("create",), (SCALE_SET_NAMESPACE,)),
     ),
-    effects.DeleteObject: (Access((ERS, ER, AL, "Pod", "Secret", *_LISTENER_OBJECTS), ("delete",)),),
-    # The pods and Secrets a runner's container hooks made.
-    effects.DeleteMatching: (Access(("Pod", "Secret"), ("deletecollection",)),),
+    # Finalizers, specs and metadata; the status of the four custom resources (phases, conditions); the
+    # listener's pod, ServiceAccount, proxy Secret, Role and RoleBinding; the cleanup-protection finalizer
+    # of what upstream's scale set chart made (ServiceAccounts, Roles, RoleBindings, its config Secret).
+    effects.MergePatch: (
+        Access(_CUSTOM, ("patch",), (CLUSTER,)),
+        Access(_CUSTOM, ("patch",), (CLUSTER,), "status"),
+        Access(("Pod",), ("patch",), (CONTROLLER_NAMESPACE,)),
+        Access(("Secret", "ServiceAccount"), ("patch",), _BOTH_NAMESPACES),
+        Access(("Role", "RoleBinding"), ("patch",), (SCALE_SET_NAMESPACE,)),
+    ),
+    effects.DeleteObject: (
+        Access((ERS, ER, AL), ("delete",), (CLUSTER,)),
+        Access(("Pod", "Secret"), ("delete",), _BOTH_NAMESPACES),
+        Access(("ServiceAccount",), ("delete",), (CONTROLLER_NAMESPACE,)),
+        Access(("Role", "RoleBinding"), ("delete",), (SCALE_SET_NAMESPACE,)),
+    ),
+    # The pods and Secrets a runner's container hooks made: listed by label (pods are listed anyway,
+    # watched), then deleted one by one.
+    effects.DeleteMatching: (Access(("Pod", "Secret"), ("list", "delete"), (SCALE_SET_NAMESPACE,)),),
     # Create; on AlreadyExists read the Event and patch its count.
-    effects.EmitEvent: (Access(("Event",), ("create", "get", "patch")),),
+    effects.EmitEvent: (Access(("Event",), ("create", "get", "patch"), (CLUSTER,)),),
     effects.ActionsCall: _SCOPE_READS,
     # RemoveRunner, then delete the EphemeralRunner.
-    effects.ReleaseRunner: (*_SCOPE_READS, Access((ER,), ("delete",))),
+    effects.ReleaseRunner: (*_SCOPE_READS, Access((ER,), ("delete",), (CLUSTER,))),
     # Read an existing JIT Secret, else create it.
-    effects.CreateJitConfigSecret: (*_SCOPE_READS, Access(("Secret",), ("get", "create"))),
-    effects.CreateListenerConfigSecret: (*_SCOPE_READS, Access(("Secret",), ("get", "create"))),
+    effects.CreateJitConfigSecret: (
+        *_SCOPE_READS,
+        Access(("Secret",), ("get", "create"), (SCALE_SET_NAMESPACE,)),
+    ),
+    effects.CreateListenerConfigSecret: (
+        *_SCOPE_READS,
+        Access(("Secret",), ("get", "create"), (CONTROLLER_NAMESPACE,)),
+    ),
     # Read the proxy credentials and the live Secret; create it or patch what differs.
-    effects.WriteProxySecret: (Access(("Secret",), ("get", "create", "patch")),),
+    effects.WriteProxySecret: (
+        Access(("Secret",), ("get",), (SCALE_SET_NAMESPACE,)),
+        Access(("Secret",), ("get", "create", "patch"), (CONTROLLER_NAMESPACE,)),
+    ),
     # A timer: the runtime journals it, nothing goes to the API server.
     effects.RequeueAfter: (),
 }
+
+# Creating an object whose ownerReference sets blockOwnerDeletion needs ``update`` on the owner's
+# ``finalizers`` subresource where the OwnerReferencesPermissionEnforcement admission plugin runs: runner
+# sets (owner: the scale set), runners (the runner set), pods and Secrets (a runner, a listener), a
+# listener's ServiceAccount (the listener). Upstream grants patch and update; the plugin checks update.
+FINALIZER_OWNERS: Final = _CUSTOM
+
+# What upstream's gha-runner-scale-set chart (0.14, ``templates/manager_role.yaml``) grants the controller
+# in each scale set's namespace, by its manager Role and RoleBinding; ConfigMaps only with
+# ``githubServerTLS``.
+UPSTREAM_MANAGER_ROLE: Final[tuple[Mapping[str, Any], ...]] = (
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete", "get"]},
+    {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["get"]},
+    {
+        "apiGroups": [""],
+        "resources": ["secrets", "serviceaccounts"],
+        "verbs": ["create", "delete", "get", "list", "patch", "update"],
+    },
+    {
+        "apiGroups": [RBAC_GROUP],
+        "resources": ["rolebindings", "roles"],
+        "verbs": ["create", "delete", "get", "patch", "update"],
+    },
+    {"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]},
+)
 
 
 def effect_types() -> list[type[effects.Effect]]:
@@ -110,19 +184,44 @@ def watch_permissions() -> set[Permission]:
     return {Permission(k.group, k.plural, verb) for k in kinds for verb in WATCH_VERBS}
 
 
-def effect_permissions() -> set[Permission]:
+def effect_permissions(where: str | None = None) -> set[Permission]:
+    """What the effects need in ``where`` (None: anywhere)."""
     found: set[Permission] = set()
     for accesses in EFFECT_ACCESS.values():
         for access in accesses:
+            if where is not None and where not in access.where:
+                continue
             for kind in access.kinds:
                 group, resource = resource_of(kind, access.subresource)
                 found.update(Permission(group, resource, verb) for verb in access.verbs)
     return found
 
 
+def finalizer_permissions() -> set[Permission]:
+    return {Permission(*resource_of(kind, "finalizers"), "update") for kind in FINALIZER_OWNERS}
+
+
+def cluster_permissions() -> set[Permission]:
+    """What the controller needs in every namespace it watches (the ClusterRole): list and watch, the
+    custom resources' writes and their finalizers, Events. No Secret, and no write on a built-in kind."""
+    return watch_permissions() | effect_permissions(CLUSTER) | finalizer_permissions()
+
+
+def listener_permissions() -> set[Permission]:
+    """What the controller needs in its own namespace, where listeners run (arcsm's chart's Role there,
+    as upstream's listener Role)."""
+    return effect_permissions(CONTROLLER_NAMESPACE)
+
+
+def scale_set_namespace_permissions() -> set[Permission]:
+    """What the controller needs in a scale set's namespace beyond the ClusterRole: all of it granted by
+    upstream's manager Role (``UPSTREAM_MANAGER_ROLE``), which arcsm's chart does not make."""
+    return effect_permissions(SCALE_SET_NAMESPACE) - cluster_permissions()
+
+
 def controller_permissions() -> set[Permission]:
-    """What the controller needs in every namespace it works in."""
-    return watch_permissions() | effect_permissions()
+    """Everything the controller needs, wherever: the watches and every effect."""
+    return watch_permissions() | effect_permissions() | finalizer_permissions()
 
 
 def leader_election_permissions() -> set[Permission]:

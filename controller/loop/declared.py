@@ -12,8 +12,10 @@ Everything by kind the runtime needs comes from these four and nothing else:
 * ``INDEXES``: one projection index per declared reverse lookup (``referrers`` reads them), so neither a
   snapshot nor a mapping scans a kind;
 * ``WATCHED``: every kind a declaration names, in the order of the watchers' table
-  (``watchers.kinds``); the controller watches these and asks list and watch on them
-  (``permissions``).
+  (``watchers.kinds``), but the ``REPORTED`` ones; the controller watches these and asks list and watch
+  on them (``permissions``);
+* ``REPORTED``: the kinds a declaration names that no watcher lists (Secrets: no chart lets the controller
+  list or watch them); they are observed through the executor's answers (``controller.executor.observing``).
 
 The snapshot builder (``snapshotting``) interprets the declared related reads; ``reconciling.DECIDERS``
 wraps the declared decide functions.
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from controller.executor import observing
 from statemachines import autoscalinglisteners, autoscalingrunnersets, ephemeralrunners, ephemeralrunnersets
 from statemachines.declaring import Declaration, Owns, ReverseLookup, Watch
 from statemachines.jsonvalues import JsonObject
@@ -73,9 +76,12 @@ def named_kinds() -> frozenset[str]:
     return frozenset(kind for d in DECLARATIONS for kind in d.kinds)
 
 
+REPORTED: Final[frozenset[str]] = observing.REPORTED
+
+
 def _watched() -> tuple[str, ...]:
     named = named_kinds()
-    unknown = sorted(named - set(watched.NAMES))
+    unknown = sorted(named - set(watched.NAMES) - REPORTED)
     if unknown:
         raise RuntimeError(f"declared kinds the watchers cannot watch: {', '.join(unknown)}")
     return tuple(kind for kind in watched.NAMES if kind in named)

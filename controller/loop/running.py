@@ -27,7 +27,8 @@ import contextlib
 import dataclasses
 import logging
 import signal
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import Any
 
 from kubernetes_asyncio import client
 
@@ -43,8 +44,10 @@ from controller.loop.settings import ControllerSettings
 from controller.loop.timing import Timers
 from kube.clients import api_client
 from statemachines.effects import ObjectRef
+from store import records
 from store.clocks import SystemClock
 from store.journal import Journal
+from watchers import slimming
 from watchers.supervising import Watchers
 
 log = logging.getLogger("arcsm.controller")
@@ -121,7 +124,9 @@ async def _serve(
         requestcounting.count_requests(api, metrics)
         try:
             elector = None
-            kube_executor = KubeExecutor(api=api, clients=clients, settings=settings.executor)
+            kube_executor = KubeExecutor(
+                api=api, clients=clients, settings=settings.executor, observer=journaling(journal)
+            )
             outage_events = _outage_events(settings, journal, kube_executor)
             executor: Executor = kube_executor
             if settings.leader_election is not None:
@@ -219,6 +224,16 @@ def _outage_events(
     events = outages.OutageEvents(executor, target)
     journal.on_outage(events)
     return events
+
+
+def journaling(journal: Journal) -> Callable[[str, str, Mapping[str, Any]], Any]:
+    """The executor's observer: an answer about a kind no watcher lists (a Secret) is journaled as an
+    ``observed`` record, slimmed and redacted as a watch event would be."""
+
+    async def observe(event: str, kind: str, obj: Mapping[str, Any]) -> None:
+        await journal.append([records.observed(event, kind, slimming.slim(kind, obj))])
+
+    return observe
 
 
 def _watched(settings: ControllerSettings) -> Callable[[ObjectRef], bool]:

@@ -112,6 +112,7 @@ def test_watch_namespaces_become_run_flags_and_roles() -> None:
         ("arc-systems", "arcsm"),
         ("team-a", "arcsm"),
         ("team-b", "arcsm"),
+        ("arc-systems", "arcsm-listener"),
         ("arc-systems", "arcsm-leader-election"),
     }
     args = kinds["Deployment"][0]["spec"]["template"]["spec"]["containers"][0]["args"]

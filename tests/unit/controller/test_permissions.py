@@ -88,8 +88,9 @@ class RecordingKube:
     async def delete(self, ref: ObjectRef, *, uid: str = "", propagation: str = "") -> None:
         self._record("delete", ref.kind)
 
-    async def delete_collection(self, kind: str, namespace: str, label_selector: str) -> int:
-        self._record("deletecollection", kind)
+    async def delete_matching(self, kind: str, namespace: str, label_selector: str) -> int:
+        self._record("list", kind)
+        self._record("delete", kind)
         return 0
 
 
@@ -213,6 +214,39 @@ def derived() -> set[Permission]:
 
 
 LEASES = {Permission("coordination.k8s.io", "leases", verb) for verb in ("get", "create", "update")}
+RBAC = "rbac.authorization.k8s.io"
+GROUP = "actions.github.com"
+CUSTOM = ("autoscalingrunnersets", "ephemeralrunnersets", "ephemeralrunners", "autoscalinglisteners")
+FINALIZERS = {Permission(GROUP, f"{plural}/finalizers", "update") for plural in CUSTOM}
+BUILT_IN_WATCHED = (("", "pods"), ("", "serviceaccounts"), (RBAC, "roles"), (RBAC, "rolebindings"))
+# Upstream's gha-runner-scale-set-controller chart (templates/manager_cluster_role.yaml and
+# manager_listener_role.yaml), rule by rule.
+_ALL = ["create", "delete", "get", "list", "patch", "update", "watch"]
+UPSTREAM_CLUSTER_ROLE = [
+    *({"apiGroups": [GROUP], "resources": [plural], "verbs": _ALL} for plural in CUSTOM),
+    *(
+        {"apiGroups": [GROUP], "resources": [f"{plural}/finalizers"], "verbs": ["patch", "update"]}
+        for plural in CUSTOM
+    ),
+    *(
+        {"apiGroups": [GROUP], "resources": [f"{plural}/status"], "verbs": ["get", "patch", "update"]}
+        for plural in CUSTOM
+    ),
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["list", "watch"]},
+    {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["list", "watch"]},
+    {"apiGroups": [RBAC], "resources": ["rolebindings"], "verbs": ["list", "watch"]},
+    {"apiGroups": [RBAC], "resources": ["roles"], "verbs": ["list", "watch", "patch"]},
+]
+UPSTREAM_LISTENER_ROLE = [
+    {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete", "get"]},
+    {"apiGroups": [""], "resources": ["pods/status"], "verbs": ["get"]},
+    {"apiGroups": [""], "resources": ["secrets"], "verbs": ["create", "delete", "get", "patch", "update"]},
+    {
+        "apiGroups": [""],
+        "resources": ["serviceaccounts"],
+        "verbs": ["create", "delete", "get", "patch", "update"],
+    },
+]
 # controller.loop.servedschemas reads the four CRDs at start; only a ClusterRole can grant it.
 CRD_READS = {Permission("apiextensions.k8s.io", "customresourcedefinitions", "get")}
 
@@ -233,11 +267,30 @@ def rbac(values: dict[str, Any]) -> list[dict[str, Any]]:
 def test_cluster_wide_rbac_is_exactly_what_is_needed() -> None:
     docs = by_kind(rbac({}))
     cluster_role = docs[("ClusterRole", "", "arcsm")]
-    assert permissions.granted(cluster_role["rules"]) == derived() | CRD_READS
+    listener_role = docs[("Role", "arc-systems", "arcsm-listener")]
+    cluster, listener = (
+        permissions.granted(cluster_role["rules"]),
+        permissions.granted(listener_role["rules"]),
+    )
+    # What is needed anywhere is granted by the chart's two roles, or in a scale set's namespace by
+    # upstream's manager Role; the ClusterRole reads no Secret and writes no built-in kind.
+    upstream_manager = permissions.granted(permissions.UPSTREAM_MANAGER_ROLE)
+    assert (
+        derived() | FINALIZERS | CRD_READS
+        == cluster | listener | permissions.scale_set_namespace_permissions()
+    )
+    assert permissions.scale_set_namespace_permissions() <= upstream_manager
+    assert cluster == permissions.cluster_permissions() | CRD_READS
+    assert listener == permissions.listener_permissions()
+    assert not {p for p in cluster if p.resource in ("secrets", "configmaps")}
+    assert not {p for p in cluster if p.group in ("", RBAC) and p.resource != "events"} - {
+        Permission(g, r, v) for g, r in BUILT_IN_WATCHED for v in ("list", "watch")
+    }
     lease_role = docs[("Role", "arc-systems", "arcsm-leader-election")]
     assert permissions.granted(lease_role["rules"]) == LEASES
     assert {k for k in docs if k[0] in ("Role", "ClusterRole")} == {
         ("ClusterRole", "", "arcsm"),
+        ("Role", "arc-systems", "arcsm-listener"),
         ("Role", "arc-systems", "arcsm-leader-election"),
     }
     binding = docs[("ClusterRoleBinding", "", "arcsm")]
@@ -246,15 +299,31 @@ def test_cluster_wide_rbac_is_exactly_what_is_needed() -> None:
         "kind": "ClusterRole",
         "name": "arcsm",
     }
-    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "arcsm", "namespace": "arc-systems"}]
+    subject = [{"kind": "ServiceAccount", "name": "arcsm", "namespace": "arc-systems"}]
+    assert binding["subjects"] == subject
+    assert docs[("RoleBinding", "arc-systems", "arcsm-listener")]["subjects"] == subject
+
+
+def test_no_rule_grants_more_than_upstreams_charts() -> None:
+    """Side by side with upstream's gha-runner-scale-set-controller chart: the ClusterRole is within its
+    manager ClusterRole but for Events (upstream's recorder has no grant for them) and the CRD reads;
+    the listener Role within its listener Role but for patching a listener pod's metadata."""
+    docs = by_kind(rbac({}))
+    cluster = permissions.granted(docs[("ClusterRole", "", "arcsm")]["rules"])
+    listener = permissions.granted(docs[("Role", "arc-systems", "arcsm-listener")]["rules"])
+    events = {Permission("", "events", verb) for verb in ("get", "create", "patch")}
+    assert cluster - permissions.granted(UPSTREAM_CLUSTER_ROLE) == events | CRD_READS
+    assert listener - permissions.granted(UPSTREAM_LISTENER_ROLE) == {Permission("", "pods", "patch")}
 
 
 def test_watch_namespaces_get_roles_there_and_in_the_controller_namespace() -> None:
     docs = by_kind(rbac({"flags": {"watchSingleNamespace": "team-b", "watchNamespaces": ["team-a"]}}))
     assert not any(kind.startswith("Cluster") for kind, _, _ in docs)
     for ns in ("team-a", "team-b", "arc-systems"):
-        assert permissions.granted(docs[("Role", ns, "arcsm")]["rules"]) == derived()
+        assert permissions.granted(docs[("Role", ns, "arcsm")]["rules"]) == permissions.cluster_permissions()
         assert docs[("RoleBinding", ns, "arcsm")]["roleRef"]["name"] == "arcsm"
+    listener = docs[("Role", "arc-systems", "arcsm-listener")]
+    assert permissions.granted(listener["rules"]) == permissions.listener_permissions()
     assert permissions.granted(docs[("Role", "arc-systems", "arcsm-leader-election")]["rules"]) == LEASES
 
 

@@ -164,11 +164,12 @@ def test_upstream_keys_do_what_they_did_upstream() -> None:
     ):
         assert flag in args, flag
     assert c["ports"] == [{"name": "http", "containerPort": 8080, "protocol": "TCP"}]
-    # One namespace: Roles there and in the controller namespace, no ClusterRole.
+    # One namespace: Roles there and in the controller namespace (with the listeners' one), no ClusterRole.
     roles = {(r["metadata"]["namespace"], r["metadata"]["name"]) for r in documents if r["kind"] == "Role"}
     assert roles == {
         ("arc-runners", "arc-controller"),
         ("arc-systems", "arc-controller"),
+        ("arc-systems", "arc-controller-listener"),
         ("arc-systems", "arc-controller-leader-election"),
     }
     assert not [d for d in documents if d["kind"].startswith("Cluster")]

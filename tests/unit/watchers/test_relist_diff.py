@@ -12,7 +12,8 @@ from store.records import RecordType
 from watchers import kinds, listing, objects
 
 ARS = kinds.BY_NAME["AutoscalingRunnerSet"]
-SECRET = kinds.BY_NAME["Secret"]
+# Not watched by the controller any more, but a watcher of any kind still never keeps Secret data.
+SECRET = kinds.WatchedKind("Secret", "", "v1", "secrets", snake="secret")
 
 
 def obj(name: str, uid: str, rv: str, **extra: Any) -> dict[str, Any]:

@@ -95,11 +95,11 @@ def test_settings_reject_unknown_kinds_with_the_known_ones() -> None:
 
 
 def test_settings_give_one_watcher_per_kind_and_namespace() -> None:
-    settings = WatchSettings(namespaces=("a", "b"), kinds=("Pod", "Secret"))
+    settings = WatchSettings(namespaces=("a", "b"), kinds=("Pod", "ServiceAccount"))
     assert [(k.kind, ns) for k, ns in settings.watched()] == [
         ("Pod", "a"),
         ("Pod", "b"),
-        ("Secret", "a"),
-        ("Secret", "b"),
+        ("ServiceAccount", "a"),
+        ("ServiceAccount", "b"),
     ]
     assert [(k.kind, ns) for k, ns in WatchSettings(kinds=("Role",)).watched()] == [("Role", None)]
