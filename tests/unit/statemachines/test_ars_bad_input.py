@@ -58,6 +58,15 @@ SPEC_PROBLEMS = [
     pytest.param({"githubConfigUrl": "https://github.com/örg"}, "InvalidConfigUrl", id="url-unicode"),
     pytest.param({"githubConfigUrl": "https://github.com/%C3%B6rg"}, "InvalidConfigUrl", id="url-escaped"),
     pytest.param({"vaultConfig": {"type": "azure_key_vault"}}, "VaultNotSupported", id="vault"),
+    pytest.param({"proxy": {"https": {"url": "http://proxy:port"}}}, "InvalidProxyUrl", id="proxy-port"),
+    pytest.param(
+        {"proxy": {"http": {"url": "proxy.internal:3128"}}}, "InvalidProxyUrl", id="proxy-no-scheme"
+    ),
+    pytest.param(
+        {"template": {"spec": {"containers": [{"name": "main", "image": "x"}]}}},
+        "RunnerContainerMissing",
+        id="no-runner-container",
+    ),
 ]
 
 
@@ -157,6 +166,10 @@ CALL_PROBLEMS = [
     pytest.param("AuthenticationFailed", "CredentialsRejected", id="credentials-rejected"),
     pytest.param("InvalidConfigUrl", "InvalidConfigUrl", id="url-refused-by-the-client"),
     pytest.param("ServiceUnreachable", "ConfigUrlUnreachable", id="url-not-answering"),
+    pytest.param("RootCAMissing", "RootCAMissing", id="root-ca-missing"),
+    pytest.param("RootCAInvalid", "RootCAInvalid", id="root-ca-not-pem"),
+    pytest.param("ProxySecretMissing", "ProxySecretMissing", id="proxy-secret-missing"),
+    pytest.param("InvalidProxyUrl", "InvalidProxyUrl", id="proxy-url-refused-by-the-client"),
 ]
 
 
