@@ -264,9 +264,6 @@ class TimedH11Protocol(H11Protocol):
                 return
         super().data_received(data)
 
-    def eof_received(self) -> bool | None:
-        return False if self._dropping is not None else super().eof_received()
-
     def _refuse_oversized(self, answer: bytes) -> None:
         self._closing = True
         self._stop_waiting()
