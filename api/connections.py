@@ -35,6 +35,7 @@ import socket
 from collections.abc import Callable, Collection
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 log = logging.getLogger("arcsm.api.http")
@@ -49,15 +50,36 @@ GONE = frozenset({errno.ECONNABORTED, errno.EPROTO, errno.EPERM})
 
 def unavailable(detail: str) -> bytes:
     """A whole HTTP/1.1 503 response with ``{"detail": ...}`` as the API's other errors have it."""
+    return closing_answer("503 Service Unavailable", detail, "retry-after: 1\r\n")
+
+
+def closing_answer(status: str, detail: str, extra: str = "") -> bytes:
+    """A whole HTTP/1.1 response of ``status`` (code and phrase) with ``{"detail": ...}``, closing."""
     body = json.dumps({"detail": detail}).encode()
     head = (
-        "HTTP/1.1 503 Service Unavailable\r\n"
+        f"HTTP/1.1 {status}\r\n"
         "content-type: application/json\r\n"
         f"content-length: {len(body)}\r\n"
-        "retry-after: 1\r\n"
+        f"{extra}"
         "connection: close\r\n\r\n"
     )
     return head.encode() + body
+
+
+# A request head may hold this much before it is refused (h11's own bound, which would answer 400).
+HEAD_LIMIT = 16 * 1024
+# How long a refused oversized request may go on being sent (and dropped) before the connection closes.
+OVERSIZED_LINGER = 30.0
+URL_TOO_LONG = closing_answer(
+    "414 URI Too Long",
+    f"the request line is longer than the HTTP API reads ({HEAD_LIMIT // 1024} KiB): shorten the URL, "
+    "or ask for less in its query",
+)
+HEADERS_TOO_LARGE = closing_answer(
+    "431 Request Header Fields Too Large",
+    f"the request headers are larger than the HTTP API reads ({HEAD_LIMIT // 1024} KiB together): "
+    "send fewer or smaller header fields",
+)
 
 
 class Refusal(asyncio.Protocol):
@@ -197,6 +219,7 @@ class TimedH11Protocol(H11Protocol):
         self._waiting_cycle: object = None
         self._waiting_at = 0.0
         self._closing = False
+        self._dropping: asyncio.TimerHandle | None = None  # set once an oversized head was refused
 
     @property
     def waiting_since(self) -> float | None:
@@ -221,7 +244,34 @@ class TimedH11Protocol(H11Protocol):
         self._closing = True
         self._stop_waiting()
         self._write_unblocked()
+        if self._dropping is not None:
+            self._dropping.cancel()
         super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        """h11's, unless the request head grows past ``HEAD_LIMIT`` unfinished: then it is answered 414
+        (the request line is not over yet) or 431 (the headers are not), and what the client still sends
+        is read and dropped (closing with it unread would reset the connection and lose the answer)."""
+        if self._dropping is not None:
+            return
+        if self.conn.their_state is h11.IDLE:
+            pending, _ = self.conn.trailing_data
+            head = pending + data
+            if len(head) > HEAD_LIMIT and b"\r\n\r\n" not in head:
+                self._refuse_oversized(
+                    URL_TOO_LONG if b"\r\n" not in head.lstrip(b"\r\n") else HEADERS_TOO_LARGE
+                )
+                return
+        super().data_received(data)
+
+    def _refuse_oversized(self, answer: bytes) -> None:
+        self._closing = True
+        self._stop_waiting()
+        self.transport.write(answer)
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self._dropping = self.loop.call_later(OVERSIZED_LINGER, self.transport.close)
+        log.info("the HTTP API refused a request: %s", answer.split(b"\r\n", 1)[0].decode()[9:])
 
     def pause_writing(self) -> None:
         """The transport's buffer is full: the client has this long to read before it is dropped."""

@@ -4,8 +4,10 @@ behind ``ConfigurationValid``.
 A pass of the ARS machine states its conditions once, at its end (``statemachines.conditions``):
 
 * ``Ready`` is True exactly when the phase is Running, with two exceptions. A derived object the API
-  server refuses (``REFUSED_REASONS``: the runner set, the listener, a runner or one of the listener's
-  objects) makes ``Ready`` False with that reason whatever the phase (``refusals``). And a Running scale
+  server refuses or that cannot be built (``REFUSED_REASONS``: the runner set, the listener, a runner or
+  one of the listener's objects: its ServiceAccount, Role, RoleBinding, config or proxy Secret, pod)
+  makes ``Ready`` False with that reason whatever the phase (``refusals``): ``Ready`` is never True
+  while a dependent cannot be built. And a Running scale
   set whose runner set reports that the API server refuses its runners' pods (its ``Ready`` False with
   ``RunnerPodsRefused``) is not Ready: ``Ready`` is False with that reason and the runner set's one-line
   message, and a Warning Event says it once. When a transition of the pass changed the phase, its reason
@@ -40,6 +42,17 @@ RunnerGroupNotFound      ``spec.runnerGroup`` names no runner group of the      
 ScaleSetNameTaken        another AutoscalingRunnerSet (named in the message)     ``claims.refusal``,
                          holds the Actions scale set of this config URL,         before the scale set
                          runner group and ``runnerScaleSetName``                 step
+InvalidProxyUrl          ``spec.proxy.http(s).url`` is no http(s) URL with a     the spec check; the
+                         host and a numeric port (never quoted: it may hold a    executor's
+                         password)                                               ``InvalidProxyUrl``
+RunnerContainerMissing   ``spec.template.spec.containers`` has none named        the spec check
+                         ``runner`` (the one given the JIT config: runners
+                         would never register)
+RootCAMissing            the ConfigMap ``spec.githubServerTLS`` names, or its    ``RootCAMissing``
+                         key, does not exist
+RootCAInvalid            that key holds no PEM certificate                       ``RootCAInvalid``
+ProxySecretMissing       a ``spec.proxy.*.credentialSecretRef`` Secret does not  ``ProxySecretMissing``
+                         exist in the scale set's namespace
 =======================  ======================================================  =======================
 
 The spec checks run before the scale set step, so nothing is created in the Actions service or the cluster for
@@ -95,7 +108,7 @@ REFUSED_REASONS = (
     RUNNER_SET_REJECTED,
     LISTENER_REJECTED,
     ephemeralrunnersets.RUNNER_REJECTED,
-    *autoscalinglisteners.REJECTED_REASONS,
+    *autoscalinglisteners.NOT_BUILT_REASONS,
 )
 
 # The retry delay while the configuration is invalid: the time it has been invalid, within these bounds.
@@ -113,6 +126,24 @@ class Reason(enum.StrEnum):
     CONFIG_URL_UNREACHABLE = "ConfigUrlUnreachable"
     VAULT_NOT_SUPPORTED = "VaultNotSupported"
     SCALE_SET_NAME_TAKEN = "ScaleSetNameTaken"
+    ROOT_CA_MISSING = "RootCAMissing"
+    ROOT_CA_INVALID = "RootCAInvalid"
+    PROXY_SECRET_MISSING = "ProxySecretMissing"
+    INVALID_PROXY_URL = "InvalidProxyUrl"
+    RUNNER_CONTAINER_MISSING = "RunnerContainerMissing"
+
+
+# The executor's classes whose message already names the field and the fix (``controller.executor.scopes``
+# builds it from the spec and the object it found missing, never from a Secret's values).
+_NAMED_BY_THE_EXECUTOR = (
+    Reason.ROOT_CA_MISSING,
+    Reason.ROOT_CA_INVALID,
+    Reason.PROXY_SECRET_MISSING,
+    Reason.INVALID_PROXY_URL,
+)
+# The container of a runner pod template that runs the runner (upstream's ``runner``): the one the
+# controller gives the JIT config to.
+RUNNER_CONTAINER = "runner"
 
 
 @dataclass(frozen=True)
@@ -184,7 +215,53 @@ def spec_problem(s: Snapshot) -> Problem | None:
             f"spec.maxRunners ({high}) is less than spec.minRunners ({low}); raise maxRunners or lower "
             "minRunners",
         )
+    return _proxy_problem(spec) or _template_problem(spec)
+
+
+def _proxy_problem(spec: Mapping[str, object]) -> Problem | None:
+    """A proxy URL no client can use (never quoted: it may hold a password)."""
+    proxy = spec.get("proxy")
+    for scheme in ("http", "https"):
+        server = proxy.get(scheme) if isinstance(proxy, Mapping) else None
+        url = str(server.get("url") or "") if isinstance(server, Mapping) else ""
+        if url and (why := proxy_url_problem(url)):
+            return Problem(
+                Reason.INVALID_PROXY_URL, f"spec.proxy.{scheme}.url {why}; write it as http://<host>:<port>"
+            )
     return None
+
+
+def proxy_url_problem(url: str) -> str:
+    """Why ``url`` cannot be a proxy's URL, or "" when it can (an http or https URL with a host, and a
+    port that is a number when there is one)."""
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a port that is not a number (or out of range) raises here
+    except ValueError:
+        return "cannot be parsed as a URL (a port that is not a number, or a character a URL cannot hold)"
+    if parts.scheme not in ("http", "https"):
+        return "is not an http:// or https:// URL"
+    if not parts.hostname:
+        return "names no host"
+    return ""
+
+
+def _template_problem(spec: Mapping[str, object]) -> Problem | None:
+    """A runner pod template with no container called ``runner``: its runners would never register."""
+    template = spec.get("template")
+    pod = template.get("spec") if isinstance(template, Mapping) else None
+    containers = pod.get("containers") if isinstance(pod, Mapping) else None
+    if not isinstance(containers, Sequence) or isinstance(containers, str):
+        return None  # no template to speak of: the API server's schema says what is missing
+    names = [str(c.get("name") or "") for c in containers if isinstance(c, Mapping)]
+    if RUNNER_CONTAINER in names:
+        return None
+    found = ", ".join(repr(name) for name in names) or "none"
+    return Problem(
+        Reason.RUNNER_CONTAINER_MISSING,
+        f"spec.template.spec.containers has no container named {RUNNER_CONTAINER!r} (found {found}); name "
+        "the container that runs the runner 'runner': it is the one given the runner's registration",
+    )
 
 
 def call_problem(s: Snapshot, error: str, message: str) -> Problem | None:
@@ -218,6 +295,8 @@ def call_problem(s: Snapshot, error: str, message: str) -> Problem | None:
             f"spec.runnerGroup {str(ars_spec(s.spec).get('runnerGroup') or '')!r} names no runner group of "
             f"{_config_url(s)}; create the group in GitHub or fix spec.runnerGroup",
         )
+    if error in _NAMED_BY_THE_EXECUTOR:
+        return Problem(Reason(error), message or f"spec.githubServerTLS or spec.proxy is unusable ({error})")
     if error == UNREACHABLE:
         return Problem(
             Reason.CONFIG_URL_UNREACHABLE,

@@ -18,17 +18,18 @@ Beyond upstream, a listener pod that keeps failing is recreated with an exponent
 (``listenerbackoff``): at once after a first failure, then 5 s doubling to 5 min, counted again from 1
 after a stable run or a configuration change.
 
-The listener's one condition, ``Ready`` (``status.conditions``, the only status it has), is True while
-the state is Running. A pass states it when it records a transition, when it ends on a listener pod that
-is there and not going away, or when it finds a problem: then the reason says which (``ListenerBackOff``
-with the next attempt in the message while the pod waits under the backoff, ``ListenerPodRejected`` or
-``ListenerPodCreateFailed`` when the pod cannot be created, ``ListenerConfigFailed`` when the config
-Secret cannot be built, ``ListenerObjectRejected`` when the API server refuses the ServiceAccount, Role
-or RoleBinding as Invalid: that write is asked again after the backoff of ``refusals``, not every
-second). Passes that only wait for an object to appear or go state nothing, so the state
-they read from a ServiceAccount not yet observed again is never written back. A listener pod that ends is
-a Warning Event (``ListenerPodFailed``, or ``ListenerBackOff`` when it waits); a problem is a Warning
-Event the first time the condition reports it.
+The listener's one condition, ``Ready`` (``status.conditions``, the only status it has), is True while the
+state is Running. A pass states it when it records a transition, when it ends on a listener pod that is
+there and not going away, or when it finds a problem: then the reason says which (``ListenerBackOff`` with
+the next attempt in the message while the pod waits under the backoff, ``ListenerPodRejected`` or
+``ListenerPodCreateFailed`` when the pod cannot be created, ``ListenerConfigFailed`` when the config Secret
+cannot be built, ``ListenerProxySecretFailed`` when the proxy Secret cannot be (its credentials Secret is
+missing from the scale set's namespace, say), ``ListenerObjectRejected`` when the API server refuses the
+ServiceAccount, Role or RoleBinding as Invalid: that write is asked again after the backoff of ``refusals``,
+not every second). Passes that only wait for an object to appear or go state nothing, so the state they read
+from a ServiceAccount not yet observed again is never written back. A listener pod that ends is a Warning
+Event (``ListenerPodFailed``, or ``ListenerBackOff`` when it waits); a problem is a Warning Event the first
+time the condition reports it.
 
 ``snapshot.related``: ``"ars"`` the AutoscalingRunnerSet; ``"service_account"``, ``"role"``,
 ``"role_binding"`` (in the ARS namespace), ``"config_secret"``, ``"proxy_secret"``, ``"pod"`` as observed
@@ -88,6 +89,12 @@ ANNOTATION_STATE = naming.ARCSM_PREFIX + "listener-state"
 OBJECT_REJECTED = "ListenerObjectRejected"
 POD_REJECTED = "ListenerPodRejected"
 REJECTED_REASONS = (OBJECT_REJECTED, POD_REJECTED)
+POD_CREATE_FAILED = "ListenerPodCreateFailed"
+CONFIG_FAILED = "ListenerConfigFailed"
+PROXY_SECRET_FAILED = "ListenerProxySecretFailed"
+# The ``Ready`` reasons that say an object of the listener cannot be built: its scale set is not Ready
+# while its listener says one of them.
+NOT_BUILT_REASONS = (*REJECTED_REASONS, POD_CREATE_FAILED, CONFIG_FAILED, PROXY_SECRET_FAILED)
 
 READY_MESSAGES = {
     ListenerState.NONE: "The listener has not been built yet",
@@ -435,6 +442,15 @@ def _proxy_secret(p: _Pass) -> bool:
     if observed is not None and not _metadata_patch(observed, {"metadata": effect.metadata}):
         return False
     p.draft.add(effect)
+    out = outcomes.of(p.s, effect)
+    if out is not None and not out.ok:
+        # The credentials or URL it is built from are unusable (the scale set's ConfigurationValid
+        # names which): said in Ready, and asked again less often than a write that just went out.
+        detail = f": {out.message}" if out.message else ""
+        message = f"Writing the listener's proxy Secret failed ({out.error}){detail}"
+        p.problem = (PROXY_SECRET_FAILED, readycondition.one_line(message))
+        p.requeue(RETRY_SECONDS)
+        return p.end("proxy secret failed: asking again")
     p.requeue(REQUEUE_SOON)
     return p.end("proxy secret written")
 
@@ -451,7 +467,7 @@ def _config_secret(p: _Pass) -> bool:
         if out is not None and not out.ok:
             detail = f": {out.message}" if out.message else ""
             message = f"Building the listener's config Secret failed ({out.error}){detail}"
-            p.problem = ("ListenerConfigFailed", readycondition.one_line(message))
+            p.problem = (CONFIG_FAILED, readycondition.one_line(message))
         p.draft.add(effect)
         p.requeue(REQUEUE_SOON)
         return p.end("config secret created")
@@ -520,7 +536,7 @@ def _create_pod(p: _Pass, wanted: dict[str, Any]) -> bool:
         return p.end("listener pod created: waiting to observe it")
     if out is not None and not out.ok and not out.failed_with(outcomes.Failure.ALREADY_EXISTS):
         rejected = out.failed_with(outcomes.Failure.INVALID) or out.failed_with(outcomes.Failure.FORBIDDEN)
-        reason = POD_REJECTED if rejected else "ListenerPodCreateFailed"
+        reason = POD_REJECTED if rejected else POD_CREATE_FAILED
         detail = f": {out.message}" if out.message else ""
         p.problem = (
             reason,

@@ -75,9 +75,10 @@ Decisions where the spec leaves room, each marked [R] in the spec or argued here
   ``RunnerPodsRefused`` and one Warning Event; the spec fix that follows is a new generation.
 * A derived object the API server refuses as Invalid (``refusals``): the runner set or the listener
   this machine creates or updates, a runner as the runner set's ``Ready`` reports it
-  (``RunnerRejected``), or one of the listener's objects as the listener's ``Ready`` reports it
-  (``ListenerObjectRejected``, ``ListenerPodRejected``), makes ``Ready`` False with that reason whatever
-  the phase, with one Warning Event; the machine's own write is asked again after the backoff of
+  (``RunnerRejected``), or one of the listener's objects as the listener's ``Ready`` reports it refused
+  or impossible to build (``autoscalinglisteners.NOT_BUILT_REASONS``: its ServiceAccount, Role,
+  RoleBinding, config or proxy Secret, pod), makes ``Ready`` False with that reason whatever the phase,
+  with one Warning Event; the machine's own write is asked again after the backoff of
   ``refusals`` (at once after a spec edit), the others by the machine that writes them.
 
 The snapshot this machine reads: ``obj`` is the ARS; ``related["ers"]`` the EphemeralRunnerSet of the
@@ -682,7 +683,7 @@ def _listener(p: _Pass) -> str | None:
     terminating = _terminating(listener)
     if not terminating and not desired.listener_drifted(listener, want):
         p.refused = p.refused or _reported_refusal(
-            listener, "listener", autoscalinglisteners.REJECTED_REASONS
+            listener, "listener", autoscalinglisteners.NOT_BUILT_REASONS
         )
         return None
     rebuild = p.fire(T.LISTENER_REBUILT)

@@ -44,6 +44,8 @@ class Failure(enum.StrEnum):
     INTERRUPTED = "Interrupted"
     TIMEOUT = "Timeout"
     UNCLASSIFIED = "Failed"  # the class of a failure whose body names none
+    # The scale set's config Secret does not exist: no call can be made for it until a user creates it.
+    CONFIG_SECRET_MISSING = "ConfigSecretMissing"
 
 
 @dataclass(frozen=True)

@@ -222,14 +222,17 @@ class WriteProxySecret(Effect):
 
     The executor builds ``http_proxy``/``https_proxy``/``no_proxy`` from ``proxy`` (a ``proxy`` block of a
     runner or listener spec), reading the credentials its ``credentialSecretRef`` Secrets hold in
-    ``target.namespace``, and stamps ``actions.github.com/integrity-hash`` over the data; it writes nothing
-    when the live Secret already matches. The credentials never enter the effect or its result.
+    ``secrets_namespace`` (the scale set's: a listener's proxy Secret lives in the controller's namespace,
+    its credentials in the scale set's, as upstream reads them; ``target.namespace`` when empty), and
+    stamps ``actions.github.com/integrity-hash`` over the data; it writes nothing when the live Secret
+    already matches. The credentials never enter the effect or its result.
     """
 
     target: ObjectRef
     proxy: JsonObject
     owner: JsonObject  # the controller ownerReference
     metadata: JsonObject = field(default_factory=dict)  # labels and annotations
+    secrets_namespace: str = ""
 
     @property
     def key(self) -> str:

@@ -2,8 +2,10 @@
 
 ``decide(snapshot)`` walks the steps of §2.3 in order; the first step that ends the pass ends it:
 
-1. deletion: RemoveRunner first (the registration finalizer; JobStillRunning waits 30 s), then the pod,
-   the JIT Secret and any container-hook pods and Secrets, then both finalizers in one patch;
+1. deletion: RemoveRunner first (the registration finalizer; JobStillRunning waits 30 s; a config Secret
+   that is gone ends it with a Warning ``RunnerLeftRegistered`` Event, as nothing could remove the
+   registration any more), then the pod, the JIT Secret and any container-hook pods and Secrets, then
+   both finalizers in one patch;
 2. a done runner (Succeeded, Failed, Outdated) only loses its pod and Secret;
 3. both finalizers are added in one patch when either is missing, and the pass goes on (seed C5);
 4. the JIT Secret: ``CreateJitConfigSecret``; on RunnerExists, GetRunnerByName → same scale set:
@@ -104,6 +106,8 @@ EXIT_OUTDATED = 7
 WAIT_FOR_IT = "waiting for it to go before making this runner's own"
 QUOTA_MARKER = "exceeded quota:"
 REASON_INVALID_POD = "InvalidPod"
+# A deleted runner whose registration could not be removed (the config Secret is gone).
+RUNNER_LEFT_REGISTERED = "RunnerLeftRegistered"
 
 DONE = frozenset({ErPhase.SUCCEEDED, ErPhase.FAILED, ErPhase.OUTDATED})
 
@@ -405,6 +409,15 @@ def _runner_removed(p: _Pass) -> bool:
     call = p.remove_runner(runner_id)
     out = outcomes.of(p.s, call)
     if out is not None and (out.ok or out.failed_with(Failure.RUNNER_NOT_FOUND)):
+        return True
+    if out is not None and out.failed_with(Failure.CONFIG_SECRET_MISSING):
+        # No credentials to remove it with, and none may come: the runner goes, saying what it left (an
+        # offline registration, which GitHub removes once it has been offline long enough).
+        p.warn(
+            RUNNER_LEFT_REGISTERED,
+            f"The runner {runner_id} stays registered in GitHub: the config Secret named by "
+            "spec.githubConfigSecret is gone, so it cannot be removed from here",
+        )
         return True
     _retry(p, call, out, "removing the runner from the service")
     return False

@@ -282,7 +282,7 @@ def _deletion(s: Snapshot) -> Decision | None:
     if not has_finalizer(s):
         return Decision(s.subject, note="step 1: being deleted, finalizer already removed")
     if s.children:
-        work = _cleanup(s, runners_of(s))
+        work = [_without_credentials(s, effect) for effect in _cleanup(s, runners_of(s))]
         return Decision(s.subject, effects=tuple(work), note=f"step 1: waiting for {len(s.children)} runners")
     secret = s.get(PROXY_SECRET)
     if proxy_configured(s) and secret is not None:
@@ -476,6 +476,18 @@ def _idle_releases(s: Snapshot, by_state: RunnersByState, count: int) -> list[Ef
             continue
         chosen.append(_release(s, runner))
     return chosen
+
+
+def _without_credentials(s: Snapshot, effect: Effect) -> Effect:
+    """While the set is deleted, a release whose last try found the config Secret gone becomes a plain
+    delete: nothing could unregister the runner any more, and the deletion must not wait for a Secret
+    nobody may create again (the runner says what it leaves registered)."""
+    if not isinstance(effect, effects.ReleaseRunner):
+        return effect
+    body = s.results.get(effect.key)
+    if body is None or not EffectResult.from_body(body).failed_with(outcomes.Failure.CONFIG_SECRET_MISSING):
+        return effect
+    return effects.DeleteObject(effect.target, uid=effect.uid)
 
 
 def _cleanup(s: Snapshot, by_state: RunnersByState) -> list[Effect]:

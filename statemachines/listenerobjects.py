@@ -261,6 +261,7 @@ def proxy_secret(al: JsonObject) -> effects.WriteProxySecret:
         proxy=as_mapping(spec(al).get("proxy")),
         owner=owner(al),
         metadata={"labels": _scale_set_labels(al)},
+        secrets_namespace=ars_namespace(al),
     )
 
 

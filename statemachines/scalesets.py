@@ -32,7 +32,10 @@ Contracts this relies on (the executor and the snapshot builder keep them):
   the scale set again; any other answer lets the pass go on.
 * CreateRunnerScaleSet treats "already exists" as success and answers with the existing set (as
   ``CreateObject`` does for AlreadyExists), so a create re-executed after a crash converges.
-* A DeleteRunnerScaleSet that fails with ``NotFound`` counts as done: the set is gone either way.
+* A DeleteRunnerScaleSet that fails with ``NotFound`` counts as done: the set is gone either way. One
+  that fails with ``ConfigSecretMissing`` (the Secret was deleted before the scale set) ends the attempt:
+  the id is dropped with a Warning ``ScaleSetLeftRegistered`` Event naming the set left in GitHub, so the
+  deletion finishes rather than waiting for a Secret nobody may create again.
 * The executor sets the Actions client's SystemInfo ``scale_set_id`` after a create or find (§2.1 step
   6.6); it is client state, not a decision.
 
@@ -59,6 +62,8 @@ DEFAULT_RUNNER_GROUP_ID = 1
 # The id of the scale set last found gone from the Actions service (``verify``).
 ANNOTATION_GONE = naming.ARCSM_PREFIX + "scale-set-gone"
 SCALE_SET_GONE = "ScaleSetGone"
+# A deleted scale set whose Actions scale set could not be deleted (its config Secret is gone).
+SCALE_SET_LEFT_REGISTERED = "ScaleSetLeftRegistered"
 
 
 @dataclass(frozen=True)
@@ -266,9 +271,20 @@ def delete(s: Snapshot) -> Step | None:
         return None
     call = _call(s, ActionsOp.DELETE_RUNNER_SCALE_SET, scaleSetId=scale_set_id)
     outcome = outcomes.of(s, call)
+    patch = {"metadata": {"annotations": {naming.ANNOTATION_RUNNER_SCALE_SET_ID: None}}}
+    if outcome is not None and outcome.failed_with(outcomes.Failure.CONFIG_SECRET_MISSING):
+        # Nothing in the cluster can delete it any more, and waiting would hold the deletion for good:
+        # the scale set goes, saying what it left behind and how to remove it.
+        secret = f"{s.subject.namespace}/{ars_spec(s.spec).get('githubConfigSecret') or ''}"
+        message = (
+            f"The Actions scale set {scale_set_id} stays registered in GitHub: the config Secret {secret} "
+            "is gone, so it cannot be deleted from here; delete it in GitHub's settings (Actions, runner "
+            "groups), or recreate the Secret before deleting a scale set"
+        )
+        left = _warning(s, SCALE_SET_LEFT_REGISTERED, message)
+        return Step((MergePatch(s.subject, patch), left), f"scale set {scale_set_id} left registered")
     if outcome is None or not (outcome.ok or outcome.failed_with(outcomes.Failure.NOT_FOUND)):
         return _answer(s, call).ask  # never None here: the call has not answered, or failed
-    patch = {"metadata": {"annotations": {naming.ANNOTATION_RUNNER_SCALE_SET_ID: None}}}
     return Step((MergePatch(s.subject, patch),), f"scale set {scale_set_id} deleted")
 
 

@@ -65,8 +65,10 @@ def translate(exc: sqlite3.Error, *, doing: str) -> JournalError:
     """The journal error for a SQLite exception raised while ``doing`` something (e.g. "append")."""
     code = getattr(exc, "sqlite_errorcode", 0) & 0xFF
     detail = f"{doing}: {exc}"
-    if code in (_CORRUPT, _NOTADB):
-        return JournalCorrupt(f"{detail} (the database file is damaged; restore it or import an export)")
+    if code == _CORRUPT:  # SQLite's "database disk image is malformed": said in words a user acts on
+        return JournalCorrupt(f"{doing}: SQLite cannot read some of its pages (the file is damaged)")
+    if code == _NOTADB:
+        return JournalCorrupt(f"{doing}: its first page is not a SQLite database's (the file is damaged)")
     if code in (_BUSY, _LOCKED):
         return JournalLocked(f"{detail} (another process is using the journal)")
     if code == _FULL:

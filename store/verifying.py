@@ -44,6 +44,31 @@ def _lenient_text(data: bytes) -> str:
 async def verify(path: pathlib.Path) -> Verified:
     """Check the journal at ``path``; returns what it holds, or raises ``JournalCorrupt``."""
     await journal.upgrade_if_older(path)
+    return await _verify(path)
+
+
+async def before_opening(path: pathlib.Path) -> Verified | None:
+    """What ``verify`` says of the journal at ``path``, asked before a controller opens it for writing,
+    so it never appends to a journal ``verify`` calls damaged: raises ``JournalCorrupt``. None, checking
+    nothing, when there is no journal yet (an empty or absent file) or it is of an older format (opening
+    it checks every page and record before its upgrade rewrites them). Changes nothing in the file."""
+    if not _written(path):
+        return None
+    db = await schema.connect(path, read_only=True)
+    try:
+        version = await schema.check(db, path)
+    finally:
+        await db.close()
+    if version < schema.FORMAT:
+        return None
+    return await _verify(path)
+
+
+def _written(path: pathlib.Path) -> bool:
+    return path.is_file() and path.stat().st_size > 0
+
+
+async def _verify(path: pathlib.Path) -> Verified:
     db = await schema.connect(path, read_only=True)
     db.text_factory = _lenient_text
     try:
@@ -69,7 +94,12 @@ async def _integrity(db: aiosqlite.Connection) -> None:
     async with db.execute("PRAGMA integrity_check") as cursor:
         found = [str(row[0]) for row in await cursor.fetchall()]
     if found != ["ok"]:
-        raise JournalCorrupt(f"SQLite integrity check failed: {found[0]}")
+        # SQLite lists its findings one a line, under a "*** in database main ***" heading: the first one
+        # says where, and how many there are says how bad.
+        problems = [line for text in found for line in text.splitlines() if not line.startswith("***")]
+        first = problems[0] if problems else "no detail"
+        more = f" and {len(problems) - 1} more" if len(problems) > 1 else ""
+        raise JournalCorrupt(f"SQLite found its pages damaged ({first}{more})")
 
 
 async def _records(
@@ -86,7 +116,8 @@ async def _records(
                 problems.append(exc if isinstance(exc, JournalCorrupt) else JournalCorrupt(str(exc), seq=seq))
             if seq > horizons.raw:
                 if seq != expected:
-                    problems.append(JournalCorrupt(f"seqs {expected}–{seq - 1} are missing", seq=expected))
+                    gap = f"seq {expected} is" if seq - 1 == expected else f"seqs {expected}–{seq - 1} are"
+                    problems.append(JournalCorrupt(f"{gap} missing", seq=expected))
                 expected = seq + 1
             count, first, last = count + 1, first or seq, seq
     return problems, (count, first, last)

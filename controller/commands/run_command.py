@@ -522,6 +522,7 @@ def run(
 ) -> None:
     """Run the controller: watch the scale sets, decide, journal and act, until SIGTERM or SIGINT.
 
+    An existing journal is checked first, as `arcsm journal verify` checks it, and refused when damaged.
     Every option can be set by the environment variable shown beside it; a flag wins over its variable.
     """
     # The controller's libraries are imported when it runs, not with the options above: ``arcsm run

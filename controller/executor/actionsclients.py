@@ -174,11 +174,19 @@ class ActionsClients:
             creds = scopes.parse_credentials(material.secret)
         except ScopeUnavailable as exc:
             raise ScopeUnavailable(errors.CONFIG_SECRET_INCOMPLETE, str(exc)) from exc
-        verify = _ssl_context(material.root_ca)  # checked here, so a bad PEM always reads RootCAUnavailable
+        verify = _ssl_context(
+            material.root_ca, scope
+        )  # checked here, so a bad PEM always reads RootCAInvalid
         key = (material.root_ca, material.proxy)
         shared = self._pools.get(key)
         if shared is None:
-            proxied = _transport(material.proxy, verify) if material.proxy else None
+            try:
+                proxied = _transport(material.proxy, verify) if material.proxy else None
+            except (httpx.InvalidURL, ValueError):  # what ``scopes.proxy_url_problem`` did not foresee
+                raise ScopeUnavailable(
+                    errors.INVALID_PROXY_URL,
+                    "a URL of spec.proxy cannot be used as a proxy; write it as http://<host>:<port>",
+                ) from None
             shared = self._pools[key] = _Shared(Pool(verify=verify, transport=proxied))
         client = ActionsClient(
             config_url=scope.config_url,
@@ -236,15 +244,12 @@ async def _read(scope: ActionsScope, reader: ObjectReader) -> _Material:
 # -- the proxy ---------------------------------------------------------------------------------------------
 
 
-def _ssl_context(root_ca: str) -> ssl.SSLContext:
+def _ssl_context(root_ca: str, scope: ActionsScope) -> ssl.SSLContext:
     """The context every client of ``root_ca`` shares (``actions.tls``): one trust store, not one per set."""
     try:
         return tls.context(root_ca)
     except ssl.SSLError:
-        raise ScopeUnavailable(
-            errors.ROOT_CA_UNAVAILABLE,
-            "githubServerTLS names a ConfigMap value that is not a PEM certificate",
-        ) from None
+        raise scopes.not_pem(scope) from None
 
 
 def _transport(proxy: ProxyUrls, verify: ssl.SSLContext) -> httpx.AsyncBaseTransport:

@@ -11,7 +11,12 @@
                                     (InvalidConfiguration: a vault). For the scope's own config Secret
                                     (``githubConfigSecret``) an Actions client reports the two cases a
                                     user must fix precisely: ConfigSecretMissing (no such Secret, or
-                                    none named) and ConfigSecretIncomplete (no usable credentials in it)
+                                    none named) and ConfigSecretIncomplete (no usable credentials in it);
+                                    so for ``githubServerTLS`` and ``proxy``: RootCAMissing (no such
+                                    ConfigMap, or no such key in it), RootCAInvalid (the value is not
+                                    a PEM certificate), ProxySecretMissing (no credentialSecretRef
+                                    Secret of that name) and InvalidProxyUrl (a proxy URL no client
+                                    can use)
 
 ``ScopeUnavailable`` never reuses a Kubernetes reason: a missing credentials Secret must not read as
 "NotFound" to a machine that treats NotFound as "already deleted" (DeleteRunnerScaleSet). Messages are
@@ -52,3 +57,7 @@ INVALID_CREDENTIALS = "InvalidCredentials"
 INVALID_CONFIGURATION = "InvalidConfiguration"
 CONFIG_SECRET_MISSING = "ConfigSecretMissing"
 CONFIG_SECRET_INCOMPLETE = "ConfigSecretIncomplete"
+ROOT_CA_MISSING = "RootCAMissing"
+ROOT_CA_INVALID = "RootCAInvalid"
+PROXY_SECRET_MISSING = "ProxySecretMissing"
+INVALID_PROXY_URL = "InvalidProxyUrl"

@@ -9,8 +9,9 @@ did or the error it raised. The body each is journaled as:
 (``RunnerExists``, ``RunnerNotFound``, ``JobStillRunning``) or the client's error class name
 (``ServiceUnavailable``, ``ServiceUnreachable``, ``AuthenticationFailed``, ``RunnerGroupNotFound``, ...); for
 a scope that cannot be resolved ``ConfigSecretMissing`` (the named config Secret does not exist, or none is
-named), ``ConfigSecretIncomplete`` (it holds no usable credentials), ``CredentialsUnavailable`` (it cannot be
-read now, or a proxy Secret is missing) or ``InvalidConfiguration``.
+named), ``ConfigSecretIncomplete`` (it holds no usable credentials), ``RootCAMissing`` / ``RootCAInvalid``
+(githubServerTLS's ConfigMap or key is missing, or holds no PEM), ``ProxySecretMissing``, ``InvalidProxyUrl``,
+``CredentialsUnavailable`` (a Secret cannot be read now) or ``InvalidConfiguration``.
 
 A result is journaled, so a message passes two filters before it is written: ``redaction.one_line``
 (anything shaped like a token; one line, bounded) and the exact secret values the effect handled.

@@ -9,7 +9,11 @@ Secrets the executor writes and in requests to GitHub.
     scope.tls.certificateFrom         ConfigMap key: the PEM appended to the system trust store
     proxy.http(s).credentialSecretRef Secret: username and password, the user info of the proxy URL
 
-A scope with a ``vaultConfig`` is refused (``InvalidConfiguration``): arcsm has no vault client.
+A scope with a ``vaultConfig`` is refused (``InvalidConfiguration``): arcsm has no vault client. What a
+user must fix has a class of its own, with a message naming the field: the CA's ConfigMap or key missing
+(``RootCAMissing``), a proxy credentials Secret missing (``ProxySecretMissing``), a proxy URL no client
+can use (``InvalidProxyUrl``). The proxy credentials Secrets are read in the namespace the caller names:
+the scale set's, for its own client, its runners' and its listener's proxy (as upstream reads them).
 """
 
 from __future__ import annotations
@@ -20,12 +24,15 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import quote, urlsplit, urlunsplit
 
+import httpx
+
 from actions import credentials as actions_credentials
 from actions import errors as actions_errors
 from actions.credentials import Credentials
 from controller.executor import errors
 from controller.executor.errors import KubeError, ScopeUnavailable
 from controller.executor.kubewriting import ObjectReader
+from statemachines import arsconditions
 from statemachines.effects import ActionsScope
 from statemachines.jsonvalues import JsonObject, as_mapping
 
@@ -98,9 +105,16 @@ async def root_ca(reader: ObjectReader, scope: ActionsScope) -> str:
         return ""
     name, key = str(ref.get("name") or ""), str(ref.get("key") or "")
     where = f"{scope.namespace}/{name}"
+    field = "spec.githubServerTLS.certificateFrom.configMapKeyRef"
     try:
         config_map = await reader.get("ConfigMap", scope.namespace, name)
     except KubeError as exc:
+        if exc.reason == "NotFound":
+            raise ScopeUnavailable(
+                errors.ROOT_CA_MISSING,
+                f"the ConfigMap {where} named by {field} does not exist; create it with the key {key!r} "
+                "holding the PEM root certificate of the GitHub server, or fix the name",
+            ) from exc
         raise ScopeUnavailable(
             errors.ROOT_CA_UNAVAILABLE,
             f"cannot read githubServerTLS's ConfigMap {where} ({exc.reason}): {exc}",
@@ -109,29 +123,75 @@ async def root_ca(reader: ObjectReader, scope: ActionsScope) -> str:
     pem = as_mapping(config_map.get("data")).get(key)
     if not isinstance(pem, str) or not pem.strip():
         raise ScopeUnavailable(
-            errors.ROOT_CA_UNAVAILABLE, f"the ConfigMap {where} has no key {key!r} with a PEM certificate"
+            errors.ROOT_CA_MISSING,
+            f"the ConfigMap {where} named by {field} has no key {key!r}; put the PEM root certificate of "
+            "the GitHub server under that key, or fix the key",
         )
     return pem
 
 
+def not_pem(scope: ActionsScope) -> ScopeUnavailable:
+    """The error for a ``scope.tls`` value that is not a PEM certificate."""
+    ref = as_mapping(as_mapping(as_mapping(scope.tls).get("certificateFrom")).get("configMapKeyRef"))
+    where = f"{scope.namespace}/{ref.get('name') or ''}"
+    return ScopeUnavailable(
+        errors.ROOT_CA_INVALID,
+        f"the key {str(ref.get('key') or '')!r} of the ConfigMap {where} (spec.githubServerTLS) is not a PEM "
+        "certificate; put the GitHub server's root certificate there, from -----BEGIN CERTIFICATE----- "
+        "to -----END CERTIFICATE-----",
+    )
+
+
 async def proxy_urls(reader: ObjectReader, proxy: JsonObject, namespace: str) -> ProxyUrls:
-    """The URLs of a ``proxy`` block, with the credentials its ``credentialSecretRef`` Secrets hold."""
+    """The URLs of a ``proxy`` block, with the credentials its ``credentialSecretRef`` Secrets (in
+    ``namespace``) hold."""
     if not proxy:
         return ProxyUrls()
     no_proxy = tuple(str(h) for h in proxy.get("noProxy") or () if str(h))
     return ProxyUrls(
-        http=await _proxy_url(reader, as_mapping(proxy.get("http")), namespace),
-        https=await _proxy_url(reader, as_mapping(proxy.get("https")), namespace),
+        http=await _proxy_url(reader, as_mapping(proxy.get("http")), namespace, "http"),
+        https=await _proxy_url(reader, as_mapping(proxy.get("https")), namespace, "https"),
         no_proxy=no_proxy,
     )
 
 
-async def _proxy_url(reader: ObjectReader, server: JsonObject, namespace: str) -> str:
+def proxy_url_problem(url: str) -> str:
+    """Why ``url`` cannot be a proxy's URL (``arsconditions.proxy_url_problem``, then what httpx refuses),
+    or "" when it can. Never quotes ``url``: it may hold a password."""
+    if why := arsconditions.proxy_url_problem(url):
+        return why
+    try:
+        httpx.URL(url)
+    except httpx.InvalidURL:
+        return "cannot be parsed as a URL (a character a URL cannot hold)"
+    return ""
+
+
+async def _proxy_url(reader: ObjectReader, server: JsonObject, namespace: str, scheme: str) -> str:
     url = str(server.get("url") or "")
     ref = str(server.get("credentialSecretRef") or "")
+    if url and (problem := proxy_url_problem(url)):
+        raise ScopeUnavailable(
+            errors.INVALID_PROXY_URL,
+            f"spec.proxy.{scheme}.url {problem}; write it as http://<host>:<port>",
+        )
     if not url or not ref:
         return url
-    secret = await read_secret(reader, namespace, ref, what=f"the credentials of the proxy {url}")
+    try:
+        secret = await reader.get("Secret", namespace, ref)
+    except KubeError as exc:
+        if exc.reason == "NotFound":
+            raise ScopeUnavailable(
+                errors.PROXY_SECRET_MISSING,
+                f"the Secret {namespace}/{ref} named by spec.proxy.{scheme}.credentialSecretRef does not "
+                "exist; create it with the keys username and password, in the scale set's namespace",
+            ) from exc
+        raise ScopeUnavailable(
+            errors.CREDENTIALS_UNAVAILABLE,
+            f"cannot read the credentials of the proxy {url}, the Secret {namespace}/{ref} ({exc.reason}): "
+            f"{exc}",
+            retry_after=exc.retry_after,
+        ) from exc
     data = as_mapping(secret.get("data"))
     username = _decode(data.get(PROXY_USERNAME), f"{namespace}/{ref}", PROXY_USERNAME)
     password = _decode(data.get(PROXY_PASSWORD), f"{namespace}/{ref}", PROXY_PASSWORD)

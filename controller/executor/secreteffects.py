@@ -131,7 +131,8 @@ async def create_listener_config_secret(effect: CreateListenerConfigSecret, ctx:
 
 
 async def write_proxy_secret(effect: WriteProxySecret, ctx: Context) -> EffectResult:
-    urls = await scopes.proxy_urls(ctx.kube, effect.proxy, effect.target.namespace)
+    namespace = effect.secrets_namespace or effect.target.namespace
+    urls = await scopes.proxy_urls(ctx.kube, effect.proxy, namespace)
     data = urls.as_secret_data()
     values = [urls.http, urls.https]
     live = await _get_or_none(ctx, effect.target)

@@ -44,7 +44,7 @@ from controller.loop.settings import ControllerSettings
 from controller.loop.timing import Timers
 from kube.clients import api_client
 from statemachines.effects import ObjectRef
-from store import records
+from store import records, verifying
 from store.clocks import SystemClock
 from store.journal import Journal
 from watchers import slimming
@@ -71,8 +71,14 @@ async def run(
     """
     configuration = await _configuration(settings)
     async with _stop_signal(stop) as stopping:
-        # The journal first: one it refuses is said at once, before the cluster is asked anything.
+        # The journal first: one it refuses is said at once, before the cluster is asked anything; and
+        # nothing is appended to one `arcsm journal verify` calls damaged.
+        verified = await verifying.before_opening(settings.journal_path)
         journal = await Journal.open(settings.journal_path, settings=settings.journal)
+        if verified is not None:
+            log.info(
+                "journal %s verified: %s", settings.journal_path, verified.summary().removeprefix("journal ")
+            )
         try:
             # A request to the cluster: only once SIGTERM is handled (it stops the run, never kills it).
             settings = await _with_served_schemas(settings, configuration)

@@ -271,3 +271,75 @@ def test_run_leaves_a_journal_it_refuses_as_it_was(journal: Path, tmp_path: Path
     one_line(err, "run", wanted, "was left as it was")
     assert digest(journal) == before
     assert not journal.with_name("journal.db-wal").exists()
+
+
+def flip_bit(path: Path, at: int) -> None:
+    with path.open("r+b") as file:
+        file.seek(at)
+        byte = file.read(1)[0]
+        file.seek(at)
+        file.write(bytes([byte ^ 0x10]))
+
+
+def index_page(path: Path) -> int:
+    """The file offset of a leaf page of the journal's index by record type."""
+    with sqlite3.connect(path) as db:
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+        [pageno] = db.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'records_by_type' AND pagetype = 'leaf' LIMIT 1"
+        ).fetchone()
+    db.close()
+    return int((pageno - 1) * size)
+
+
+async def write_journal_with_a_snapshot(path: Path) -> None:
+    async with await Journal.open(path) as journal:
+        for i in range(300):
+            obj = {
+                "metadata": {"name": f"r-{i}", "namespace": "arc", "uid": f"u-{i}", "resourceVersion": str(i)}
+            }
+            await journal.append([records.observed("ADDED", "EphemeralRunner", obj)])
+            if i == 200:
+                await journal.snapshot()
+
+
+RAW_SQLITE = ("malformed", "***", "sqlite3", "Traceback")
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "missing-seq",  # a record deleted from the middle
+        "edited-row-below-the-snapshot",  # a record the start does not replay from
+        "bit-flip-in-the-header",  # SQLite cannot even read its schema
+        "bit-flip-in-an-index",  # only SQLite's integrity check sees it
+    ],
+)
+def test_run_refuses_what_verify_calls_damaged_in_one_clear_line(tmp_path: Path, damage: str) -> None:
+    """``arcsm run`` starts on a journal only when ``arcsm journal verify`` passes it; either command says
+    what is damaged in one line, in words rather than SQLite's, and leaves the file as it was."""
+    journal = tmp_path / "journal.db"
+    asyncio.run(write_journal_with_a_snapshot(journal))
+    with sqlite3.connect(journal) as db:
+        db.execute("PRAGMA journal_mode = DELETE")  # one file, so its hash is the whole journal
+        if damage == "missing-seq":
+            db.execute("DELETE FROM records WHERE seq = 250")
+        elif damage == "edited-row-below-the-snapshot":
+            db.execute("UPDATE records SET body = replace(body, 'r-3', 'r-8') WHERE seq = 4")
+    db.close()
+    if damage == "bit-flip-in-the-header":
+        flip_bit(journal, 100)
+    elif damage == "bit-flip-in-an-index":
+        flip_bit(journal, index_page(journal) + 9)  # the first cell's offset
+    before = digest(journal)
+    code, err = arcsm("journal", "verify", "--journal", str(journal))
+    assert code == 1
+    one_line(err, "journal verify", "damaged")
+    assert not [raw for raw in RAW_SQLITE if raw in err], err
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(KUBECONFIG)
+    code, err = arcsm("run", "--journal", str(journal), "--kubeconfig", str(kubeconfig), "--no-leader-elect")
+    assert code == 1
+    one_line(err, "run", "is damaged", "was left as it was", "arcsm journal verify")
+    assert not [raw for raw in RAW_SQLITE if raw in err], err
+    assert digest(journal) == before

@@ -247,3 +247,33 @@ async def test_a_stream_reader_that_stops_reading_is_dropped_after_the_write_tim
     assert re.match(
         r"1 more like this in the last \d+ s: the HTTP API dropped a client", dropped[1].getMessage()
     )
+
+
+async def send_whole(server: ApiServer, request: bytes) -> bytes:
+    """Send ``request`` to the end (as a client does before it reads), then read the answer."""
+    reader, writer = await connect(server)
+    try:
+        writer.write(request)
+        await asyncio.wait_for(writer.drain(), timeout=DEADLINE)
+        return await answer(reader)
+    finally:
+        writer.close()
+
+
+async def test_a_request_line_too_long_is_answered_414_not_reset(server: ApiServer) -> None:
+    refused = await send_whole(
+        server, b"GET /api/v1/journal?x=" + b"a" * (1 << 20) + b" HTTP/1.1\r\nHost: a\r\n\r\n"
+    )
+    assert refused.startswith(b"HTTP/1.1 414 "), refused[:200]
+    detail = json.loads(refused.split(b"\r\n\r\n", 1)[1])["detail"]
+    assert "URL" in detail and "\n" not in detail and "aaaa" not in detail
+
+
+async def test_request_headers_too_large_are_answered_431_not_reset(server: ApiServer) -> None:
+    big = b"X-Big: " + b"b" * (200 << 10) + b"\r\n"
+    refused = await send_whole(server, b"GET /healthz HTTP/1.1\r\nHost: a\r\n" + big + b"\r\n")
+    assert refused.startswith(b"HTTP/1.1 431 "), refused[:200]
+    detail = json.loads(refused.split(b"\r\n\r\n", 1)[1])["detail"]
+    assert "header" in detail and "\n" not in detail and "bbbb" not in detail
+    # The server goes on answering.
+    assert (await send_whole(server, HEALTHZ)).startswith(b"HTTP/1.1 200")

@@ -19,7 +19,9 @@ Adding a bad input is adding a ``Case`` to ``CASES``.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import itertools
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
@@ -28,6 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from kubernetes_asyncio import client
 
 from actions.client import ClientSettings
@@ -88,6 +94,15 @@ AZURE_KEY_VAULT = {
 GOOD_TEMPLATE = {
     "spec": {"restartPolicy": "Never", "containers": [{"name": "runner", "image": harness.RUNNER_IMAGE}]}
 }
+# A pod template whose container is not called "runner": no runner would ever register from it.
+NO_RUNNER_TEMPLATE = {
+    "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": harness.RUNNER_IMAGE}]}
+}
+BAD_CA = "bad-ca"
+CA_KEY = "ca.crt"
+SERVER_TLS = {"certificateFrom": {"configMapKeyRef": {"name": BAD_CA, "key": CA_KEY}}}
+PROXY_SECRET = "proxy-auth"
+PROXY_AUTH = {"username": "squid", "password": "proxyPassw0rdNeverShown"}
 # Not a label key (a space): the scale set takes it, an object built from it is refused.
 BAD_LABELS = {"labels": {"not a key": "x"}}
 FIXED_LABELS = {"labels": {"not a key": None, "team": "x"}}  # a merge patch: the bad key removed
@@ -192,6 +207,59 @@ def secret_holding(data: dict[str, str]) -> Step:
 
 async def the_good_url(world: World, kube: Kube) -> None:
     await patch_spec({"githubConfigUrl": world.github_url + "/org"})(world, kube)
+
+
+def self_signed_ca() -> str:
+    """A PEM root CA of its own (the fake GitHub is plain HTTP: the trust store only has to accept it)."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "arcsm test CA")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(days=1))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    return cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+def config_map_holding(data: dict[str, str]) -> Step:
+    """Create the ConfigMap ``BAD_CA`` holding ``data``, or replace what it holds."""
+
+    async def write(world: World, kube: Kube) -> None:
+        core = client.CoreV1Api(kube)
+        body = {"metadata": {"name": BAD_CA, "namespace": NS}, "data": data}
+        existing = [c for c in (await core.list_namespaced_config_map(NS)).items if c.metadata.name == BAD_CA]
+        if existing:
+            await core.replace_namespaced_config_map(BAD_CA, NS, body)
+        else:
+            await core.create_namespaced_config_map(NS, body)
+
+    return write
+
+
+async def a_root_ca(world: World, kube: Kube) -> None:
+    await config_map_holding({CA_KEY: self_signed_ca()})(world, kube)
+
+
+def proxied(world: World, url: str, **server: str) -> dict[str, Any]:
+    """A ``proxy`` block whose proxy the fake GitHub's host bypasses (``noProxy``), so only reading the
+    block is tried, not the proxy."""
+    host = world.github_url.split("://", 1)[1].rsplit(":", 1)[0]
+    return {"https": {"url": url, **server}, "http": {"url": url, **server}, "noProxy": [host]}
+
+
+async def the_proxy_credentials(world: World, kube: Kube) -> None:
+    await write_secret(kube, PROXY_AUTH, name=PROXY_SECRET)
+
+
+async def a_good_proxy_url(world: World, kube: Kube) -> None:
+    await patch_spec({"proxy": proxied(world, "http://proxy.internal:3128")})(world, kube)
 
 
 async def the_runner_group_created(world: World, kube: Kube) -> None:
@@ -304,6 +372,46 @@ CASES = [
         condition=conditions.READY,
         absent=no_runner,
         refused="EphemeralRunner",
+    ),
+    Case(
+        "server-tls-configmap-missing",
+        lambda w: {"githubServerTLS": SERVER_TLS},
+        "RootCAMissing",
+        a_root_ca,
+    ),
+    Case(
+        "server-tls-key-missing",
+        lambda w: {"githubServerTLS": SERVER_TLS},
+        "RootCAMissing",
+        a_root_ca,
+        setup=config_map_holding({"other.crt": "x"}),
+    ),
+    Case(
+        "server-tls-value-not-pem",
+        lambda w: {"githubServerTLS": SERVER_TLS},
+        "RootCAInvalid",
+        a_root_ca,
+        setup=config_map_holding({CA_KEY: "not a certificate"}),
+    ),
+    Case(
+        # Found in the scale set's namespace, by the scale set and by its listener alike (upstream's
+        # listener reads it there too).
+        "proxy-credential-secret-missing",
+        lambda w: {"proxy": proxied(w, "http://proxy.internal:3128", credentialSecretRef=PROXY_SECRET)},
+        "ProxySecretMissing",
+        the_proxy_credentials,
+    ),
+    Case(
+        "unparsable-proxy-url",
+        lambda w: {"proxy": proxied(w, "http://proxy.internal:port")},
+        "InvalidProxyUrl",
+        a_good_proxy_url,
+    ),
+    Case(
+        "pod-template-without-a-runner-container",
+        lambda w: {"minRunners": 1, "template": NO_RUNNER_TEMPLATE},
+        "RunnerContainerMissing",
+        patch_spec({"template": GOOD_TEMPLATE}),
     ),
 ]
 
@@ -421,7 +529,9 @@ async def test_bad_input_is_reported_and_recovers_beside_a_good_scale_set(
         assert found is not None and found["message"] and "\n" not in found["message"]
         assert PAT not in found["message"] and REJECTED_PAT not in found["message"]
         assert error_lines(caplog, case.reason), f"no error-level log line says {case.reason}"
-        assert not [r for r in caplog.records if PAT in r.getMessage() or REJECTED_PAT in r.getMessage()]
+        secrets = (PAT, REJECTED_PAT, PROXY_AUTH["password"])
+        assert not [r for r in caplog.records if any(secret in r.getMessage() for secret in secrets)]
+        assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
         await case.absent(world, kube)
         if case.refused:
             assert_refusal_told(case, found["message"], caplog)
@@ -440,6 +550,8 @@ async def test_bad_input_is_reported_and_recovers_beside_a_good_scale_set(
         assert await harness.phase(kube, GOOD) == "Running"
         # One Event for the problem, however many times it was retried.
         assert await events_journaled(controller.journal, case.reason) == 1
+        journaled = json.dumps([r.body for r in await harness.journaled(controller.journal)], default=str)
+        assert not [secret for secret in secrets if secret in journaled], "a secret was journaled"
 
 
 async def test_a_scale_set_deleted_while_its_config_url_is_refused_leaves_nothing_registered(
@@ -462,3 +574,44 @@ async def test_a_scale_set_deleted_while_its_config_url_is_refused_leaves_nothin
         await eventually(gone, timeout=TIMEOUT, what="the refused scale set deleted")
         assert world.github.scale_set(BAD) is None
         assert not world.github.calls_to("POST", "runnerscalesets")
+
+
+async def test_a_scale_set_whose_config_secret_is_gone_is_still_deleted_and_says_what_it_left(
+    world: World, kube: Kube, tmp_path: Path
+) -> None:
+    """Deleting a scale set after its config Secret went: nothing can unregister it from GitHub any more,
+    so the deletion finishes anyway (its runner and listener go too) and a Warning Event names the scale
+    set left registered and how to remove it, rather than a deletion that hangs saying nothing."""
+    async with Controller(world, tmp_path):
+        await write_secret(kube, {"github_token": PAT})
+        await harness.create(
+            kube, harness.scale_set_body(world, BAD, githubConfigSecret=BAD_SECRET, minRunners=1)
+        )
+
+        async def running() -> bool:
+            return await harness.phase(kube, BAD) == "Running" and bool(await runner_pods(kube))
+
+        await eventually(running, timeout=TIMEOUT, what="the scale set Running with its runner")
+        scale_set = world.github.scale_set(BAD)
+        assert scale_set is not None
+        await client.CoreV1Api(kube).delete_namespaced_secret(BAD_SECRET, NS)
+        await harness.delete(kube, "AutoscalingRunnerSet", BAD)
+
+        async def gone() -> bool:
+            leftovers = [
+                *[
+                    r
+                    for r in await harness.items(kube, "EphemeralRunner")
+                    if r["metadata"]["name"].startswith(BAD)
+                ],
+                *[name for name in await listeners_of(kube) if name == BAD],
+            ]
+            return await harness.get(kube, "AutoscalingRunnerSet", BAD) is None and leftovers == []
+
+        await eventually(gone, timeout=TIMEOUT, what="the scale set, its runner and its listener deleted")
+        assert "ScaleSetLeftRegistered" in await warning_reasons(kube)
+        events = await client.CoreV1Api(kube).list_namespaced_event(
+            NS, field_selector=f"involvedObject.name={BAD}"
+        )
+        [message] = [e.message for e in events.items if e.reason == "ScaleSetLeftRegistered"]
+        assert str(scale_set.id) in message and BAD_SECRET in message, message

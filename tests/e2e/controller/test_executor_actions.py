@@ -351,7 +351,8 @@ async def test_a_missing_tls_config_map_is_reported(executor: JournaledBodies, c
     result = await executor.execute(
         call(config_url, ActionsOp.GET_RUNNER_BY_NAME, at=scope(config_url, tls=tls), name="r")
     )
-    assert result["ok"] is False and result["error"] == "RootCAUnavailable"
+    assert result["ok"] is False and result["error"] == "RootCAMissing"
+    assert "spec.githubServerTLS" in result["message"]
 
 
 async def test_a_tls_config_map_without_a_certificate_is_reported(
@@ -363,4 +364,5 @@ async def test_a_tls_config_map_without_a_certificate_is_reported(
     result = await executor.execute(
         call(config_url, ActionsOp.GET_RUNNER_BY_NAME, at=scope(config_url, tls=tls), name="r")
     )
-    assert result["ok"] is False and result["error"] == "RootCAUnavailable"
+    assert result["ok"] is False and result["error"] == "RootCAInvalid"
+    assert "not a PEM certificate" in result["message"]

@@ -1,5 +1,5 @@
 """The executor's answers about a scope's config Secret: the two errors a user must fix have their own
-classes (ConfigSecretMissing, ConfigSecretIncomplete), an unreadable proxy Secret keeps the general one,
+classes (ConfigSecretMissing, ConfigSecretIncomplete), a missing proxy Secret its own,
 a Secret that goes missing or bad drops the cached Actions client with its credentials, and the clients
 of many Secrets share one trust store and one connection pool."""
 
@@ -56,12 +56,12 @@ async def test_a_config_secret_without_usable_credentials_is_config_secret_incom
     assert "github_app_installation_id" in result["message"] and "not shown" not in result["message"]
 
 
-async def test_a_missing_proxy_credentials_secret_keeps_the_general_class(
+async def test_a_missing_proxy_credentials_secret_has_its_own_class_not_the_config_secrets(
     executor: JournaledBodies, config_url: str
 ) -> None:
     proxy = {"http": {"url": "http://proxy.internal:3128", "credentialSecretRef": "no-proxy-auth"}}
     result = await executor.execute(lookup(config_url, proxy=proxy))
-    assert (result["ok"], result["error"]) == (False, "CredentialsUnavailable")
+    assert (result["ok"], result["error"]) == (False, "ProxySecretMissing")
 
 
 async def test_a_config_secret_gone_bad_drops_the_cached_client(

@@ -357,7 +357,7 @@ async def test_the_proxy_secret_is_written_only_when_it_differs(
 
 async def test_a_missing_proxy_credentials_secret_is_reported(executor: JournaledBodies) -> None:
     result = await executor.execute(proxy_effect())
-    assert result["ok"] is False and result["error"] == "CredentialsUnavailable"
+    assert result["ok"] is False and result["error"] == "ProxySecretMissing"
     assert f"{NS}/proxy-auth" in result["message"]
 
 

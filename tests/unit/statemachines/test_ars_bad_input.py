@@ -58,6 +58,15 @@ SPEC_PROBLEMS = [
     pytest.param({"githubConfigUrl": "https://github.com/örg"}, "InvalidConfigUrl", id="url-unicode"),
     pytest.param({"githubConfigUrl": "https://github.com/%C3%B6rg"}, "InvalidConfigUrl", id="url-escaped"),
     pytest.param({"vaultConfig": {"type": "azure_key_vault"}}, "VaultNotSupported", id="vault"),
+    pytest.param({"proxy": {"https": {"url": "http://proxy:port"}}}, "InvalidProxyUrl", id="proxy-port"),
+    pytest.param(
+        {"proxy": {"http": {"url": "proxy.internal:3128"}}}, "InvalidProxyUrl", id="proxy-no-scheme"
+    ),
+    pytest.param(
+        {"template": {"spec": {"containers": [{"name": "main", "image": "x"}]}}},
+        "RunnerContainerMissing",
+        id="no-runner-container",
+    ),
 ]
 
 
@@ -157,6 +166,10 @@ CALL_PROBLEMS = [
     pytest.param("AuthenticationFailed", "CredentialsRejected", id="credentials-rejected"),
     pytest.param("InvalidConfigUrl", "InvalidConfigUrl", id="url-refused-by-the-client"),
     pytest.param("ServiceUnreachable", "ConfigUrlUnreachable", id="url-not-answering"),
+    pytest.param("RootCAMissing", "RootCAMissing", id="root-ca-missing"),
+    pytest.param("RootCAInvalid", "RootCAInvalid", id="root-ca-not-pem"),
+    pytest.param("ProxySecretMissing", "ProxySecretMissing", id="proxy-secret-missing"),
+    pytest.param("InvalidProxyUrl", "InvalidProxyUrl", id="proxy-url-refused-by-the-client"),
 ]
 
 
@@ -240,14 +253,28 @@ def test_an_outage_is_no_configuration_problem() -> None:
 def test_a_deleting_scale_set_warns_at_every_attempt_and_writes_no_condition() -> None:
     world = running_world()
     world.ars["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    world.actions.failing[ActionsOp.DELETE_RUNNER_SCALE_SET] = "ConfigSecretMissing"
+    world.actions.failing[ActionsOp.DELETE_RUNNER_SCALE_SET] = "AuthenticationFailed"
     for _ in range(5):
         world.step()
-    assert warnings(world) == ["ConfigSecretMissing", "ConfigSecretMissing"]
+    assert warnings(world) == ["CredentialsRejected", "CredentialsRejected"]
     assert configuration(world)["reason"] == "Valid"  # type: ignore[index]
     world.actions.failing.clear()
     world.settle()
     assert world.get(desired.KIND_ARS, "default", "arc") is None
+
+
+def test_a_deleting_scale_set_whose_config_secret_is_gone_finishes_and_says_what_it_left() -> None:
+    world = running_world()
+    scale_set_id = desired.scale_set_id(world.ars)
+    world.ars["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    world.actions.failing[ActionsOp.DELETE_RUNNER_SCALE_SET] = "ConfigSecretMissing"
+    world.settle()
+    assert world.get(desired.KIND_ARS, "default", "arc") is None
+    left = [e for e in world.effects_of(EmitEvent) if e.reason == "ScaleSetLeftRegistered"]
+    assert [e.type for e in left] == ["Warning"]
+    assert f"scale set {scale_set_id} stays registered" in left[0].message
+    assert "default/creds" in left[0].message and "\n" not in left[0].message
+    assert world.actions.ops().count(ActionsOp.DELETE_RUNNER_SCALE_SET) == 1  # asked once, not for ever
 
 
 def refused_by_the_runner_set(world: World, generation: int | None = None) -> None:

@@ -544,7 +544,7 @@ def test_every_effect_survives_the_journal_form() -> None:
     # travels in every call's scope.
     vault = {"azureKeyVault": {"url": "https://kv.example"}}
     world = World()
-    world.add(new_ars(runnerGroup="blue", vaultConfig=vault, proxy={"https": {"url": "p"}}))
+    world.add(new_ars(runnerGroup="blue", vaultConfig=vault, proxy={"https": {"url": "http://proxy:3128"}}))
     world.settle()
     emitted = [e for d in world.decisions for e in d.effects]
     calls = [e for e in emitted if isinstance(e, ActionsCall)]

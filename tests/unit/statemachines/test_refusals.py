@@ -6,12 +6,21 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
 from statemachines import arsconditions, conditions, pods, refusals
 from statemachines import autoscalinglisteners as AL
 from statemachines import ephemeralrunnersets as ERS
-from statemachines.effects import CreateObject, EmitEvent, MergePatch, ObjectRef, RequeueAfter
+from statemachines.effects import (
+    CreateObject,
+    EmitEvent,
+    MergePatch,
+    ObjectRef,
+    RequeueAfter,
+    WriteProxySecret,
+)
 from statemachines.snapshots import Snapshot
-from tests.unit.statemachines import arsworld, ersworld
+from tests.unit.statemachines import arsworld, ersworld, listenerworld
 from tests.unit.statemachines.listenerworld import AL_NAME, AL_NS, ARS_NS, ListenerWorld
 
 ROLE = ObjectRef("Role", ARS_NS, AL_NAME)
@@ -240,3 +249,48 @@ def test_a_refused_runner_set_update_is_reported_and_asked_again_after_a_spec_ed
     )
     again = world.step()
     assert [e for e in again.effects if isinstance(e, MergePatch) and e.target == arsworld.ERS_REF]
+
+
+# -- a listener object that cannot be built ------------------------------------------------------------------
+
+
+def test_the_listener_proxy_secret_reads_its_credentials_in_the_scale_set_namespace() -> None:
+    world = ListenerWorld.with_listener(listenerworld.make_listener(proxy=True))
+    passes = world.settle()
+    [written] = [e for d in passes for e in d.effects if isinstance(e, WriteProxySecret)]
+    assert written.target.namespace == AL_NS and written.secrets_namespace == ARS_NS
+
+
+def test_a_proxy_secret_that_cannot_be_written_makes_the_listener_not_ready_once() -> None:
+    world = ListenerWorld.with_listener(listenerworld.make_listener(proxy=True))
+    for _ in range(10):
+        decision = world.step()
+        if (written := [e for e in decision.effects if isinstance(e, WriteProxySecret)]) != []:
+            break
+    del world.objects[("Secret", AL_NS, written[0].target.name)]
+    missing = f"the Secret {ARS_NS}/proxy-creds named by spec.proxy.https.credentialSecretRef does not exist"
+    world.results[written[0].key] = {"ok": False, "error": "ProxySecretMissing", "message": missing}
+    failed = world.step()
+    ready = ready_of(world)
+    assert (ready["status"], ready["reason"]) == ("False", AL.PROXY_SECRET_FAILED)
+    assert missing in ready["message"] and "\n" not in ready["message"]
+    assert [e.reason for e in failed.effects if isinstance(e, EmitEvent)] == [AL.PROXY_SECRET_FAILED]
+    assert [e.seconds for e in failed.effects if isinstance(e, RequeueAfter)] == [AL.RETRY_SECONDS]
+    again = world.step()
+    assert not [e for e in again.effects if isinstance(e, EmitEvent)]  # said once
+
+
+@pytest.mark.parametrize("reason", AL.NOT_BUILT_REASONS)
+def test_a_scale_set_is_never_ready_while_its_listener_cannot_be_built(reason: str) -> None:
+    world = arsworld.running_world()
+    listener = world.listener
+    assert listener is not None
+    message = f"building the listener failed ({reason})"
+    listener["status"] = {
+        "conditions": [{"type": "Ready", "status": "False", "reason": reason, "message": message}]
+    }
+    world.step()
+    ready = ars_ready(world)
+    assert (ready["status"], ready["reason"]) == ("False", reason)
+    assert ready["message"].endswith(message)
+    assert warnings(world) == [reason]
