@@ -54,8 +54,9 @@ class NodeApi(Protocol):
 
     async def objects(self, pod: Obj) -> Objects:
         """What ``pod``'s containers and volumes read, as it is now: the Secrets, ConfigMaps and
-        PersistentVolumeClaims it names in its namespace, and ``default/kubernetes``'s Endpoints (where
-        the API server is reached). A missing object is simply not there."""
+        PersistentVolumeClaims it names in its namespace, the PersistentVolumes those claims are bound
+        to, and ``default/kubernetes``'s Endpoints (where the API server is reached). A missing object is
+        simply not there."""
         ...
 
     async def write_pod_status(self, pod: Obj, status: dict[str, Any]) -> Obj:

@@ -24,8 +24,10 @@ containers are real processes (``runtimes.StagedRuntime.host_volumes``).
 ``FailedMount`` message (``MountVolume.SetUp failed for volume "x" : secret "y" not found``).
 
 The claim seam: ``ClaimPath`` is ``(namespace, claim name) -> Path | None``; a world without a
-provisioner uses ``fallback_claims``: a directory per claim under the state directory
-(``claims/NS/NAME``), once the PersistentVolumeClaim object exists.
+provisioner uses ``fallback_claims``: a claim bound to a PersistentVolume with a ``hostPath`` or
+``local`` source (a static volume, as a cluster without a provisioner has) is that path, as a kubelet
+mounts it (``hostPath`` of type ``DirectoryOrCreate`` made if missing); any other existing claim is a
+directory of its own under the state directory (``claims/NS/NAME``).
 
 Known limits: other volume types (csi, nfs, image, …) fail the setup; no ``fsGroup`` or
 ownership changes; ``emptyDir.sizeLimit`` is not enforced.
@@ -83,12 +85,30 @@ class VolumeError(Exception):
         self.volume = volume
 
 
+def volume_path(volume: Obj | None) -> Path | None:
+    """The host path of a PersistentVolume's ``hostPath`` or ``local`` source (None for other sources)."""
+    spec = (volume or {}).get("spec") or {}
+    source = spec.get("hostPath") or spec.get("local") or {}
+    if not source.get("path"):
+        return None
+    path = Path(str(source["path"]))
+    if source.get("type") == "DirectoryOrCreate":
+        path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
 def fallback_claims(store: Objects, root: Callable[[], Path]) -> ClaimPath:
-    """A directory per claim under ``root()/claims``, once its PersistentVolumeClaim exists."""
+    """The path of the host volume a claim is bound to, else a directory per claim under
+    ``root()/claims``, once its PersistentVolumeClaim exists."""
 
     def claim_path(namespace: str, name: str) -> Path | None:
-        if store.get(("", "persistentvolumeclaims", namespace, name)) is None:
+        claim = store.get(("", "persistentvolumeclaims", namespace, name))
+        if claim is None:
             return None
+        bound = str((claim.get("spec") or {}).get("volumeName") or "")
+        found = volume_path(store.get(("", "persistentvolumes", "", bound))) if bound else None
+        if found is not None:
+            return found
         path = root() / "claims" / namespace / name
         path.mkdir(parents=True, exist_ok=True)
         return path

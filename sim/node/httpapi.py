@@ -4,7 +4,8 @@
 ``system:node:NAME`` by a client certificate on a real control plane), and asks only what the Node
 authorizer allows a kubelet: its own Node and Lease, the pods bound to it (listed and watched with
 ``fieldSelector=spec.nodeName=NODE``) and their ``pods/status``, the Secrets, ConfigMaps and
-PersistentVolumeClaims those pods name, Events, and tokens of their service accounts bound to them.
+PersistentVolumeClaims those pods name and the PersistentVolumes those claims are bound to, Events, and
+tokens of their service accounts bound to them.
 
 The pods the watch delivers are kept (``pod``), and a status write's answer replaces the one kept unless
 the watch has delivered a newer one, so a pod worker reads its pod between two writes without a request.
@@ -123,15 +124,26 @@ class HttpNodeApi:
         namespace = _key(pod)[0]
         found: dict[ObjectKey, Obj] = {}
         for plural, name in sorted(nodeapi.referenced(pod)):
-            try:
-                found[("", plural, namespace, name)] = await self.api.get(
-                    f"/api/v1/namespaces/{namespace}/{plural}/{name}"
-                )
-            except ApiError as exc:  # not there, or not yet known to the Node authorizer's graph
-                if exc.status not in (403, 404):
-                    raise errors.ApiError(exc.status, exc.reason, str(exc)) from None
+            obj = await self._read(f"/api/v1/namespaces/{namespace}/{plural}/{name}")
+            if obj is not None:
+                found[("", plural, namespace, name)] = obj
+            # The volume a claim is bound to, where the claim is mounted from (the Node authorizer's graph
+            # lets a node read it through its pod and the claim).
+            volume = str(((obj or {}).get("spec") or {}).get("volumeName") or "")
+            if plural == "persistentvolumeclaims" and volume:
+                bound = await self._read(f"/api/v1/persistentvolumes/{volume}")
+                if bound is not None:
+                    found[("", "persistentvolumes", "", volume)] = bound
         found[("", "endpoints", "default", "kubernetes")] = self._api_endpoints()
         return found
+
+    async def _read(self, path: str) -> Obj | None:
+        try:
+            return await self.api.get(path)
+        except ApiError as exc:  # not there, or not yet known to the Node authorizer's graph
+            if exc.status not in (403, 404):
+                raise errors.ApiError(exc.status, exc.reason, str(exc)) from None
+            return None
 
     def _api_endpoints(self) -> Obj:
         url = urlsplit(self.api.url)

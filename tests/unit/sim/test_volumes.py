@@ -158,6 +158,39 @@ async def test_a_claim_is_a_directory_of_the_state_once_the_claim_exists(
     assert mounted.read_only
 
 
+async def test_a_claim_bound_to_a_host_volume_is_that_volumes_path(api: ApiServer, tmp_path: Path) -> None:
+    """A cluster without a provisioner binds claims to volumes made beforehand: the kubelet mounts the
+    volume's ``hostPath`` (made when its type says DirectoryOrCreate), not a directory of its own."""
+    host = tmp_path / "static" / "journal"
+    volume = {
+        "metadata": {"name": "static"},
+        "spec": {
+            "capacity": {"storage": "1Gi"},
+            "accessModes": ["ReadWriteOnce"],
+            "hostPath": {"path": str(host), "type": "DirectoryOrCreate"},
+        },
+    }
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": "1Gi"}},
+            "volumeName": "static",
+        },
+    }
+    for plural, namespace, body in (
+        ("persistentvolumes", "", volume),
+        ("persistentvolumeclaims", "team", claim),
+    ):
+        kind = api.registry.get("", "v1", plural)
+        assert kind is not None
+        api.create(kind, namespace, body)
+    pv = pod_volumes(api, tmp_path, [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}])
+    mounted = (await pv.setup())["d"]
+    assert mounted.path == host and host.is_dir()
+    assert not (tmp_path / "state" / "claims").exists()
+
+
 async def test_the_projected_token_is_renewed_at_80_percent_of_its_life(
     api: ApiServer, clock: Clock, tmp_path: Path
 ) -> None:
