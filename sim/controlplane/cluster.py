@@ -9,8 +9,9 @@ order a cluster needs them::
 
 1. etcd, a throwaway member (``--unsafe-no-fsync``), ready when ``/health`` says so;
 2. kube-apiserver with secure serving only, its own CA (``sim.controlplane.pki``), client-certificate
-   authentication, RBAC, the default admission plugins and service-account tokens signed with a key of
-   the test world; ready when ``/readyz`` answers ``ok``;
+   authentication, RBAC, the default admission plugins, service-account tokens signed with a key of
+   the test world and an audit log at the Metadata level (``audit_log``, read by
+   ``sim.controlplane.auditing``); ready when ``/readyz`` answers ``ok``;
 3. the CRDs given, installed and Established, and the namespaces given, before
 4. kube-controller-manager (every default controller, among them the garbage collector, namespace,
    Deployment/ReplicaSet/StatefulSet, ServiceAccount and token controllers) and kube-scheduler, each
@@ -44,7 +45,7 @@ from typing import Any
 import aiohttp
 import yaml
 
-from sim.controlplane import pki
+from sim.controlplane import auditing, pki
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 120.0  # per component; a busy 2-core machine takes tens of seconds for kube-apiserver
@@ -158,6 +159,16 @@ class ControlPlane:
     @property
     def log_dir(self) -> Path:
         return self.state_dir / "logs"
+
+    @property
+    def audit_log(self) -> Path:
+        """kube-apiserver's audit log (``sim.controlplane.auditing``): one JSON line a request."""
+        return self.log_dir / "audit.log"
+
+    def _audit_policy(self) -> Path:
+        path = self.state_dir / "audit-policy.yaml"
+        path.write_text(auditing.POLICY)
+        return path
 
     @property
     def keys(self) -> pki.Files:
@@ -350,6 +361,9 @@ class ControlPlane:
             f"--kubelet-client-key={files.client(pki.KUBELET_CLIENT)[1]}",
             "--profiling=false",
             f"--cert-dir={self.state_dir / 'apiserver-certs'}",
+            # Who asked what and its answer, one line a request (sim.controlplane.auditing).
+            f"--audit-policy-file={self._audit_policy()}",
+            f"--audit-log-path={self.audit_log}",
         )
         await self._wait_ready(apiserver, f"{self.url}/readyz", client=pki.ADMIN)
 

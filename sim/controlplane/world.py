@@ -4,7 +4,7 @@ GitHub.
 ``RealWorld`` is to ``sim.controlplane.cluster.ControlPlane`` what ``sim.world.World`` is to the emulated
 API server, and offers what tests and ``arcsm sim --control-plane real`` use of a world under the same
 names (``url``, ``https_url``, ``ca_file``, ``configuration()``, ``kubeconfig()``, ``write_kubeconfig()``,
-``github``, ``github_url``)::
+``github``, ``github_url``, and ``requests``, read from kube-apiserver's audit log)::
 
     async with RealWorld(github=True) as world:
         world.write_kubeconfig(path)
@@ -35,8 +35,9 @@ from types import TracebackType
 from typing import Any
 
 from sim import containers, kubeletserver
-from sim.controlplane import build, pki
+from sim.controlplane import auditing, build, pki
 from sim.controlplane.cluster import ControlPlane
+from sim.faults import LoggedRequest
 from sim.github.fake import GitHubFake
 from sim.kubelet import Kubelet
 from sim.kubeletserver import KubeletServer
@@ -211,6 +212,12 @@ class RealWorld:
     @property
     def github_url(self) -> str:
         return self.github.url
+
+    @property
+    def requests(self) -> list[LoggedRequest]:
+        """The requests kube-apiserver answered so far, from its audit log, in the shape of the emulator's
+        request log (``sim.controlplane.auditing`` says what it leaves out)."""
+        return auditing.requests(self.control_plane.audit_log)
 
     def keep_logs(self, directory: Path) -> Path:
         """Copy the components' logs to ``directory`` (for a failed test); return it."""

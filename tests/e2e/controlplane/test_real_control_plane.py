@@ -21,7 +21,7 @@ import pytest
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.rest import ApiException
 
-from sim.controlplane import build
+from sim.controlplane import build, pki
 from sim.controlplane.world import RealWorld
 from tests import worlds
 from tests.helpers import ARCSM, eventually
@@ -147,6 +147,30 @@ async def test_kube_apiserver_refuses_a_client_without_a_certificate(world: Real
         with pytest.raises(ApiException) as caught:
             await client.CoreV1Api(api).list_namespace()
     assert caught.value.status == 403  # anonymous: authenticated as system:anonymous, not authorized
+
+
+async def test_the_request_log_is_read_from_kube_apiservers_audit_log(world: RealWorld) -> None:
+    """``world.requests`` answers as the emulator's request log does: who asked, what, and the answer."""
+    async with client.ApiClient(world.configuration()) as api:
+        await client.CoreV1Api(api).list_namespaced_config_map("default")
+    anonymous = world.configuration()
+    anonymous.cert_file = anonymous.key_file = None
+    async with client.ApiClient(anonymous) as api:
+        with pytest.raises(ApiException):
+            await client.CoreV1Api(api).list_namespaced_secret("default")
+
+    def logged() -> list[tuple[str, str, str, str, int]]:
+        return [
+            (r.method, r.path, r.verb, r.user, r.status)
+            for r in world.requests
+            if r.path in ("/api/v1/namespaces/default/configmaps", "/api/v1/namespaces/default/secrets")
+        ]
+
+    await eventually(lambda: len(logged()) == 2, timeout=TIMEOUT, what="both requests in the audit log")
+    assert logged() == [
+        ("GET", "/api/v1/namespaces/default/configmaps", "list", pki.ADMIN.user, 200),
+        ("GET", "/api/v1/namespaces/default/secrets", "list", "system:anonymous", 403),
+    ]
 
 
 async def test_arcsm_sim_serves_the_real_control_plane_with_the_same_lines_and_kubeconfig(
