@@ -4,9 +4,10 @@ pinned release, one emulated node, the fake GitHub).
 
 Inputs: the ``world_kind`` fixture's parameter. Outputs: ``open_world(kind, github=...)``, an async context
 manager of a started world of that kind (on the real control plane, one started ahead while the test
-before ran, when the session said how many it will open: ``expect_real``). A test module runs on both
-by taking ``world_kind`` (the fixture in ``tests/conftest.py``): each test then runs once per world, ids
-``[emulated]`` and ``[real]``.
+before ran, when the session said how many it will open: ``expect_real``; a world without the project's
+CRDs, ``crds=False``, starts its own, and its test says so with ``both_worlds(crds=False)``). A test
+module runs on both by taking ``world_kind`` (the fixture in ``tests/conftest.py``): each test then runs
+once per world, ids ``[emulated]`` and ``[real]``.
 
 The real world needs the binaries ``python -m sim.controlplane.build`` makes (the README's test command
 builds them first). Without them its runs are skipped saying so, unless ``ARCSM_REAL_WORLD=required``
@@ -25,7 +26,7 @@ import pytest
 
 from sim.controlplane import build, pki, spares
 from sim.controlplane import world as real_world
-from sim.world import World
+from sim.world import CRD_DIR, World
 
 EMULATED = "emulated"
 REAL = "real"
@@ -47,11 +48,13 @@ def expect_real(count: int) -> None:
 
 
 def opens_real(item: pytest.Item) -> bool:
-    """Whether a collected test opens a real world: its ``world_kind`` is real, or it takes the ``world``
-    of the real control plane's own tests (``tests/e2e/controlplane``)."""
+    """Whether a collected test takes a spare real world: its ``world_kind`` is real (unless it is marked
+    ``both_worlds(crds=False)``: it starts one without the CRDs), or it takes the ``world`` of the real
+    control plane's own tests (``tests/e2e/controlplane``)."""
     callspec = getattr(item, "callspec", None)
     if callspec is not None and callspec.params.get("world_kind") == REAL:
-        return True
+        marker = item.get_closest_marker("both_worlds")
+        return marker is None or marker.kwargs.get("crds", True)
     return item.path.parent.name == "controlplane" and "world" in getattr(item, "fixturenames", ())
 
 
@@ -74,13 +77,16 @@ def require_real() -> None:
 
 @contextlib.asynccontextmanager
 async def open_world(
-    kind: str, *, github: Any = False, seed: int | None = 1, **emulated: Any
+    kind: str, *, github: Any = False, seed: int | None = 1, crds: bool = True, **emulated: Any
 ) -> AsyncIterator[Any]:
-    """A started world of ``kind``; ``emulated`` are further ``World`` arguments (the emulator's alone)."""
+    """A started world of ``kind``, with the project's CRDs unless ``crds`` is False (for a chart that
+    brings its own); ``emulated`` are further ``World`` arguments (the emulator's alone)."""
+    crd_dir = CRD_DIR if crds else None
     if kind == REAL:
         require_real()
-        control_plane = await _spares.take() if _spares is not None else None
-        world = real_world.RealWorld(github=github, control_plane=control_plane)
+        # A spare has the CRDs installed: a world without them starts a control plane of its own.
+        control_plane = await _spares.take() if _spares is not None and crds else None
+        world = real_world.RealWorld(github=github, control_plane=control_plane, crd_dir=crd_dir)
         try:
             async with world:
                 yield world
@@ -90,7 +96,7 @@ async def open_world(
                 print(f"--- {name} (last lines)\n{world.control_plane.tail(name, 15)}")
             raise
     else:
-        async with World(seed=seed, github=github, **emulated) as world:
+        async with World(seed=seed, github=github, crd_dir=crd_dir, **emulated) as world:
             yield world
 
 

@@ -1,4 +1,4 @@
-"""The arcsm image in the emulated cluster: a pod of image ``arcsm`` runs this installation's ``arcsm``.
+"""The arcsm image in the test worlds: a pod of image ``arcsm`` runs this installation's ``arcsm``.
 
 ``deploy/Dockerfile`` builds the image the Helm chart's pods run; no container runtime is available
 where arcsm is developed, so the emulated kubelet runs those containers as real processes instead
@@ -6,12 +6,13 @@ where arcsm is developed, so the emulated kubelet runs those containers as real 
 (the console script of this environment), its default command, working directory and environment, and
 ``/ghalistener``, the listener entrypoint the listener pods run, standing for ``arcsm listener``.
 
-``register(world)`` has the controller's containers run that way: the real ``arcsm run`` in-cluster,
-with its service-account token at the standard path, ``KUBERNETES_SERVICE_HOST``/``PORT`` naming the
-emulator's HTTPS endpoint, its journal on the pod's volume and its probes answered by its HTTP API.
-The listener pods stay arcsm's listener run in the emulator's process (``sim.containers``) unless
-``listeners=True``: process containers share the host's network, so every listener process would bind
-the one port ``--listener-metrics-addr`` names (give them a free one, or ``0``).
+``register(world)`` has the controller's containers run that way on the world's kubelet, the emulated
+world's or the real control plane's node (``sim.controlplane.world.RealWorld``): the real ``arcsm run``
+in-cluster, with its service-account token at the standard path, ``KUBERNETES_SERVICE_HOST``/``PORT``
+naming the API server's HTTPS endpoint, its journal on the pod's volume and its probes answered by its
+HTTP API. The listener pods stay arcsm's listener run in the kubelet's process (``sim.containers``)
+unless ``listeners=True``: process containers share the host's network, so every listener process would
+bind the one port ``--listener-metrics-addr`` names (give them a free one, or ``0``).
 
 Composed here, not in ``sim``, because the emulator knows nothing of the controller.
 """
@@ -24,6 +25,7 @@ from pathlib import Path
 
 from sim import processes, runtimes
 from sim.containers import LISTENER
+from sim.controlplane.world import RealWorld
 from sim.store import Obj
 from sim.world import World
 
@@ -56,7 +58,7 @@ def image() -> processes.Image:
     )
 
 
-def register(world: World, *, listeners: bool = False) -> None:
+def register(world: World | RealWorld, *, listeners: bool = False) -> None:
     """Run the containers of image ``arcsm`` (any tag) as processes; the listeners too with ``listeners``."""
 
     def matches(pod: Obj, container: Obj) -> bool:

@@ -8,8 +8,8 @@ listener in the emulator's process.
 
 With ``real=True`` the world is ``sim.controlplane.world.RealWorld``: the pinned control plane (built
 first when the cache lacks it; a build that fails is one line and exit status 1), its emulated node and
-the fake GitHub, announced with the same lines. Its node runs runner and listener pods; the arcsm image is
-not run there.
+the fake GitHub, announced with the same lines; its node runs the arcsm image the same way (the chart's
+journal claim needs a PersistentVolume made beforehand there: the control plane has no provisioner).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ async def serve(
     crd_dir = CRD_DIR if crds else None
     if real:
         async with _real_world(github, crd_dir) as real_world:
+            simimage.register(real_world)
             _announce(real_world.url, real_world.github_url, kubeconfig, real_world.write_kubeconfig)
             await stop.wait()
     else:

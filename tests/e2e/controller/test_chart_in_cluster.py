@@ -1,18 +1,23 @@
-"""arcsm installed with its Helm chart on the emulated cluster, running in-cluster for real.
+"""arcsm installed with its Helm chart on each world, running in-cluster for real.
 
-Inputs: a fresh emulated cluster (no CRDs yet) with the fake GitHub, whose kubelet runs the containers of
-image ``arcsm`` as this installation's ``arcsm`` (``controller.emulated.simimage``: the controller and the
+Inputs: a fresh cluster of each world without CRDs (the emulated one, and the real control plane,
+which has no provisioner: a PersistentVolume on a host directory is made beforehand for the journal's
+claim, as large as the chart asks) with the fake GitHub, whose kubelet runs the containers of image
+``arcsm`` as this installation's ``arcsm`` (``controller.emulated.simimage``: the controller and the
 listener, as real processes); arcsm's Helm chart rendered by Helm with two free ports for the HTTP API
-and the listeners' metrics, applied with Debian's kubectl; a scale set shaped as upstream's
+and the listeners' metrics, applied with the pinned kubectl; a scale set shaped as upstream's
 gha-runner-scale-set chart makes it (``sim.scalesetchart``, rendered by Helm against the cluster, so it
 finds arcsm's Deployment itself), with nothing about the controller in its values.
 
 Outputs: ``kubectl rollout status`` sees the Deployment available once the pod is Ready through its
 probes on ``/readyz``; the controller reached the API server with its service-account token over HTTPS
-and RBAC refused it nothing; its journal is on its claim's volume; the scale set reaches Running with a
+and RBAC refused it nothing (the world's request log: the emulator's own, kube-apiserver's audit log on
+the real control plane, where a request refused before it is authenticated names no user, so no 401 is
+allowed from anyone); its journal is on its claim's volume; the scale set reaches Running with a
 listener process that also runs under its own account, runs a queued job, and its phase history is
-served on the pod's address; ``kubectl logs`` shows the controller's JSON lines; deleting the scale set
-cleans up, and deleting the Deployment stops the controller with SIGTERM, exit 0.
+served on the pod's address; ``kubectl logs`` shows the controller's JSON lines and the listener's, and
+no secret in either; deleting the scale set cleans up, and deleting the Deployment stops the controller
+with SIGTERM, exit 0.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from kubernetes_asyncio import client, watch
 
 from controller.emulated import simimage
@@ -33,6 +39,7 @@ from controller.installation import manifests
 from sim.github.records import JobState
 from sim.world import World
 from statemachines.kinds import ARS
+from tests import worlds
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, PAT
 from tests.e2e.controller.test_upstream_scale_set_chart import (
@@ -45,21 +52,51 @@ from tests.e2e.sim import processworld
 from tests.helpers import eventually, free_port
 from tests.kubectl import ok, requires_kubectl
 
-pytestmark = [requires_kubectl, processworld.needs_mounts]
+pytestmark = [requires_kubectl, processworld.needs_mounts, pytest.mark.both_worlds(crds=False)]
 
 TIMEOUT = 120.0
 CONTROLLER = f"system:serviceaccount:{CONTROLLER_NS}:arcsm"
+JOURNAL_CLAIM = "journal-arcsm-0"
 
 
 @contextlib.asynccontextmanager
-async def fresh_cluster() -> AsyncIterator[World]:
-    async with World(seed=1, github=True, crd_dir=None) as world:
+async def fresh_cluster(world_kind: str) -> AsyncIterator[World]:
+    async with worlds.open_world(world_kind, github=True, crds=False) as world:
         world.github.allow_pat(PAT)
         simimage.register(world, listeners=True)
         try:
             yield world
         finally:
             await harness.stop_pods(world)
+
+
+def journal_volume(path: Path, rendered: list[dict[str, Any]]) -> dict[str, Any]:
+    """A volume made beforehand for the journal's claim, as on a cluster without a provisioner: as large
+    as the claim asks, bound to it by its ``claimRef``."""
+    [claim] = [d for d in rendered if d["kind"] == "PersistentVolumeClaim"]
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolume",
+        "metadata": {"name": "arcsm-journal"},
+        "spec": {
+            "capacity": claim["spec"]["resources"]["requests"],
+            "accessModes": claim["spec"]["accessModes"],
+            "claimRef": {"namespace": CONTROLLER_NS, "name": JOURNAL_CLAIM},
+            "hostPath": {"path": str(path), "type": "DirectoryOrCreate"},
+        },
+    }
+
+
+async def claim_directory(world: World, core: client.CoreV1Api) -> Path | None:
+    """The host directory the journal's claim is bound to: a provisioned volume's on the emulator, the
+    static volume's on the real control plane."""
+    if not worlds.is_real(world):
+        return world.claim_path(CONTROLLER_NS, JOURNAL_CLAIM)
+    claim = await core.read_namespaced_persistent_volume_claim(JOURNAL_CLAIM, CONTROLLER_NS)
+    if claim.status.phase != "Bound":
+        return None
+    volume = await core.read_persistent_volume(claim.spec.volume_name)
+    return Path(volume.spec.host_path.path)
 
 
 async def controller_pod(core: client.CoreV1Api) -> Any:
@@ -75,7 +112,7 @@ async def get(url: str) -> Any:
 
 
 async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_chart_runs_a_job(
-    tmp_path: Path,
+    tmp_path: Path, world_kind: str
 ) -> None:
     http_port, listener_port = free_port(), free_port()
     values = {
@@ -84,11 +121,14 @@ async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_ch
         "flags": {"logLevel": "debug"},
         "listener": {"logLevel": "debug"},
     }
-    async with fresh_cluster() as world, client.ApiClient(world.configuration()) as kube:
+    async with fresh_cluster(world_kind) as world, client.ApiClient(world.configuration()) as kube:
         kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
         core = client.CoreV1Api(kube)
-        rendered = manifests.dump(manifests.render(manifests.Release(values=values)))
-        await ok(kubeconfig, "apply", "-f", "-", stdin=rendered)
+        rendered = manifests.render(manifests.Release(values=values))
+        if worlds.is_real(world):
+            volume = journal_volume(tmp_path / "journal-volume", rendered)
+            await ok(kubeconfig, "apply", "-f", "-", stdin=json.dumps(volume))
+        await ok(kubeconfig, "apply", "-f", "-", stdin=manifests.dump(rendered))
         await ok(
             kubeconfig,
             "rollout",
@@ -104,7 +144,7 @@ async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_ch
         ready = await get(f"{base}/readyz")
         assert ready["role"] == "leader"
         assert (await get(f"{base}/healthz"))["status"] == "ok"
-        claim = world.claim_path(CONTROLLER_NS, "journal-arcsm-0")
+        claim = await claim_directory(world, core)
         assert claim is not None and (claim / "journal.db").is_file()
 
         namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": RUNNERS_NS}}
@@ -150,6 +190,7 @@ async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_ch
         # In-cluster for real: its token over HTTPS, nothing refused; the listener under its own account.
         mine = [r for r in world.requests if r.user == CONTROLLER]
         assert mine and not [r for r in mine if r.status in (401, 403)]
+        assert not [r for r in world.requests if r.status == 401], "a token refused"
         [listener] = (
             await core.list_namespaced_pod(
                 CONTROLLER_NS, label_selector="app.kubernetes.io/component=runner-scale-set-listener"
