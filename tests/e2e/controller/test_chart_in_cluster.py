@@ -16,8 +16,8 @@ the real control plane, where a request refused before it is authenticated names
 allowed from anyone); its journal is on its claim's volume; the scale set reaches Running with a
 listener process that also runs under its own account, runs a queued job, and its phase history is
 served on the pod's address; ``kubectl logs`` shows the controller's JSON lines and the listener's, and
-no secret in either; deleting the scale set cleans up, and deleting the Deployment stops the controller
-with SIGTERM, exit 0.
+no secret is in either (nor in the real control plane's logs, its audit log among them); deleting the
+scale set cleans up, and deleting the Deployment stops the controller with SIGTERM, exit 0.
 """
 
 from __future__ import annotations
@@ -215,7 +215,13 @@ async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_ch
         plain = [PAT, *jit_configs, *(agent.secret for agent in world.github.state.agents.values())]
         # As given, and as a Secret's data holds them.
         secrets = [*plain, *(base64.b64encode(p.encode()).decode() for p in plain)]
-        for text in (logs, listener_log):
+        # On the real control plane, its components' logs and the audit log too.
+        cluster_logs = (
+            [path.read_text(errors="replace") for path in world.control_plane.log_dir.iterdir()]
+            if worlds.is_real(world)
+            else []
+        )
+        for text in (logs, listener_log, *cluster_logs):
             assert not [s for s in secrets if s in text], "a secret in a log line"
 
         await harness.delete(kube, ARS, RELEASE, RUNNERS_NS)
