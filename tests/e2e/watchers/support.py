@@ -93,8 +93,6 @@ def body(kind: str, name: str, namespace: str = "default") -> dict[str, Any]:
         spec = {"spec": {"autoscalingRunnerSetName": "ars", "minRunners": 0}}
     elif kind == "Pod":
         spec = {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}
-    elif kind == "Secret":
-        spec = {"type": "Opaque", "stringData": {"token": "s3cr3t"}, "data": {"other": "b3RoZXI="}}
     elif kind == "ServiceAccount":
         spec = {}
     elif kind == "Role":

@@ -60,18 +60,18 @@ async def test_a_periodic_resync_relists_page_by_page_and_journals_nothing_uncha
 ) -> None:
     for i in range(5):
         await writer.create("EphemeralRunner", f"er-{i}")
-        await writer.create("Secret", f"s-{i}")
-    config = settings(kinds=("EphemeralRunner", "Secret"), page_size=PAGE, resync=0.5)
+        await writer.create("Role", f"s-{i}")
+    config = settings(kinds=("EphemeralRunner", "Role"), page_size=PAGE, resync=0.5)
     async with running(kube, journal, config):
         since = len(world.requests)
 
         async def resynced() -> bool:
             return all(
-                [len(await syncs_of(journal, kind, "resync")) >= 2 for kind in ("EphemeralRunner", "Secret")]
+                [len(await syncs_of(journal, kind, "resync")) >= 2 for kind in ("EphemeralRunner", "Role")]
             )
 
         await eventually(resynced, timeout=WAIT, what="two periodic re-lists of each kind")
-    for kind, plural in (("EphemeralRunner", "ephemeralrunners"), ("Secret", "secrets")):
+    for kind, plural in (("EphemeralRunner", "ephemeralrunners"), ("Role", "roles")):
         resyncs = await syncs_of(journal, kind, "resync")
         assert all(s.body["objects"] == 5 and s.body["changes"] == 0 for s in resyncs)
         lists = lists_of(world, plural, since=since)
@@ -80,7 +80,7 @@ async def test_a_periodic_resync_relists_page_by_page_and_journals_nothing_uncha
         assert len([q for q in lists if "continue" in q]) >= 2 * len(resyncs)
     records = await support.observed(journal)
     assert len(records) == 10
-    assert support.assert_consistent(records, world, ["EphemeralRunner", "Secret"], NS)
+    assert support.assert_consistent(records, world, ["EphemeralRunner", "Role"], NS)
 
 
 async def test_what_was_deleted_during_a_watch_gap_is_deleted_after_a_paged_relist(

@@ -87,9 +87,6 @@ async def test_every_write_to_every_watched_kind_is_journaled_once_in_order(
         assert changes[uid][-1][0] == "DELETED", kind
     assert {r.kind for r in records} == set(NAMES)
     for r in records:
-        if r.kind == "Secret":
-            assert "data" not in r.body["object"]
-            assert "stringData" not in r.body["object"]
         assert r.body["object"]["kind"] == r.kind
     assert support.assert_consistent(records, world, NAMES, scope)
 
@@ -180,7 +177,7 @@ async def test_a_410_after_compaction_relists_and_journals_the_differences(
     async with running(kube, journal, settings()):
         for name in ("a", "b", "c"):
             await writer.create("EphemeralRunner", name)
-        await writer.create("Secret", "s")
+        await writer.create("ServiceAccount", "s")
 
         async def journaled(n: int) -> bool:
             return len(await support.observed(journal)) >= n
@@ -193,7 +190,7 @@ async def test_a_410_after_compaction_relists_and_journals_the_differences(
         last_a = direct.label("EphemeralRunner", "a", "2")
         direct.delete("EphemeralRunner", "b")
         d = direct.create("EphemeralRunner", "d")
-        direct.delete("Secret", "s")
+        direct.delete("ServiceAccount", "s")
         world.compact()
 
         async def relisted() -> bool:
@@ -209,7 +206,7 @@ async def test_a_410_after_compaction_relists_and_journals_the_differences(
         by_name[(r.kind, r.name)].append((r.body["event"], r.resource_version))
     assert by_name[("EphemeralRunner", "a")][1:] == [("MODIFIED", last_a["metadata"]["resourceVersion"])]
     assert [e for e, _ in by_name[("EphemeralRunner", "b")]] == ["ADDED", "DELETED"]
-    assert [e for e, _ in by_name[("Secret", "s")]] == ["ADDED", "DELETED"]
+    assert [e for e, _ in by_name[("ServiceAccount", "s")]] == ["ADDED", "DELETED"]
     assert (
         by_name[("EphemeralRunner", "c")] == by_name[("EphemeralRunner", "c")][:1]
     )  # unchanged: nothing new
@@ -299,7 +296,7 @@ async def test_failed_requests_are_retried_with_backoff(
     world: World, kube: client.ApiClient, journal: Journal, writer: Writer
 ) -> None:
     world.inject(Fault(verb="list", path="/pods$", code=500, times=2))
-    world.inject(Fault(verb="list", path="/secrets$", code=429, retry_after=0, times=1))
+    world.inject(Fault(verb="list", path="/serviceaccounts$", code=429, retry_after=0, times=1))
     world.inject(Fault(verb="watch", path="/ephemeralrunners$", code=503, times=3))
     async with running(kube, journal, settings()):
         start = world.revision
@@ -317,10 +314,10 @@ async def test_failed_requests_are_retried_with_backoff(
 async def test_periodic_resync_relists_and_journals_nothing_unchanged(
     world: World, kube: client.ApiClient, journal: Journal, writer: Writer
 ) -> None:
-    async with running(kube, journal, settings(kinds=("EphemeralRunner", "Secret"), resync=0.1)):
+    async with running(kube, journal, settings(kinds=("EphemeralRunner", "Role"), resync=0.1)):
         for i in range(5):
             await writer.create("EphemeralRunner", f"er-{i}")
-            await writer.create("Secret", f"s-{i}")
+            await writer.create("Role", f"s-{i}")
 
         async def journaled() -> list[Any]:
             records = await support.observed(journal)
@@ -337,7 +334,7 @@ async def test_periodic_resync_relists_and_journals_nothing_unchanged(
     assert all(s.body["changes"] == 0 for s in later)  # an unchanged object is not journaled again
     records = await support.observed(journal)
     assert len(records) == 10
-    assert support.assert_consistent(records, world, ("EphemeralRunner", "Secret"), NS)
+    assert support.assert_consistent(records, world, ("EphemeralRunner", "Role"), NS)
 
 
 async def test_watches_end_on_their_timeout_and_resume_from_bookmarks(tmp_path: pathlib.Path) -> None:
