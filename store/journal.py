@@ -117,15 +117,22 @@ class Journal:
 
     @classmethod
     async def open(
-        cls, path: pathlib.Path, *, settings: JournalSettings | None = None, clock: Clock | None = None
+        cls,
+        path: pathlib.Path,
+        *,
+        settings: JournalSettings | None = None,
+        clock: Clock | None = None,
+        lock: FileLock | None = None,
     ) -> Journal:
         """Open (or create) the journal at ``path``: upgrade an older format, rebuild the projection.
 
         An existing journal is read and checked before anything writes to it, so one it refuses
-        (``JournalCorrupt``, ``JournalFormatError``) is left byte for byte as it was."""
+        (``JournalCorrupt``, ``JournalFormatError``) is left byte for byte as it was. ``lock``: the lock
+        on ``path`` when the caller took it already (to check the file before opening it), else taken
+        here; either way the journal releases it when it closes or fails to open."""
         path = pathlib.Path(path)
         settings = settings or JournalSettings()
-        lock = FileLock.acquire(path, database=True)
+        lock = lock or FileLock.acquire(path, database=True)
         connections: list[aiosqlite.Connection] = []
         try:
             loaded: _Loaded | None = None

@@ -47,6 +47,7 @@ from statemachines.effects import ObjectRef
 from store import records, verifying
 from store.clocks import SystemClock
 from store.journal import Journal
+from store.locking import FileLock
 from watchers import slimming
 from watchers.supervising import Watchers
 
@@ -72,9 +73,16 @@ async def run(
     configuration = await _configuration(settings)
     async with _stop_signal(stop) as stopping:
         # The journal first: one it refuses is said at once, before the cluster is asked anything; and
-        # nothing is appended to one `arcsm journal verify` calls damaged.
-        verified = await verifying.before_opening(settings.journal_path)
-        journal = await Journal.open(settings.journal_path, settings=settings.journal)
+        # nothing is appended to one `arcsm journal verify` calls damaged. Locked before it is checked:
+        # through another link, a journal another process writes is only half on disk (its log is named
+        # after the other link), and that process is what to name.
+        lock = FileLock.acquire(settings.journal_path, database=True)
+        try:
+            verified = await verifying.before_opening(settings.journal_path)
+        except BaseException:
+            lock.release()
+            raise
+        journal = await Journal.open(settings.journal_path, settings=settings.journal, lock=lock)
         if verified is not None:
             log.info(
                 "journal %s verified: %s", settings.journal_path, verified.summary().removeprefix("journal ")

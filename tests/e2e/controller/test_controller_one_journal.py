@@ -139,7 +139,10 @@ async def test_a_writer_that_cannot_recover_fails_liveness(world: World, tmp_pat
         assert (await answer(first.url, "/healthz")).status_code == 200
         write_behind_its_back(journal)
         async with client.ApiClient(world.configuration()) as kube:
-            await harness.create_secret(kube)  # observed: the writer's next append meets that seq
+            # Observed (arcsm watches ServiceAccounts): the writer's next append meets that seq.
+            await client.CoreV1Api(kube).create_namespaced_service_account(
+                harness.NS, {"metadata": {"name": "observed"}}
+            )
 
             async def not_alive() -> httpx.Response | None:
                 found = await answer(first.url, "/healthz")
