@@ -495,13 +495,15 @@ def _jit_secret(p: _Pass) -> bool:
     p.stated = (conditions.READY, REGISTERED)
     if p.s.get(SECRET) is not None:
         return False
-    other = p.s.get(OTHER_SECRET)
-    if other is not None:
-        p.jit_problem = ("SecretNameTaken", _taken_message("Secret", p.s.subject.name, other))
-        p.requeue(RETRY_SECONDS)
-        return p.end("a Secret of this name belongs to another owner: waiting for it to go")
     jit = _jit_effect(p)
     out = outcomes.of(p.s, jit)
+    other = p.s.get(OTHER_SECRET)
+    if other is not None:
+        # No watch shows Secrets (the controller may not list them): whether the other owner's went is
+        # learned by asking again, after a while. The executor reads the Secret before generating
+        # anything, so asking while it is still there registers no runner.
+        p.jit_problem = ("SecretNameTaken", _taken_message("Secret", p.s.subject.name, other))
+        return _retry(p, jit, out, "a Secret of this name belongs to another owner: waiting for it to go")
     if out is not None and out.ok:
         left = outcomes.unobserved_for(p.s, jit, jit.target, SETTLE_SECONDS)
         if left > 0:

@@ -2,8 +2,9 @@
 
 The snapshot carries objects of the runner's name that another owner holds as ``other_pod`` /
 ``other_secret`` (``controller.loop.snapshotting``); the machine makes no JIT config and no pod while one is
-there, waits for it to go, and says why in ``Registered`` / ``Ready`` with a Warning Event. A Secret of
-another owner the executor meets before the watch shows it (an ``AlreadyExists`` result) is handled the same.
+there, waits for it to go (asking again after a while whether a Secret went, since no watch shows Secrets),
+and says why in ``Registered`` / ``Ready`` with a Warning Event. A Secret of another owner the executor
+meets before the controller knew of it (an ``AlreadyExists`` result) is handled the same.
 """
 
 from __future__ import annotations
@@ -46,16 +47,34 @@ def warnings(decision: Decision) -> list[str]:
 
 def test_a_predecessors_secret_is_not_taken_and_no_jit_config_is_made() -> None:
     world = RunnerWorld.with_runner()
-    snapshot = dataclasses.replace(world.snapshot(), related={ER.OTHER_SECRET: predecessors("Secret")})
-    decision = ER.decide(snapshot)
-    assert not [e for e in decision.effects if isinstance(e, effects.CreateJitConfigSecret)]
-    assert [e.seconds for e in decision.effects if isinstance(e, effects.RequeueAfter)] == [ER.RETRY_SECONDS]
-    registered = condition(decision, ER.REGISTERED)
+    world.objects[("Secret", NAME)] = predecessors("Secret")
+
+    def seen() -> Decision:  # the predecessor's Secret as the controller knows it: another owner's
+        decision = ER.decide(
+            dataclasses.replace(world.snapshot(secret=True), related={ER.OTHER_SECRET: predecessors("Secret")})
+        )
+        world.apply(decision)
+        return decision
+
+    # No watch shows Secrets, so whether it went is asked; the executor reads it before generating anything.
+    first = seen()
+    (jit,) = [e for e in first.effects if isinstance(e, effects.CreateJitConfigSecret)]
+    assert world.results[jit.key]["error"] == "AlreadyExists" and not world.registered
+    registered = condition(first, ER.REGISTERED)
     assert (registered["status"], registered["reason"]) == ("False", "SecretNameTaken")
     assert "old-er-uid" in registered["message"] and "being deleted" in registered["message"]
-    assert "SecretNameTaken" in warnings(decision)
-    (patch,) = [e for e in decision.effects if isinstance(e, effects.MergePatch) and e.subresource]
+    assert "SecretNameTaken" in warnings(first)
+    (patch,) = [e for e in first.effects if isinstance(e, effects.MergePatch) and e.subresource]
     assert "runnerId" not in patch.patch["status"]  # the predecessor's runner id is not read
+
+    waiting = seen()  # asked only once a while has passed
+    assert not [e for e in waiting.effects if isinstance(e, effects.CreateJitConfigSecret)]
+    assert [e.seconds for e in waiting.effects if isinstance(e, effects.RequeueAfter)] == [
+        ER.ALREADY_EXISTS_SECONDS
+    ]
+    world.advance(ER.ALREADY_EXISTS_SECONDS)
+    assert [e for e in seen().effects if isinstance(e, effects.CreateJitConfigSecret)] == [jit]
+    assert not world.registered and "runnerId" not in world.runner.get("status", {})
 
 
 def test_a_predecessors_pod_is_not_mirrored_and_no_pod_is_made_while_it_lingers() -> None:
