@@ -20,6 +20,7 @@ drops those records, so no log level shows a token or a JIT config.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -165,6 +166,11 @@ class Kube:
         except KubeError as exc:
             if exc.reason == NOT_FOUND:
                 await self._observations.gone(ref)
+            elif exc.reason == CONFLICT and uid and self._observations.reports(ref.kind):
+                # The name holds another object than the one meant (recreated by another replica, say):
+                # no watch shows this kind, so what the name holds now is read and reported.
+                with contextlib.suppress(KubeError):
+                    await self.get(ref.kind, ref.namespace, ref.name)
             raise
         await self._deleted(ref, answer)
 

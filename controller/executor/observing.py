@@ -9,7 +9,9 @@ deciding from observed state and a replay reads the same records:
 
 * a read, create or patch answers the object: ``MODIFIED`` (``ADDED`` the first time this process sees it);
 * a delete answers the object still terminating (``MODIFIED``), or it is gone (``DELETED``), as is a read
-  or delete answered NotFound.
+  or delete answered NotFound;
+* a delete refused because the name now holds another object (its uid precondition failed: another replica
+  recreated it, say) reads that object, so the machines learn what the name holds.
 
 An answer that says nothing new (the same resourceVersion, or gone again) is not reported twice, so the
 config Secret read at every Actions call adds a record only when it changed.

@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from http import HTTPStatus
 from typing import Any
 
 from kubernetes_asyncio import client
@@ -259,26 +260,42 @@ class Elector:
         observed, self._renewed_at = self._observed, None
         if observed is None or observed.holder != self.identity:
             return False
-        now = datetime.now(UTC)
-        body = self._body(
-            now,
-            acquire_time=micro_time(now),
-            transitions=observed.transitions,
-            resource_version=observed.resource_version,
-            holder="",
-            duration=1,
-        )
+        version = observed.resource_version
         try:
             async with asyncio.timeout(self.settings.renew_deadline):
-                await self._leases.replace_namespaced_lease(
-                    self.settings.lease_name, self.settings.namespace, body
-                )
+                for last_try in (False, True):
+                    try:
+                        await self._release_at(observed, version)
+                        break
+                    except ApiException as exc:
+                        # A renewal cut short by the stop may have landed after all: read the Lease
+                        # again and release that version, while this replica still holds it.
+                        if exc.status != HTTPStatus.CONFLICT or last_try:
+                            raise
+                        now_held = await self._leases.read_namespaced_lease(
+                            self.settings.lease_name, self.settings.namespace
+                        )
+                        if (now_held.spec.holder_identity or "") != self.identity:
+                            raise
+                        version = str(now_held.metadata.resource_version or "")
         except (ApiException, *UNANSWERED) as exc:
             log.warning("could not release the lease %s: %s", self.settings.lease_name, exc)
             return False
         self._observed = None
         log.info("released the lease %s", self.settings.lease_name)
         return True
+
+    async def _release_at(self, observed: Observed, resource_version: str) -> None:
+        now = datetime.now(UTC)
+        body = self._body(
+            now,
+            acquire_time=micro_time(now),
+            transitions=observed.transitions,
+            resource_version=resource_version,
+            holder="",
+            duration=1,
+        )
+        await self._leases.replace_namespaced_lease(self.settings.lease_name, self.settings.namespace, body)
 
 
 class LeaseHeld(RuntimeError):

@@ -51,7 +51,9 @@ def test_a_predecessors_secret_is_not_taken_and_no_jit_config_is_made() -> None:
 
     def seen() -> Decision:  # the predecessor's Secret as the controller knows it: another owner's
         decision = ER.decide(
-            dataclasses.replace(world.snapshot(secret=True), related={ER.OTHER_SECRET: predecessors("Secret")})
+            dataclasses.replace(
+                world.snapshot(secret=True), related={ER.OTHER_SECRET: predecessors("Secret")}
+            )
         )
         world.apply(decision)
         return decision
