@@ -1,12 +1,15 @@
 """A long chaos run outside pytest: random API and Actions faults, watch drops, 410 relists, outages of 10
-to 30 s, spec edits, queued jobs and SIGKILL restarts of the real ``arcsm run``, for ``--minutes``, then the
+to 30 s, spec edits, queued jobs and SIGKILL restarts of the real ``arcsm run``, for ``--minutes`` (and on
+until ``--kills`` restarts), then the
 oracle of ``tests/e2e/controller/chaos.py`` (every scale set at rest as a fault-free run leaves it, no
 journal record lost, no busy runner removed, no registration orphaned).
 
 Not a speed figure: it prints the seed first, a line of what the run did, and exits 0, or 1 with the
 failure, the seed to replay it and the steps played.
 
-Run from the repository root: ``.venv/bin/python bench/chaos.py [--seed S] [--minutes M] [--scale-sets N]``.
+Run from the repository root: ``.venv/bin/python bench/chaos.py [--seed S] [--minutes M] [--kills K]
+[--scale-sets N] [--world emulated|real]`` (``real``: the control plane ``python -m sim.controlplane.build``
+built, its API faults kube-apiserver's restarts).
 """
 
 from __future__ import annotations
@@ -25,12 +28,16 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e.controller import chaos, harness  # noqa: E402
 
 
-async def main(seed: int, minutes: float, scale_sets: int) -> int:
-    print(f"chaos seed {seed}, {minutes:g} minutes, {scale_sets} scale sets", flush=True)
+async def main(seed: int, minutes: float, scale_sets: int, kills: int, world_kind: str) -> int:
+    print(
+        f"chaos seed {seed}, {minutes:g} minutes, at least {kills} kills, {scale_sets} scale sets", flush=True
+    )
     with tempfile.TemporaryDirectory() as tmp:
-        async with harness.github_world() as world:
+        async with harness.github_world(world_kind) as world:
             try:
-                ran = await chaos.run(world, Path(tmp), seed, minutes=minutes, scale_sets=scale_sets)
+                ran = await chaos.run(
+                    world, Path(tmp), seed, minutes=minutes, scale_sets=scale_sets, kills=kills
+                )
             except Exception:
                 traceback.print_exc()
                 return 1
@@ -44,8 +51,15 @@ if __name__ == "__main__":
         "--seed", type=int, default=None, help=f"default: ${chaos.SEED_VARIABLE}, else random"
     )
     parser.add_argument("--minutes", type=float, default=5.0, help="how long faults are drawn (default 5)")
+    parser.add_argument(
+        "--kills",
+        type=int,
+        default=0,
+        help="go on past --minutes until this many kill -9 restarts (default 0)",
+    )
     parser.add_argument("--scale-sets", type=int, default=3, help="scale sets in the run (default 3)")
+    parser.add_argument("--world", choices=("emulated", "real"), default="emulated", help="default: emulated")
     args = parser.parse_args()
     logging.basicConfig(level=logging.CRITICAL)
     seed = args.seed if args.seed is not None else chaos.seed_from_environment()
-    sys.exit(asyncio.run(main(seed, args.minutes, args.scale_sets)))
+    sys.exit(asyncio.run(main(seed, args.minutes, args.scale_sets, args.kills, args.world)))

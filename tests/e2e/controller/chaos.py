@@ -372,12 +372,13 @@ class ChaosRun:
             await asyncio.sleep(self.rng.uniform(*self.pause_seconds))  # places the next fault
             await getattr(self, step)()
 
-    async def play_for(self, seconds: float) -> None:
-        """Steps drawn by weight until ``seconds`` have passed."""
+    async def play_for(self, seconds: float, *, kills: int = 0) -> None:
+        """Steps drawn by weight until ``seconds`` have passed and the controller was killed ``kills``
+        times."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + seconds
         kinds, weights = list(WEIGHTS), list(WEIGHTS.values())
-        while loop.time() < deadline:
+        while loop.time() < deadline or self.kills < kills:
             await self.play(self.rng.choices(kinds, weights))
 
     def short_plan(self) -> list[str]:
@@ -558,6 +559,10 @@ class ChaosRun:
             if j.result != "succeeded"
         ]
         assert not failed, f"jobs not succeeded (a runner removed while busy fails its job): {failed}"
+        # Registering a scale set is not idempotent at the service: a second registration of one (a
+        # retried call whose first try had landed) would show as an id beyond the first ones.
+        registered = sorted(s.id for s in self.world.github.state.scale_sets.values())
+        assert registered == list(range(1, len(self.names) + 1)), f"scale sets registered: {registered}"
         await self.journal_kept()
         for name in self.names:
             await self.retrying(functools.partial(harness.delete, self.kube, ARS, name), f"delete {name}")
@@ -615,10 +620,16 @@ class ChaosRun:
 
 
 async def run(
-    world: World, directory: Path, seed: int, *, minutes: float | None = None, scale_sets: int = 2
+    world: World,
+    directory: Path,
+    seed: int,
+    *,
+    minutes: float | None = None,
+    scale_sets: int = 2,
+    kills: int = 0,
 ) -> ChaosRun:
-    """One chaos run: the short plan, or steps drawn for ``minutes``; then the oracle. A failure carries
-    the seed and the steps played."""
+    """One chaos run: the short plan, or steps drawn for ``minutes`` (and until ``kills`` kill -9
+    restarts); then the oracle. A failure carries the seed and the steps played."""
     world.github.configure(job_seconds=1.0)
     async with client.ApiClient(world.configuration()) as kube:
         await harness.create_secret(kube)
@@ -630,7 +641,7 @@ async def run(
             if minutes is None:
                 await chaos.play(chaos.short_plan())
             else:
-                await chaos.play_for(minutes * 60)
+                await chaos.play_for(minutes * 60, kills=kills)
             await chaos.check()
         except BaseException as exc:
             chaos.note(exc)
