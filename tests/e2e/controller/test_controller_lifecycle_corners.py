@@ -18,6 +18,7 @@ from kubernetes_asyncio.client.exceptions import ApiException
 
 from sim.faults import Fault
 from sim.world import World
+from store.records import RecordType
 from tests.e2e.controller import harness, revision_steps
 from tests.e2e.controller import scenario_steps as steps
 from tests.e2e.controller.harness import CONTROLLER_NS, Controller
@@ -221,6 +222,24 @@ async def test_i6_3_no_listener_after_a_label_only_edit_while_the_runners_reject
             lambda: steps.first_observed(controller.journal, ERS, outdated_at_applied, after=mark),
             timeout=steps.TIMEOUT,
             what="the runner set Outdated at its applied revision",
+        )
+
+        async def parked_with_no_create_in_flight() -> bool:
+            # The frozen listener create is lifted only once the scale set has parked on what it saw and
+            # no create decided before that is still on its way: one that is would be no decision taken
+            # against the Outdated runner set.
+            parked = [t for t in await steps.ars_transitions(controller.journal, seen) if t.to == "Outdated"]
+            creates = {r.seq for r in await steps.effects(controller.journal, "CreateObject", AL, mark)}
+            answered = {
+                r.body.get("effectSeq")
+                for r in await harness.journaled(controller.journal, {RecordType.EFFECT_RESULT})
+            }
+            return bool(parked) and creates <= answered
+
+        await eventually(
+            parked_with_no_create_in_flight,
+            timeout=steps.TIMEOUT,
+            what="parked, no listener create in flight",
         )
         world.clear_faults()
         await eventually(
