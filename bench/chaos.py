@@ -5,7 +5,7 @@ oracle of ``tests/e2e/controller/chaos.py`` (every scale set at rest as a fault-
 journal record lost, no busy runner removed, no registration orphaned).
 
 Not a speed figure: it prints the seed first, a line of what the run did, and exits 0, or 1 with the
-failure, the seed to replay it and the steps played.
+failure, the seed to replay it, the steps played and where the controller's journal is kept.
 
 Run from the repository root: ``.venv/bin/python bench/chaos.py [--seed S] [--minutes M] [--kills K]
 [--scale-sets N] [--world emulated|real]`` (``real``: the control plane ``python -m sim.controlplane.build``
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import shutil
 import sys
 import tempfile
 import traceback
@@ -32,15 +33,15 @@ async def main(seed: int, minutes: float, scale_sets: int, kills: int, world_kin
     print(
         f"chaos seed {seed}, {minutes:g} minutes, at least {kills} kills, {scale_sets} scale sets", flush=True
     )
-    with tempfile.TemporaryDirectory() as tmp:
-        async with harness.github_world(world_kind) as world:
-            try:
-                ran = await chaos.run(
-                    world, Path(tmp), seed, minutes=minutes, scale_sets=scale_sets, kills=kills
-                )
-            except Exception:
-                traceback.print_exc()
-                return 1
+    directory = Path(tempfile.mkdtemp(prefix="arcsm-chaos-"))
+    async with harness.github_world(world_kind) as world:
+        try:
+            ran = await chaos.run(world, directory, seed, minutes=minutes, scale_sets=scale_sets, kills=kills)
+        except Exception:
+            traceback.print_exc()
+            print(f"the controller's journal is kept in {directory}", file=sys.stderr)
+            return 1
+    shutil.rmtree(directory, ignore_errors=True)
     print(ran.summary())
     return 0
 
