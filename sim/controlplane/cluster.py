@@ -37,7 +37,7 @@ import ssl
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -248,9 +248,16 @@ class ControlPlane:
 
     # -- faults a test world plays -------------------------------------------------------------------
 
-    async def restart_apiserver(self, *, down: float = 0.0, abrupt: bool = False) -> None:
+    async def restart_apiserver(
+        self,
+        *,
+        down: float = 0.0,
+        abrupt: bool = False,
+        until: Callable[[], Awaitable[object]] | None = None,
+    ) -> None:
         """Stop kube-apiserver (SIGKILL with ``abrupt``, else SIGTERM and its graceful shutdown), leave it
-        down ``down`` seconds, and start it again on the same port and etcd; returns once it is ready.
+        down ``down`` seconds and until ``until`` returns, and start it again on the same port and etcd;
+        returns once it is ready.
 
         Every watch and connection of every client breaks, as when a control plane node restarts."""
         apiserver = self.components["kube-apiserver"]
@@ -261,6 +268,8 @@ class ControlPlane:
             await apiserver.stop()
         if down > 0:
             await asyncio.sleep(down)  # the outage lasts this long; nothing is waited for
+        if until is not None:
+            await until()
         restarted = self._spawn("kube-apiserver", *apiserver.args)
         await self._wait_ready(restarted, f"{self.url}/readyz", client=pki.ADMIN)
         # Ready is not yet serving every resource: a custom resource's storage answers 429 "storage is

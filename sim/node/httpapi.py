@@ -12,7 +12,8 @@ the watch has delivered a newer one, so a pod worker reads its pod between two w
 A status write is a merge patch of the whole ``status`` carrying the pod's uid in ``metadata``, which
 kube-apiserver refuses (409) for another pod of that name, as the kubelet's status manager does. A watch
 that ends or fails is resumed from the last resourceVersion, or after a relist (410, or the API server
-restarting), which reports the pods gone meanwhile as DELETED.
+restarting), which reports the pods gone meanwhile as DELETED. A request the API server does not answer
+(it is down or restarting) is sent again until it does, so a restart never ends a pod worker.
 
 The API server's address for the ``kubernetes`` Service's variables in a container's environment is
 where this client reaches it: ``objects`` answers ``default/kubernetes``'s Endpoints with it (kube-apiserver
@@ -23,10 +24,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
+
+import aiohttp
 
 from sim import errors, nodeapi
 from sim.node.kubeapi import ApiError, KubeApi
@@ -37,14 +40,25 @@ log = logging.getLogger("arcsm.sim.kubelet")
 
 T = TypeVar("T")
 RELIST_DELAY = 0.5  # seconds before listing again after a watch failed
+RETRY_FIRST, RETRY_MOST = 0.2, 2.0  # seconds between the tries of a request the API server did not answer
 
 
-async def _call(request: Awaitable[T]) -> T:
-    """The answer of ``request``, with the server's refusal as ``sim.errors.ApiError``."""
-    try:
-        return await request
-    except ApiError as exc:
-        raise errors.ApiError(exc.status, exc.reason, str(exc)) from None
+async def _call(request: Callable[[], Awaitable[T]], what: str = "a request") -> T:
+    """The answer of ``request``, with the server's refusal as ``sim.errors.ApiError``. A request the API
+    server did not answer (it is down, restarting, or did not answer in time) is sent again until it
+    answers, as a kubelet's status manager keeps trying: a pod's containers keep running meanwhile."""
+    delay = RETRY_FIRST
+    while True:
+        try:
+            return await request()
+        except ApiError as exc:
+            raise errors.ApiError(exc.status, exc.reason, str(exc)) from None
+        except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+            log.debug(
+                "kubelet: the API server did not answer %s (%s); asking again in %.1f s", what, exc, delay
+            )
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, RETRY_MOST)
 
 
 def _version(obj: Obj) -> int:
@@ -139,10 +153,10 @@ class HttpNodeApi:
 
     async def _read(self, path: str) -> Obj | None:
         try:
-            return await self.api.get(path)
-        except ApiError as exc:  # not there, or not yet known to the Node authorizer's graph
-            if exc.status not in (403, 404):
-                raise errors.ApiError(exc.status, exc.reason, str(exc)) from None
+            return await _call(lambda: self.api.get(path))
+        except errors.ApiError as exc:  # not there, or not yet known to the Node authorizer's graph
+            if exc.code not in (403, 404):
+                raise
             return None
 
     def _api_endpoints(self) -> Obj:
@@ -155,29 +169,29 @@ class HttpNodeApi:
         namespace, name = _key(pod)
         patch = {"metadata": {"uid": pod["metadata"]["uid"]}, "status": status}
         path = f"/api/v1/namespaces/{namespace}/pods/{name}/status"
-        stored = await _call(self.api.patch(path, patch))
+        stored = await _call(lambda: self.api.patch(path, patch), f"the status of pod {namespace}/{name}")
         self._keep(stored)
         return stored
 
     async def delete_pod(self, namespace: str, name: str, uid: str) -> None:
         options = {"gracePeriodSeconds": 0, "preconditions": {"uid": uid}}
-        await _call(self.api.delete(f"/api/v1/namespaces/{namespace}/pods/{name}", options))
+        await _call(lambda: self.api.delete(f"/api/v1/namespaces/{namespace}/pods/{name}", options))
 
     async def create_event(self, namespace: str, event: Obj) -> None:
         body = {"apiVersion": "v1", "kind": "Event", **event}
-        await _call(self.api.create(f"/api/v1/namespaces/{namespace}/events", body))
+        await _call(lambda: self.api.create(f"/api/v1/namespaces/{namespace}/events", body))
 
     async def patch_event(self, namespace: str, name: str, patch: dict[str, Any]) -> None:
-        await _call(self.api.patch(f"/api/v1/namespaces/{namespace}/events/{name}", patch))
+        await _call(lambda: self.api.patch(f"/api/v1/namespaces/{namespace}/events/{name}", patch))
 
     async def register_node(self, node: Obj) -> Obj:
         name = node["metadata"]["name"]
         try:
-            await _call(self.api.create("/api/v1/nodes", node))
+            await _call(lambda: self.api.create("/api/v1/nodes", node))
         except errors.ApiError as err:  # 409: registered before, its status is brought up to date
             if err.code != 409:
                 raise
-        return await _call(self.api.patch(f"/api/v1/nodes/{name}/status", {"status": node["status"]}))
+        return await _call(lambda: self.api.patch(f"/api/v1/nodes/{name}/status", {"status": node["status"]}))
 
     async def renew_lease(self, node: Obj, seconds: int) -> None:
         meta = node["metadata"]
@@ -188,7 +202,7 @@ class HttpNodeApi:
             "renewTime": format_micro_time(self.clock()),
         }
         try:
-            await _call(self.api.patch(f"{leases}/{meta['name']}", {"spec": spec}))
+            await _call(lambda: self.api.patch(f"{leases}/{meta['name']}", {"spec": spec}))
             return
         except errors.ApiError as err:
             if err.code != 404:
@@ -204,9 +218,9 @@ class HttpNodeApi:
             },
             "spec": spec,
         }
-        await _call(self.api.create(leases, body))
+        await _call(lambda: self.api.create(leases, body))
 
     async def request_token(self, namespace: str, account: str, request: Obj) -> Obj:
         body = {"apiVersion": "authentication.k8s.io/v1", "kind": "TokenRequest", **request}
         path = f"/api/v1/namespaces/{namespace}/serviceaccounts/{account}/token"
-        return await _call(self.api.create(path, body))
+        return await _call(lambda: self.api.create(path, body))

@@ -18,6 +18,10 @@ import aiohttp
 
 MERGE_PATCH = "application/merge-patch+json"
 WATCH_TIMEOUT = 300  # seconds a watch stays open before the server ends it and the kubelet re-watches
+# A request kube-apiserver does not answer within this fails, and the kubelet tries again later. Without it
+# one request to a kube-apiserver killed or stuck starting would hold a pod worker for aiohttp's five
+# minutes.
+REQUEST_TIMEOUT = aiohttp.ClientTimeout(total=30, sock_connect=10)
 
 
 class ApiError(Exception):
@@ -41,7 +45,7 @@ class KubeApi:
         headers = {"Accept": "application/json", "User-Agent": "arcsm-kubelet"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        self._session = aiohttp.ClientSession(headers=headers)
+        self._session = aiohttp.ClientSession(headers=headers, timeout=REQUEST_TIMEOUT)
 
     async def close(self) -> None:
         await self._session.close()
@@ -95,7 +99,7 @@ class KubeApi:
             "allowWatchBookmarks": "true",
             "timeoutSeconds": str(WATCH_TIMEOUT),
         }
-        timeout = aiohttp.ClientTimeout(total=None, sock_read=WATCH_TIMEOUT + 30)
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=WATCH_TIMEOUT + 30)
         async with self._session.get(
             self.url + path, params=query, ssl=self._ssl, timeout=timeout
         ) as response:

@@ -13,6 +13,7 @@ authorizer allows or refuses.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -173,3 +174,44 @@ async def test_kubectl_logs_reach_the_kubelet_through_kube_apiserver(
     assert await ok(kubeconfig, "logs", "talks", "--tail=1") == "and goodbye\n"
     answer = await core.read_namespaced_pod_log("talks", NS, container="main", timestamps=True)
     assert [line.split(" ", 1)[1] for line in answer.splitlines()] == runtime_lines
+
+
+async def test_a_container_that_ends_while_kube_apiserver_is_down_is_reported_once_it_is_back(
+    world: RealWorld, core: client.CoreV1Api, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A status write kube-apiserver cannot answer is sent again until it can: the pod worker keeps the
+    pod, and its end reaches the API once kube-apiserver is back (a kubelet's status manager does the
+    same). Found by the long chaos runs on the real control plane, where a write that met a killed
+    kube-apiserver ended the pod worker, and the pod stayed Running for ever with its runner gone."""
+    caplog.set_level(logging.DEBUG, logger="arcsm.sim.kubelet")
+    await core.create_namespaced_pod(
+        NS,
+        {
+            "metadata": {"name": "ends"},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]},
+        },
+    )
+
+    async def running() -> bool:
+        pod = await core.read_namespaced_pod("ends", NS)
+        return pod.status.phase == "Running"
+
+    await eventually(running, timeout=TIMEOUT, what="the pod running")
+
+    async def ended_while_down() -> None:
+        await world.kubelet.complete(NS, "ends", 0)
+
+        def write_refused() -> bool:
+            return any(
+                "did not answer the status of pod default/ends" in r.getMessage() for r in caplog.records
+            )
+
+        await eventually(write_refused, timeout=TIMEOUT, what="the pod's status write unanswered")
+
+    await world.control_plane.restart_apiserver(abrupt=True, until=ended_while_down)
+
+    async def succeeded() -> bool:
+        pod = await core.read_namespaced_pod("ends", NS)
+        return pod.status.phase == "Succeeded"
+
+    await eventually(succeeded, timeout=TIMEOUT, what="the pod Succeeded once kube-apiserver is back")
