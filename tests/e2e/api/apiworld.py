@@ -21,12 +21,19 @@ from api.serving import ApiServer
 from store import exporting
 from store.journal import Journal
 from store.records import Record, RecordType
+from store.settings import HistoryRetention, JournalSettings, RetentionSettings
 
 JOURNALS = Path(__file__).resolve().parents[2] / "journals"
 # The seed's story (Pending, Running, Outdated, Pending, Running for default/arc), as the test that
 # tells it records it.
 SEED_STORY = "4-6-b-rejected-runners-park-the-scale-set-and-an-image-fix-recovers-it.jsonl.gz"
 ARS = "/api/v1/namespaces/default/autoscalingrunnersets/arc"
+# A recording is opened with no bound on its records' age: the controller's defaults (seven days, 90 for
+# decisions) would prune a recording once it is that old, and a test would answer differently from one
+# day to the next.
+RECORDINGS = JournalSettings(
+    retention=RetentionSettings(max_bytes=1 << 30), history_retention=HistoryRetention()
+)
 
 
 async def recorded_journal(directory: Path) -> Journal:
@@ -35,7 +42,7 @@ async def recorded_journal(directory: Path) -> Journal:
     assert recorded.is_file(), f"no recording of the seed's story: {recorded}"
     with exporting.open_lines(recorded) as lines:
         await exporting.import_lines(path, lines)
-    return await Journal.open(path)
+    return await Journal.open(path, settings=RECORDINGS)
 
 
 @contextlib.asynccontextmanager

@@ -36,8 +36,8 @@ from controller.loop.settings import HttpSettings, LeaderElectionSettings
 from store import exporting
 from store.journal import Journal
 from store.records import Record, RecordType, Seq
-from store.settings import JournalSettings, RetentionSettings
-from tests.e2e.api.apiworld import JOURNALS, served
+from store.settings import RetentionSettings
+from tests.e2e.api.apiworld import JOURNALS, RECORDINGS, served
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
@@ -57,7 +57,7 @@ async def imported(directory: Path, records: list[Record], **settings: Any) -> J
     path = directory / "journal.db"
     lines = [exporting.to_line(record) for record in records]
     await exporting.import_lines(path, lines)
-    return await Journal.open(path, settings=JournalSettings(**settings) if settings else None)
+    return await Journal.open(path, settings=dataclasses.replace(RECORDINGS, **settings))
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 
 from store import exporting
 from store.journal import Journal
-from tests.e2e.api.apiworld import JOURNALS, served
+from tests.e2e.api.apiworld import JOURNALS, RECORDINGS, served
 
 playwright = pytest.importorskip("playwright.async_api")
 
@@ -33,7 +33,7 @@ async def test_a_deleted_scale_set_and_its_runners_end_on_the_timeline(tmp_path:
     path = tmp_path / "journal.db"
     with exporting.open_lines(RECORDED) as lines:
         await exporting.import_lines(path, lines)
-    journal = await Journal.open(path)
+    journal = await Journal.open(path, settings=RECORDINGS)
     try:
         async with served(journal) as (server, _), playwright.async_playwright() as p:
             browser = await p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
