@@ -23,6 +23,7 @@ runs without an endpoint reconciler here, and a node has no kube-proxy to route 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
@@ -53,7 +54,7 @@ async def _call(request: Callable[[], Awaitable[T]], what: str = "a request") ->
             return await request()
         except ApiError as exc:
             raise errors.ApiError(exc.status, exc.reason, str(exc)) from None
-        except (aiohttp.ClientConnectionError, TimeoutError) as exc:
+        except (aiohttp.ClientError, TimeoutError, json.JSONDecodeError) as exc:  # a cut or missing answer
             log.debug(
                 "kubelet: the API server did not answer %s (%s); asking again in %.1f s", what, exc, delay
             )
