@@ -37,7 +37,7 @@ from store import exporting
 from store.journal import Journal
 from store.records import Record, RecordType, Seq
 from store.settings import RetentionSettings
-from tests.e2e.api.apiworld import JOURNALS, RECORDINGS, served
+from tests.e2e.api.apiworld import JOURNALS, RECORDINGS, retained, served
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
@@ -168,7 +168,7 @@ async def test_a_retention_pruned_journal_still_ends_the_history(tmp_path: Path)
     keep = 30  # the newest raw records: the deletion and a little before it
     journal = await imported(tmp_path, records, retention=RetentionSettings(max_records=keep))
     try:
-        await journal.retain()
+        await retained(journal)
         assert journal.horizons.raw > 0, "retention pruned raw records"
         async with served(journal) as (_, http):
             items = await every(http, f"{ARS}/phases")

@@ -30,7 +30,7 @@ from store.journal import Journal
 from store.projection import Projection
 from store.records import Record, RecordType, Seq
 from store.settings import RetentionSettings
-from tests.e2e.api.apiworld import ARS, JOURNALS, SEED_STORY, served
+from tests.e2e.api.apiworld import ARS, JOURNALS, SEED_STORY, retained, served
 from tests.e2e.api.test_api_history_deletion import every, imported, recorded
 
 
@@ -277,7 +277,7 @@ async def test_a_position_retention_pruned_answers_410(tmp_path: Path) -> None:
     keep = 30
     journal = await imported(tmp_path, records, retention=RetentionSettings(max_records=keep))
     try:
-        await journal.retain()
+        await retained(journal)
         raw = journal.horizons.raw
         assert raw > 0
         async with served(journal) as (_, http):
