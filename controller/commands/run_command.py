@@ -39,10 +39,13 @@ was found) the replica decides and writes only while it holds the Lease ``--leas
 timings are client-go's: ``--lease-duration`` 15 s, ``--renew-deadline`` 10 s, ``--retry-period`` 2 s;
 each flag also reads an environment variable (``ARCSM_LEADER_ELECT``, ``ARCSM_LEASE_NAME``,
 ``ARCSM_LEASE_DURATION``, ``ARCSM_RENEW_DEADLINE``, ``ARCSM_RETRY_PERIOD``). The identity is the pod name
-(``HOSTNAME``) plus a random suffix. ``--no-leader-elect`` leads at once, for one replica: it checks the
-Lease at start and, while another replica holds it (renewed within its duration), refuses to start in
-one line (exit 1) rather than fight that replica over the same scale sets; it does not wait as a standby,
-which only ``--leader-elect`` does. On SIGTERM the
+(``HOSTNAME``) plus a random suffix. ``--no-leader-elect`` leads at once, for one replica: while another
+replica holds the Lease (renewed within its duration) it refuses to start in one line (exit 1) rather
+than fight that replica over the same scale sets; it does not wait as a standby, which only
+``--leader-elect`` does. Otherwise it holds the Lease itself while it runs, so a replica that elects,
+started beside it later, stands by; its identity there is its journal's (the host, and the journal
+file's device and inode), so restarted on the same journal it takes the Lease back at once. Should
+another replica take the Lease while this one could not renew it, this one stops (exit 1). On SIGTERM the
 replica finishes its reconciles in flight (abandoning them after 20 s), releases the Lease and exits 0.
 
 Reconciles: ``--workers`` bounds those in flight across all kinds; ``--runner-concurrency`` (upstream's
@@ -471,7 +474,7 @@ def run(
             envvar="ARCSM_LEADER_ELECT",
             help="Decide only while holding the Lease (replicas stand by, journaling). "
             "Default: on with the pod's service account, off with a kubeconfig. Off, it leads at once, "
-            "and refuses to start while another replica holds the Lease.",
+            "refuses to start while another replica holds the Lease, and holds it itself while it runs.",
             rich_help_panel=LEADER,
         ),
     ] = None,

@@ -18,6 +18,13 @@ that takes over starts from its own journal and loses no history.
   must not while another leads): read the Lease, and raise ``LeaseHeld`` when another replica holds it
   and renewed it within its duration (by the Lease's ``renewTime`` against this machine's clock: a
   one-off check cannot watch the record for a whole duration as a candidate does).
+* ``Elector.claim`` and ``Elector.keep``: a replica without leader election then holds the Lease itself
+  for as long as it runs, so a replica that elects (the chart's, started later) stands by instead of
+  acting beside it. Its identity is its journal's (``claim_identity``: the host and the journal file's
+  device and inode), so the same controller restarted on the same journal (after a ``kill -9``, say)
+  takes its Lease back at once, while any other waits for it to expire. ``keep`` renews it every retry
+  period and answers why when another replica took it (the run then stops); a claim the cluster refuses
+  to store (no RBAC for Leases) is warned about once and the run goes on without it.
 * ``release`` on a clean stop: the holder PUTs an empty ``holderIdentity`` (``leaseDurationSeconds`` 1),
   so the next candidate takes over on its next try instead of waiting for the Lease to expire.
 """
@@ -25,6 +32,7 @@ that takes over starts from its own journal and loses no history.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 import os
 import random
@@ -54,6 +62,15 @@ def default_identity() -> str:
     name is a new candidate."""
     host = os.environ.get("HOSTNAME") or socket.gethostname() or "arcsm"
     return f"{host}_{secrets.token_hex(4)}"
+
+
+def claim_identity(journal: os.PathLike[str] | str) -> str:
+    """The identity a controller without leader election holds the Lease by: the host (``HOSTNAME``, else
+    the host name) and the journal file's device and inode, so one journal is one controller."""
+    host = os.environ.get("HOSTNAME") or socket.gethostname() or "arcsm"
+    stat = os.stat(journal)
+    digest = hashlib.sha256(f"{stat.st_dev}:{stat.st_ino}".encode()).hexdigest()[:8]
+    return f"{host}_{digest}"
 
 
 def micro_time(moment: datetime) -> str:
@@ -254,6 +271,50 @@ class Elector:
             log.warning("lease %s: %s", self.settings.lease_name, exc)
             return False
 
+    async def claim(self, api: client.ApiClient) -> bool:
+        """Take the Lease at once, as a replica without leader election: ``LeaseHeld`` while another
+        replica renewed it within its duration (``refuse_if_held``), else write this replica in as its
+        holder. False (warned) when the cluster would not store it; this replica then runs without it."""
+        lease = await refuse_if_held(api, self.settings)
+        if lease is not None:
+            # Not held by anyone else (released, expired, or this journal's own): taken as a candidate
+            # that has watched the record for a whole duration already.
+            spec = lease.spec
+            duration = float(spec.lease_duration_seconds or self.settings.lease_duration)
+            self._observed = Observed(
+                resource_version=str(lease.metadata.resource_version or ""),
+                holder=spec.holder_identity or "",
+                duration=duration,
+                transitions=int(spec.lease_transitions or 0),
+                acquire_time=micro_time(spec.acquire_time or datetime.now(UTC)),
+                at=self._clock() - duration,
+            )
+        if await self._attempt(self.settings.renew_deadline):
+            return True
+        await refuse_if_held(api, self.settings)  # another replica won the race: say which
+        log.warning(
+            "running without holding the lease %s/%s: a replica that elects a leader will not see this one",
+            self.settings.namespace,
+            self.settings.lease_name,
+        )
+        return False
+
+    async def keep(self, stopping: asyncio.Event) -> str | None:
+        """Renew the claimed Lease every retry period until ``stopping`` is set (None); the reason, in one
+        line, once another replica holds it (this one could not renew it for a whole duration)."""
+        while not stopping.is_set():
+            await _wait(stopping, self.settings.retry_period)
+            if stopping.is_set() or await self._attempt(self.settings.renew_deadline):
+                continue
+            taken_by = self.holder
+            if taken_by and taken_by != self.identity:
+                return (
+                    f"another controller, {taken_by}, took the Lease {self.settings.namespace}/"
+                    f"{self.settings.lease_name} while this one could not renew it: stopping, so that only "
+                    "one acts"
+                )
+        return None
+
     async def release(self) -> bool:
         """Give the Lease up (stop writing first): empty holder, so the next candidate takes it at once.
         True when released; False when this replica did not hold it or the update failed."""
@@ -302,9 +363,10 @@ class LeaseHeld(RuntimeError):
     """Another replica holds the Lease: a controller without leader election must not start."""
 
 
-async def refuse_if_held(api: client.ApiClient, settings: LeaderElectionSettings) -> None:
-    """Raise ``LeaseHeld`` (one line: the Lease, its holder, what to do) while a replica holds the Lease
-    and renewed it within its duration; a Lease missing, released or expired lets the run start."""
+async def refuse_if_held(api: client.ApiClient, settings: LeaderElectionSettings) -> Any:
+    """Raise ``LeaseHeld`` (one line: the Lease, its holder, what to do) while another replica holds the
+    Lease and renewed it within its duration; a Lease missing, released, expired or held by this
+    replica's own identity lets the run start. The Lease read (None when missing or unreadable)."""
     name, namespace = settings.lease_name, settings.namespace
     try:
         lease = await client.CoordinationV1Api(api).read_namespaced_lease(name, namespace)
@@ -318,11 +380,11 @@ async def refuse_if_held(api: client.ApiClient, settings: LeaderElectionSettings
                 failure.code,
                 failure.phrase,
             )
-        return
+        return None
     spec = lease.spec
     holder, renewed = spec.holder_identity or "", spec.renew_time
-    if not holder or renewed is None:
-        return
+    if not holder or renewed is None or holder == settings.identity:
+        return lease
     duration = float(spec.lease_duration_seconds or settings.lease_duration)
     age = (datetime.now(UTC) - (renewed if renewed.tzinfo else renewed.replace(tzinfo=UTC))).total_seconds()
     if age < duration:
@@ -331,6 +393,7 @@ async def refuse_if_held(api: client.ApiClient, settings: LeaderElectionSettings
             f"ago, for {duration:.0f} s): stop it, or run this one with --leader-elect to stand by until it "
             "lets go"
         )
+    return lease
 
 
 async def _wait(event: asyncio.Event, seconds: float) -> None:

@@ -5,9 +5,10 @@
         └──► Reconciler: queue → snapshot → decide → record → executor → record results
 
 Start: read which kinds' served CRDs prune ``status.conditions`` into the machine settings
-(``servedschemas``), open the journal (its projection is rebuilt), without leader election check that no
-other replica holds the Lease (``settings.checked_lease``: the run is refused beside one that does,
-before anything is journaled), journal the machine settings if they changed (``settingsrecords``),
+(``servedschemas``), open the journal (its projection is rebuilt), without leader election take the
+Lease as this journal's own (``settings.checked_lease``, ``Elector.claim``: the run is refused beside
+another holder, before anything is journaled, and holds the Lease until it stops, so a replica that
+elects stands by beside it), journal the machine settings if they changed (``settingsrecords``),
 connect to the cluster (``settings.cluster``: kubeconfig files, or the pod's service account, as
 ``kubeconfigs.find`` chose), serve the HTTP API if asked (``httpapi``, imported only then), start the
 watchers, and decide in terms (``terms``): without leader election one term, from now to the stop; with
@@ -67,8 +68,8 @@ async def run(
 
     Raises ``store.errors.JournalError`` when the journal cannot be opened, ``actions.errors.
     InvalidConfiguration`` when the cluster cannot be reached with the configuration given,
-    ``leading.LeaseHeld`` (a ``RuntimeError``) when ``settings.checked_lease`` is held by another replica,
-    and ``RuntimeError`` when a task of the loop failed.
+    ``leading.LeaseHeld`` (a ``RuntimeError``) when ``settings.checked_lease`` is held by another replica
+    at start, or taken by one while this replica could not renew it, and ``RuntimeError`` when a task of the loop failed.
     """
     configuration = await _configuration(settings)
     async with _stop_signal(stop) as stopping:
@@ -87,19 +88,65 @@ async def run(
             log.info(
                 "journal %s verified: %s", settings.journal_path, verified.summary().removeprefix("journal ")
             )
+        lost: str | None = None  # why the run stopped when another replica took its Lease
         try:
             # A request to the cluster: only once SIGTERM is handled (it stops the run, never kills it).
             settings = await _with_served_schemas(settings, configuration)
-            if settings.checked_lease is not None:  # before anything is journaled, watched or written
-                async with api_client(configuration) as api:
-                    await leading.refuse_if_held(api, settings.checked_lease)
-            # Before anything is decided, so every decision of this run reads the settings it ran with.
-            await settingsrecords.journal_if_changed(journal, journal, settings.machines)
-            await _serve(settings, journal, configuration, stopping, on_http)
+            async with api_client(configuration) as api:
+                claimed = await _claim(settings, api)  # before anything is journaled, watched or written
+                if claimed is not None:
+                    settings = dataclasses.replace(settings, checked_lease=claimed.settings)
+                # Before anything is decided, so every decision of this run reads the settings it ran with.
+                await settingsrecords.journal_if_changed(journal, journal, settings.machines)
+                lost = await _serve_holding(claimed, settings, journal, api, stopping, on_http)
         finally:
             await journal.close()
+    if lost is not None:
+        raise leading.LeaseHeld(lost)
     log.info("stopped")
     return 0
+
+
+async def _claim(settings: ControllerSettings, api: client.ApiClient) -> Elector | None:
+    """Without leader election, the Lease held by this journal's identity (``Elector.claim``; raises
+    ``leading.LeaseHeld`` beside another holder); None with leader election, or when it was not stored."""
+    if settings.checked_lease is None:
+        return None
+    identity = leading.claim_identity(settings.journal_path)
+    claimed = Elector(api, dataclasses.replace(settings.checked_lease, identity=identity))
+    return claimed if await claimed.claim(api) else None
+
+
+async def _serve_holding(
+    claimed: Elector | None,
+    settings: ControllerSettings,
+    journal: Journal,
+    api: client.ApiClient,
+    stopping: asyncio.Event,
+    on_http: Callable[[str], None] | None,
+) -> str | None:
+    """``_serve`` while ``claimed`` is renewed beside it; why the run stopped when another replica took
+    the Lease (None otherwise). The Lease is released at the end."""
+    if claimed is None:
+        await _serve(settings, journal, api, stopping, on_http)
+        return None
+    keeping = asyncio.create_task(claimed.keep(stopping), name="lease-claim")
+
+    def stop_when_taken(task: asyncio.Task[str | None]) -> None:
+        if not task.cancelled() and task.exception() is None and task.result() is not None:
+            stopping.set()
+
+    keeping.add_done_callback(stop_when_taken)
+    try:
+        await _serve(settings, journal, api, stopping, on_http)
+    finally:
+        stopping.set()
+        lost = await keeping
+        if lost is None:
+            await claimed.release()
+        else:
+            log.error("%s", lost)
+    return lost
 
 
 async def _with_served_schemas(
@@ -115,7 +162,7 @@ async def _with_served_schemas(
 async def _serve(
     settings: ControllerSettings,
     journal: Journal,
-    configuration: client.Configuration,
+    api: client.ApiClient,
     stopping: asyncio.Event,
     on_http: Callable[[str], None] | None = None,
 ) -> None:
@@ -132,64 +179,63 @@ async def _serve(
         queue.burst,
         queue.rate,
     )
-    async with api_client(configuration) as api:
-        clients = ActionsClients(settings=settings.actions)
-        metrics = RuntimeMetrics()  # controller-runtime's families, over every term
-        requestcounting.count_requests(api, metrics)
-        try:
-            elector = None
-            kube_executor = KubeExecutor(
-                api=api, clients=clients, settings=settings.executor, observer=journaling(journal)
-            )
-            outage_events = _outage_events(settings, journal, kube_executor)
-            executor: Executor = kube_executor
-            if settings.leader_election is not None:
-                elector = Elector(api, settings.leader_election)
-                executor = LeaderOnly(executor, elector)
-                metrics.follow_lease(settings.leader_election.lease_name, elector)
+    clients = ActionsClients(settings=settings.actions)
+    metrics = RuntimeMetrics()  # controller-runtime's families, over every term
+    requestcounting.count_requests(api, metrics)
+    try:
+        elector = None
+        kube_executor = KubeExecutor(
+            api=api, clients=clients, settings=settings.executor, observer=journaling(journal)
+        )
+        outage_events = _outage_events(settings, journal, kube_executor)
+        executor: Executor = kube_executor
+        if settings.leader_election is not None:
+            elector = Elector(api, settings.leader_election)
+            executor = LeaderOnly(executor, elector)
+            metrics.follow_lease(settings.leader_election.lease_name, elector)
 
-            async def new_reconciler() -> Reconciler:
-                fold = await folding.resume(journal, use_predicates=settings.reconcile.predicates)
-                return Reconciler(
-                    journal=journal,
-                    executor=executor,
-                    fold=fold,
-                    timers=Timers(journal=journal, clock=SystemClock()),
-                    machines=settings.machines,
-                    queue=settings.queue,
-                    reconcile=settings.reconcile,
-                    watched=_watched(settings),
-                    metrics=metrics,
-                )
-
-            role = Role()
-            watchers = Watchers(api=api, journal=journal, known=journal.projection, settings=settings.watch)
-            served = _served(
-                settings,
+        async def new_reconciler() -> Reconciler:
+            fold = await folding.resume(journal, use_predicates=settings.reconcile.predicates)
+            return Reconciler(
                 journal=journal,
-                role=role,
-                watchers=watchers,
-                on_url=on_http,
+                executor=executor,
+                fold=fold,
+                timers=Timers(journal=journal, clock=SystemClock()),
+                machines=settings.machines,
+                queue=settings.queue,
+                reconcile=settings.reconcile,
+                watched=_watched(settings),
                 metrics=metrics,
-                elector=elector,
             )
-            async with served:
-                watchers.start()
-                try:
-                    await terms.run_terms(
-                        new_reconciler=new_reconciler,
-                        synced=watchers.wait_synced,
-                        role=role,
-                        elector=elector,
-                        stopping=stopping,
-                        drain_timeout=settings.reconcile.drain_timeout,
-                    )
-                finally:
-                    await watchers.stop()
-        finally:
-            if outage_events is not None:
-                await outage_events.aclose()
-            await clients.aclose()
+
+        role = Role()
+        watchers = Watchers(api=api, journal=journal, known=journal.projection, settings=settings.watch)
+        served = _served(
+            settings,
+            journal=journal,
+            role=role,
+            watchers=watchers,
+            on_url=on_http,
+            metrics=metrics,
+            elector=elector,
+        )
+        async with served:
+            watchers.start()
+            try:
+                await terms.run_terms(
+                    new_reconciler=new_reconciler,
+                    synced=watchers.wait_synced,
+                    role=role,
+                    elector=elector,
+                    stopping=stopping,
+                    drain_timeout=settings.reconcile.drain_timeout,
+                )
+            finally:
+                await watchers.stop()
+    finally:
+        if outage_events is not None:
+            await outage_events.aclose()
+        await clients.aclose()
 
 
 def _served(

@@ -66,8 +66,8 @@ class Run:
 
 async def reaches_as(world: World, run: Run, user: str) -> None:
     """Start ``run``, wait until the world has its requests as ``user``, stop it; it must exit 0 having
-    asked as nobody else, without leader election (the Lease only read), and without importing the
-    emulator."""
+    asked as nobody else, without leader election (it leads at once, holding the Lease as its journal's
+    own and releasing it at the stop), and without importing the emulator."""
     before = users(world)
     await run.start()
     try:
@@ -78,11 +78,12 @@ async def reaches_as(world: World, run: Run, user: str) -> None:
         code, stderr = await run.stop()
     assert code == 0, stderr[-2000:]
     assert users(world) - before == {user}
-    # No election with a kubeconfig by default: the Lease is only read, to refuse to act beside its holder.
-    lease_writes = [
-        r for r in world.requests if "/leases" in r.path and r.verb not in ("get", "list", "watch")
-    ]
-    assert not lease_writes, "a kubeconfig elects no leader by default"
+    # No election with a kubeconfig by default: no standby, it leads at once. It holds the Lease while it
+    # runs (so a replica that elects stands by beside it) and gives it up when it stops.
+    assert "standby" not in stderr, stderr[-2000:]
+    lease_writes = [r for r in world.requests if "/leases" in r.path and r.verb in ("create", "update")]
+    assert lease_writes and all(r.user == user and r.status < 300 for r in lease_writes), lease_writes
+    assert "released the lease arcsm-controller" in stderr, stderr[-2000:]
     modules = modules_in(run.report)
     assert "controller.loop.running" in modules
     assert not of_packages(modules, "sim", "fastapi", "uvicorn")

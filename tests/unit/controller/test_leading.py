@@ -11,7 +11,9 @@ faults.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,7 @@ import pytest
 from kubernetes_asyncio import client
 
 from controller.loop import folding
-from controller.loop.leading import Elector, LeaderOnly
+from controller.loop.leading import Elector, LeaderOnly, LeaseHeld, claim_identity, micro_time
 from controller.loop.reconciling import NotLeading, Reconciler
 from controller.loop.roles import Role
 from controller.loop.settings import LeaderElectionSettings, QueueSettings, ReconcileSettings
@@ -182,6 +184,89 @@ async def test_acquire_waits_for_the_lease_or_the_stop(api: client.ApiClient) ->
     stopped = asyncio.Event()
     stopped.set()
     assert not await Elector(api, settings("late")).acquire(stopped)
+
+
+async def renewed_ago(api: client.ApiClient, seconds: float) -> None:
+    """Set the Lease's renewTime ``seconds`` in the past, as a holder that stopped renewing leaves it."""
+    leases = client.CoordinationV1Api(api)
+    lease = await leases.read_namespaced_lease(LEASE, NS)
+    moment = micro_time(datetime.now(UTC) - timedelta(seconds=seconds))
+    await leases.patch_namespaced_lease(LEASE, NS, {"spec": {"renewTime": moment}})
+    assert lease.spec.holder_identity
+
+
+async def test_a_claim_is_refused_beside_a_live_holder_and_takes_an_expired_lease_at_once(
+    api: client.ApiClient,
+) -> None:
+    assert await Elector(api, settings("chart"), clock=Clock()).try_acquire_or_renew()
+    alone = Elector(api, settings("alone"))
+    with pytest.raises(
+        LeaseHeld, match="another controller, chart, holds the Lease arc-systems/arcsm-controller"
+    ):
+        await alone.claim(api)
+    assert (await spec(api)).holder_identity == "chart", "a refused claim leaves the Lease alone"
+
+    await renewed_ago(api, 16)  # the chart's replica was killed: its Lease went unrenewed past 15 s
+    assert await alone.claim(api), "an expired Lease is taken at once, with no wait of a whole duration"
+    taken = await spec(api)
+    assert taken.holder_identity == "alone" and taken.lease_transitions == 1
+    assert not await Elector(api, settings("chart"), clock=Clock()).try_acquire_or_renew(), (
+        "a replica that elects stands by beside the claim"
+    )
+
+
+async def test_the_same_journal_restarted_takes_its_claim_back_at_once(api: client.ApiClient) -> None:
+    assert await Elector(api, settings("host_0123abcd")).claim(api)
+    # kill -9: nothing released; the restart on the same journal has the same identity.
+    again = Elector(api, settings("host_0123abcd"))
+    assert await again.claim(api)
+    held = await spec(api)
+    assert held.holder_identity == "host_0123abcd" and held.lease_transitions == 0
+    with pytest.raises(LeaseHeld):
+        await Elector(api, settings("host_fedc4321")).claim(api)
+
+
+async def test_a_claim_is_renewed_until_the_stop_and_says_who_took_it(api: client.ApiClient) -> None:
+    timings = {"lease_duration": 2, "renew_deadline": 1, "retry_period": 0.05}
+    alone = Elector(api, settings("alone", **timings))
+    assert await alone.claim(api)
+    stopping = asyncio.Event()
+    keeping = asyncio.create_task(alone.keep(stopping))
+    first = (await spec(api)).renew_time
+
+    async def renewed() -> bool:
+        return bool((await spec(api)).renew_time > first)
+
+    await eventually(renewed, timeout=10, what="the claim renewed")
+    stopping.set()
+    async with asyncio.timeout(10):
+        assert await keeping is None
+    assert await alone.release()
+
+    assert await alone.claim(api)
+    stopping = asyncio.Event()
+    keeping = asyncio.create_task(alone.keep(stopping))
+    # Another replica wrote itself in (as one does once this one went unrenewed for a whole duration).
+    leases = client.CoordinationV1Api(api)
+    await leases.patch_namespaced_lease(
+        LEASE, NS, {"spec": {"holderIdentity": "chart", "renewTime": micro_time(datetime.now(UTC))}}
+    )
+    async with asyncio.timeout(10):
+        reason = await keeping
+    assert reason is not None and reason.startswith("another controller, chart, took the Lease"), reason
+    assert (await spec(api)).holder_identity == "chart", "the claim did not take it back"
+
+
+def test_a_claim_is_the_journal_file_s_whatever_link_names_it(tmp_path: Path) -> None:
+    journal, other = tmp_path / "journal.db", tmp_path / "other.db"
+    journal.write_bytes(b"")
+    other.write_bytes(b"")
+    os.link(journal, tmp_path / "hard.db")
+    (tmp_path / "soft.db").symlink_to(journal)
+    identity = claim_identity(journal)
+    assert claim_identity(tmp_path / "hard.db") == claim_identity(tmp_path / "soft.db") == identity
+    assert claim_identity(other) != identity
+    assert identity.startswith((os.environ.get("HOSTNAME") or os.uname().nodename) + "_")
 
 
 def outbox_record(effect: fx.DeleteObject) -> Record:
