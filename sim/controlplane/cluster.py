@@ -9,9 +9,9 @@ order a cluster needs them::
 
 1. etcd, a throwaway member (``--unsafe-no-fsync``), ready when ``/health`` says so;
 2. kube-apiserver with secure serving only, its own CA (``sim.controlplane.pki``), client-certificate
-   authentication, RBAC, the default admission plugins, service-account tokens signed with a key of
-   the test world and an audit log at the Metadata level (``audit_log``, read by
-   ``sim.controlplane.auditing``); ready when ``/readyz`` answers ``ok``;
+   authentication, RBAC, the default admission plugins and OwnerReferencesPermissionEnforcement,
+   service-account tokens signed with a key of the test world and an audit log at the Metadata level
+   (``audit_log``, read by ``sim.controlplane.auditing``); ready when ``/readyz`` answers ``ok``;
 3. the CRDs given, installed and Established, and the namespaces given, before
 4. kube-controller-manager (every default controller, among them the garbage collector, namespace,
    Deployment/ReplicaSet/StatefulSet, ServiceAccount and token controllers) and kube-scheduler, each
@@ -358,6 +358,10 @@ class ControlPlane:
             f"--client-ca-file={files.ca}",
             f"--service-cluster-ip-range={SERVICE_CIDR}",
             "--authorization-mode=Node,RBAC",
+            # Beside the default plugins, the one some distributions run (OpenShift): setting
+            # blockOwnerDeletion needs update on the owner's finalizers, so a chart missing that grant
+            # is refused here as it would be there.
+            "--enable-admission-plugins=OwnerReferencesPermissionEnforcement",
             "--allow-privileged=true",
             "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
             f"--service-account-key-file={files.service_account_pub}",

@@ -321,3 +321,56 @@ def standalone_runner(ers: dict[str, Any], name: str) -> dict[str, Any]:
         "metadata": {"name": name, "namespace": NS},
         "spec": ers["spec"]["ephemeralRunnerSpec"],
     }
+
+
+async def owners_admitted(world: World, user: str, namespace: str = NS) -> None:
+    """On the real control plane, wait until kube-apiserver's admission knows arcsm's kinds as owners,
+    once a test installed their CRDs itself (a chart that brings them). OwnerReferencesPermissionEnforcement
+    finds an owner's resource through a discovery cache that the server serving custom resources
+    refreshes every 30 s; until then it refuses (403) an ownerReference to such a kind that sets
+    ``blockOwnerDeletion``, as a cluster running that plugin does right after such a chart. Asked as
+    ``user`` (the controller's account: one allowed to update every ``finalizers`` is never asked for
+    the mapping) by a server-side dry run of an EphemeralRunner owned by each kind, which stores
+    nothing. Nothing to wait for on the emulator, which does not run that plugin."""
+    if not worlds.is_real(world):
+        return
+    world_api = client.ApiClient(world.configuration())
+    world_api.set_default_header("Impersonate-User", user)
+    custom = client.CustomObjectsApi(world_api)
+
+    def probe(kind: str) -> dict[str, Any]:
+        owner = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": kind,
+            "name": "owner",
+            "uid": "00000000-0000-0000-0000-000000000000",
+            "blockOwnerDeletion": True,
+        }
+        return {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": kinds.ER,
+            "metadata": {"name": "owner-probe", "namespace": namespace, "ownerReferences": [owner]},
+            "spec": {
+                "githubConfigUrl": "https://github.com/owner/repo",
+                "githubConfigSecret": "probe",
+                "runnerScaleSetId": 1,
+                "spec": {"containers": [{"name": "runner", "image": "runner"}]},
+            },
+        }
+
+    async def admitted() -> bool:
+        for kind in (k.kind for k in kinds.ALL):
+            try:
+                await custom.create_namespaced_custom_object(
+                    GROUP, VERSION, namespace, "ephemeralrunners", probe(kind), dry_run="All"
+                )
+            except ApiException as exc:
+                if exc.status != 403:
+                    raise
+                return False
+        return True
+
+    async with world_api:
+        await eventually(
+            admitted, timeout=90, interval=0.5, what="kube-apiserver's admission to map arcsm's kinds"
+        )

@@ -129,6 +129,8 @@ async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_ch
             volume = journal_volume(tmp_path / "journal-volume", rendered)
             await ok(kubeconfig, "apply", "-f", "-", stdin=json.dumps(volume))
         await ok(kubeconfig, "apply", "-f", "-", stdin=manifests.dump(rendered))
+        # The chart brought the CRDs: the controller's first runner would be refused for up to 30 s.
+        await harness.owners_admitted(world, CONTROLLER)
         await ok(
             kubeconfig,
             "rollout",
