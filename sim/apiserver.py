@@ -293,14 +293,14 @@ class ApiServer:
             raise errors.not_found(kind.plural, kind.group, name)
         rv = meta.get("resourceVersion") or ""
         if not rv and not kind.unconditional_update:
-            # The generic store's error: qualified by the resource (not the Kind), the uint64 RV as %#v.
+            # The generic store's error: qualified by the resource (not the Kind), the uint64 RV as 0.
             raise errors.invalid(
                 kind.plural,
                 kind.group,
                 name,
                 [
                     errors.invalid_value(
-                        "metadata.resourceVersion", errors.GoLiteral("0x0"), "must be specified for an update"
+                        "metadata.resourceVersion", errors.GoLiteral("0"), "must be specified for an update"
                     )
                 ],
             )

@@ -180,6 +180,10 @@ def invalid(
     kind: str, group: str, name: str, errors: list[FieldError], *, details_kind: str = ""
 ) -> ApiError:
     """422 Invalid with one cause per error; ``details.kind`` is the Kind unless told otherwise."""
+    # events.k8s.io Events are validated as the core Event they are stored as: kube-apiserver names them
+    # by the core group ("Event", not "Event.events.k8s.io").
+    if (kind, group) == ("Event", "events.k8s.io"):
+        group = ""
     qualified_kind = f"{kind}.{group}" if group else kind
     # Like field.ErrorList.ToAggregate: repeated messages are shown once, every cause is kept.
     messages = list(dict.fromkeys(str(e) for e in errors))

@@ -161,6 +161,10 @@ def list_objects(api: ApiServer, kind: Kind, namespace: str | None, opts: ListOp
         metadata["continue"] = encode_continue(rv, next_start)
         if not selective:
             metadata["remainingItemCount"] = remaining
+    elif kind.is_custom:
+        # A custom resource list is unstructured: kube-apiserver writes its empty continue ("") where a
+        # built-in list's omitempty leaves it out.
+        metadata["continue"] = ""
     return {
         "kind": kind.extra.get("listKind", kind.kind + "List"),
         "apiVersion": kind.api_version,

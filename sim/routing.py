@@ -67,7 +67,7 @@ def parse(registry: Registry, path: str) -> Target | Discovery:
 def go_restful_path(registry: Registry, path: str) -> bool:
     """Whether kube-apiserver serves ``path`` from a built-in web service (``/api``, ``/apis`` and
     ``/apis/{built-in group}``), whose 404s carry empty details; everything else (custom resource groups,
-    unknown groups) falls through to the NotFound handler, whose Status has no details (S01)."""
+    unknown groups) falls through to the mux, which answers a plain-text 404 (S01)."""
     parts = [p for p in path.split("/") if p]
     if parts[:1] == ["api"] or parts == ["apis"]:
         return True

@@ -258,8 +258,10 @@ class Server:
                 and err.details == {}
                 and not routing.go_restful_path(self.api.registry, request.path)
             ):
-                # Paths outside the built-in API web services end at the NotFound handler (S01).
-                err.details = None
+                # Paths outside the built-in API web services (custom resource groups, unknown groups
+                # and versions) end at the server's mux: kube-apiserver 1.34 answers plain text there,
+                # not a Status (S01).
+                return web.Response(status=404, text="404 page not found\n", charset="utf-8")
             return _negotiated(request, _error_response(err))
         except impersonating.NoUser as exc:
             # responsewriters.InternalError: plain text, not a Status.

@@ -30,6 +30,17 @@ async def kube(world: World) -> AsyncIterator[client.ApiClient]:
         yield api
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A case marked ``diverges_on_real(reason)`` is a known difference of the emulator from kube-apiserver,
+    written down in sim/README.md: its real run is expected to fail (strictly: once the emulator is
+    fixed and the case passes there, the run says so)."""
+    for item in items:
+        marker = item.get_closest_marker("diverges_on_real")
+        callspec = getattr(item, "callspec", None)
+        if marker is not None and callspec is not None and callspec.params.get("world_kind") == worlds.REAL:
+            item.add_marker(pytest.mark.xfail(reason=marker.args[0], strict=True))
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     """Start the first real control plane while the tests before the first real one run (``worlds``)."""
     worlds.expect_real(sum(worlds.opens_real(item) for item in session.items))
@@ -43,12 +54,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     """A test marked ``both_worlds`` runs once per world (``tests/worlds.py``), ids ``[emulated]`` and
     ``[real]``; its world fixture reads which from ``world_kind``. One marked ``both_worlds(on_demand=True)``
     (the emulator's conformance cases, some 250 clusters' worth) runs on the real control plane only with
-    ``ARCSM_REAL_ON_DEMAND=1``."""
+    ``ARCSM_REAL_ON_DEMAND=1``. One also marked ``emulator_only`` drives what only the emulator has
+    (its injected faults, compaction, dropped watches, request log): it runs on the emulator alone."""
     marker = metafunc.definition.get_closest_marker("both_worlds")
     if marker is None or "world_kind" not in metafunc.fixturenames:
         return
     kinds = worlds.KINDS
-    if marker.kwargs.get("on_demand") and os.environ.get("ARCSM_REAL_ON_DEMAND") != "1":
+    on_demand = marker.kwargs.get("on_demand") and os.environ.get("ARCSM_REAL_ON_DEMAND") != "1"
+    if on_demand or metafunc.definition.get_closest_marker("emulator_only") is not None:
         kinds = (worlds.EMULATED,)
     metafunc.parametrize("world_kind", kinds, indirect=True)
 

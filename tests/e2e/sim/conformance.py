@@ -173,13 +173,15 @@ async def error_status(call: Any) -> dict[str, Any]:
 
 
 async def raw(world: World, method: str, path: str, body: Any = None, **params: str) -> tuple[int, Any]:
-    """One JSON request over plain HTTP: (status, decoded body)."""
+    """One JSON request over plain HTTP: (status, decoded body; the text of a plain-text answer)."""
     async with (
         aiohttp.ClientSession() as session,
         session.request(
             method, world.url + path, json=body, params=params or None, ssl=worlds.client_ssl(world)
         ) as resp,
     ):
+        if resp.content_type != "application/json":
+            return resp.status, await resp.text()
         return resp.status, await resp.json()
 
 

@@ -150,7 +150,7 @@ async def test_s55_lease_put_needs_rv_and_creates_when_missing(world: World, kub
     assert (body["code"], body["reason"]) == (422, "Invalid")
     # The generic store's error names the resource, not the Kind (details.kind is the plural too).
     assert body["message"] == (
-        'leases.coordination.k8s.io "s55-put" is invalid: metadata.resourceVersion: Invalid value: 0x0: '
+        'leases.coordination.k8s.io "s55-put" is invalid: metadata.resourceVersion: Invalid value: 0: '
         "must be specified for an update"
     )
     assert body["details"] == {
@@ -160,7 +160,7 @@ async def test_s55_lease_put_needs_rv_and_creates_when_missing(world: World, kub
         "causes": [
             {
                 "reason": "FieldValueInvalid",
-                "message": "Invalid value: 0x0: must be specified for an update",
+                "message": "Invalid value: 0: must be specified for an update",
                 "field": "metadata.resourceVersion",
             }
         ],
@@ -320,7 +320,7 @@ async def test_s57_events_v1_strict_create(world: World, kube: client.ApiClient)
     )
     assert (body["code"], body["reason"]) == (422, "Invalid")
     assert body["message"] == (
-        'Event.events.k8s.io "s57-strict" is invalid: '
+        'Event "s57-strict" is invalid: '
         '[type: Invalid value: "": has invalid value: Info, count: Invalid value: "": needs to be unset]'
     )
     assert [c["field"] for c in body["details"]["causes"]] == ["type", "count"]
@@ -386,7 +386,7 @@ async def test_s57_repeats_aggregated_by_patch(world: World, kube: client.ApiCli
     body = await api_error(events.patch_namespaced_event("s57-series", NS, {"note": "changed"}))
     assert (body["code"], body["reason"]) == (422, "Invalid")
     assert body["message"] == (
-        'Event.events.k8s.io "s57-series" is invalid: message: Invalid value: "changed": field is immutable'
+        'Event "s57-series" is invalid: message: Invalid value: "changed": field is immutable'
     )
     # A series needs count >= 2.
     body = await api_error(

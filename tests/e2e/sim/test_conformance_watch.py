@@ -280,6 +280,7 @@ async def test_s50_watch_from_rv_replays_every_later_change(world: World, kube: 
     assert int(events[2]["object"]["metadata"]["resourceVersion"]) > int(rv(b))
 
 
+@pytest.mark.emulator_only("compacts the emulator's history on demand")
 async def test_s50_watch_from_compacted_rv_gets_410_error_event(world: World, kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
     old = await core.create_namespaced_config_map(NS, cm("s50-old", "s50-410"))
@@ -305,6 +306,7 @@ async def test_s50_watch_from_compacted_rv_gets_410_error_event(world: World, ku
     }
 
 
+@pytest.mark.emulator_only("compacts the emulator's history on demand")
 async def test_s50_compacted_rv_through_kubernetes_asyncio(world: World, kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
     old = await core.create_namespaced_config_map(NS, cm("s50-old", "s50-client"))
@@ -406,6 +408,7 @@ async def test_s51_label_selector_transitions(world: World, kube: client.ApiClie
 # -- S52 bookmarks ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.diverges_on_real("kube-apiserver sent no bookmark before its timeout within the case's window")
 async def test_s52_bookmark_before_server_timeout_is_type_and_rv_only(
     world: World, kube: client.ApiClient
 ) -> None:
@@ -650,6 +653,7 @@ async def test_s54_timeout_seconds_ends_stream_cleanly(world: World, kube: clien
 # -- hooks: compaction -----------------------------------------------------------------------------------
 
 
+@pytest.mark.emulator_only("its own hooks (faults, compaction, dropped watches, request log)")
 async def test_hook_watch_history_limit_expires_resume_continue_and_exact() -> None:
     async with World(seed=1, watch_history=5) as world, client.ApiClient(world.configuration()) as api:
         core = client.CoreV1Api(api)
@@ -704,6 +708,7 @@ async def test_hook_watch_history_limit_expires_resume_continue_and_exact() -> N
             assert await read_to_end(resp) == []
 
 
+@pytest.mark.emulator_only("its own hooks (faults, compaction, dropped watches, request log)")
 async def test_hook_compaction_expires_continue_tokens(world: World, kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
     for i in range(3):
@@ -732,6 +737,7 @@ async def test_hook_compaction_expires_continue_tokens(world: World, kube: clien
     )
 
 
+@pytest.mark.emulator_only("its own hooks (faults, compaction, dropped watches, request log)")
 async def test_hook_compaction_expires_exact_lists(world: World, kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
     a = await core.create_namespaced_config_map(NS, cm("h-exact-a", "h-exact"))
@@ -754,6 +760,7 @@ async def test_hook_compaction_expires_exact_lists(world: World, kube: client.Ap
 
 
 @pytest.mark.parametrize(("code", "reason"), [(409, "Conflict"), (500, "InternalError"), (504, "Timeout")])
+@pytest.mark.emulator_only("its own hooks (faults, compaction, dropped watches, request log)")
 async def test_hook_fault_status_as_seen_by_client(
     world: World, kube: client.ApiClient, code: int, reason: str
 ) -> None:
@@ -777,6 +784,7 @@ async def test_hook_fault_status_as_seen_by_client(
     assert (await core.read_namespaced_config_map("h-fault", NS)).metadata.name == "h-fault"
 
 
+@pytest.mark.emulator_only("its own hooks (faults, compaction, dropped watches, request log)")
 async def test_hook_fault_429_with_retry_after(world: World, kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
     world.inject(Fault(verb="list", path=r"/configmaps$", code=429, retry_after=3, message="slow down"))
@@ -792,6 +800,7 @@ async def test_hook_fault_429_with_retry_after(world: World, kube: client.ApiCli
     )
 
 
+@pytest.mark.emulator_only("its own hooks (faults, compaction, dropped watches, request log)")
 async def test_hook_fault_skip_times_and_latency(world: World, kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
     world.inject(Fault(verb="create", path=r"/configmaps$", code=500, skip=1, times=2))
@@ -818,6 +827,7 @@ async def test_hook_fault_skip_times_and_latency(world: World, kube: client.ApiC
 # -- hooks: dropping watches -----------------------------------------------------------------------------
 
 
+@pytest.mark.emulator_only("its own hooks (faults, compaction, dropped watches, request log)")
 async def test_hook_drop_watches_cleanly_client_resumes_missing_nothing(
     world: World, kube: client.ApiClient
 ) -> None:
@@ -857,6 +867,7 @@ async def test_hook_drop_watches_cleanly_client_resumes_missing_nothing(
             await task
 
 
+@pytest.mark.emulator_only("its own hooks (faults, compaction, dropped watches, request log)")
 async def test_hook_drop_watches_abruptly(world: World, kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
     seen: list[tuple[str, str]] = []
@@ -895,6 +906,7 @@ async def test_hook_drop_watches_abruptly(world: World, kube: client.ApiClient) 
 # -- hooks: the request log ------------------------------------------------------------------------------
 
 
+@pytest.mark.emulator_only("its own hooks (faults, compaction, dropped watches, request log)")
 async def test_hook_request_log(world: World, kube: client.ApiClient) -> None:
     core = client.CoreV1Api(kube)
     crs = client.CustomObjectsApi(kube)
