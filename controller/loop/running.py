@@ -69,7 +69,8 @@ async def run(
     Raises ``store.errors.JournalError`` when the journal cannot be opened, ``actions.errors.
     InvalidConfiguration`` when the cluster cannot be reached with the configuration given,
     ``leading.LeaseHeld`` (a ``RuntimeError``) when ``settings.checked_lease`` is held by another replica
-    at start, or taken by one while this replica could not renew it, and ``RuntimeError`` when a task of the loop failed.
+    at start, or taken by one while this replica could not renew it, and ``RuntimeError`` when a task of
+    the loop failed.
     """
     configuration = await _configuration(settings)
     async with _stop_signal(stop) as stopping:
