@@ -148,6 +148,9 @@ async def test_deleting_either_claim_never_deletes_the_scale_set_the_other_one_u
         third = body(world, "third", NS)
         await harness.create(kube, third)
         await eventually(lambda: refused(kube, "third", NS), timeout=TIMEOUT, what="the third claim refused")
+        session = await eventually(
+            lambda: world.github.state.session_of(owned), timeout=TIMEOUT, what="the first one's session"
+        )
 
         # The refused one goes: the first one's scale set stays, and so does its session.
         await harness.delete(kube, ARS, "second", NS)
@@ -157,7 +160,8 @@ async def test_deleting_either_claim_never_deletes_the_scale_set_the_other_one_u
 
         await eventually(second_gone, timeout=TIMEOUT, what="the refused scale set deleted")
         assert owned in world.github.state.scale_sets
-        assert world.github.state.session_of(owned) is not None
+        kept = world.github.state.session_of(owned)
+        assert kept is not None and kept.id == session.id
         assert scale_set_id(await running(kube, "first")) == owned
 
         # The owner goes: the name is free, and the claim still waiting registers a scale set of its own.
@@ -193,8 +197,9 @@ async def test_a_scale_set_deleted_behind_its_back_is_registered_again(
             new = scale_set_id(found)
             if new is None or new == old or new not in fake.state.scale_sets:
                 return None
-            spec = (await listeners_of(kube, "arc", NS))[0]["spec"]
-            return found if spec["runnerScaleSetId"] == new and fake.state.session_of(new) else None
+            # The listener is read again: the one ``running`` saw may be replaced since.
+            ids = [al["spec"]["runnerScaleSetId"] for al in await listeners_of(kube, "arc", NS)]
+            return found if ids == [new] and fake.state.session_of(new) else None
 
         await eventually(registered_again, timeout=TIMEOUT, what="the scale set registered again")
         assert fake.scale_set("arc") is not None and fake.scale_set("arc").id != old  # type: ignore[union-attr]
