@@ -73,12 +73,12 @@ def of_packages(modules: set[str], *packages: str) -> set[str]:
 async def eventually(
     predicate: Callable[[], Any],
     *,
-    timeout: float = 5.0,
+    timeout: float = 30.0,
     interval: float = 0.01,
     what: str = "condition",
 ) -> Any:
     """Poll ``predicate`` (plain or async) until it returns something truthy; fail with ``what`` after
-    ``timeout`` seconds.
+    ``timeout`` seconds (a deadline for a busy machine: a condition that holds returns at once).
 
     An ``AssertionError`` raised by the predicate counts as "not yet" until the deadline, then is re-raised.
     """

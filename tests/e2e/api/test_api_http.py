@@ -375,7 +375,7 @@ async def test_health_readiness_and_metrics(journal: Journal, client: httpx.Asyn
         text = (await client.get("/metrics")).text
         return text if 'arcsm_journal_records_total{type="effect_result"} 1.0' in text else ""
 
-    text = await eventually(counted, what="the appended records counted")
+    text = await eventually(counted, timeout=30, what="the appended records counted")
     assert (
         'arcsm_phase_transitions_total{from="Pending",kind="AutoscalingRunnerSet",to="Running"} 1.0' in text
     )

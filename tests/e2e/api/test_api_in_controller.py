@@ -12,6 +12,7 @@ import asyncio
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -20,7 +21,7 @@ from kubernetes_asyncio import client
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 ROOT = Path(__file__).resolve().parents[3]
 ARS = "/api/v1/namespaces/default/autoscalingrunnersets/arc"
 PENDING_TO_RUNNING = '{from="Pending",kind="AutoscalingRunnerSet",to="Running"}'
@@ -70,8 +71,12 @@ async def test_the_controller_serves_its_history_health_and_metrics_while_it_run
                 offline = await journaled_history(settings.journal_path)
                 assert offline[: len(items)] == items  # the controller may have recorded more since
 
-                view = (await http.get(ARS)).json()
-                assert view["phase"] == "Running" and view["runnerSet"]["name"]
+                async def running_view() -> dict[str, Any]:  # the status write's watch event comes later
+                    found: dict[str, Any] = (await http.get(ARS)).json()
+                    return found if found.get("phase") == "Running" and found.get("runnerSet") else {}
+
+                view = await eventually(running_view, timeout=TIMEOUT, what="the view at Running")
+                assert view["runnerSet"]["name"]
                 assert view["listener"]["namespace"] == harness.CONTROLLER_NS
 
                 async def counted() -> str:

@@ -220,6 +220,18 @@ class LeaseVersions:
         """The versions stored after the first ``count``."""
         return self.versions[count:]
 
+    async def taken_by(self, name: str, *, since: int = 0, timeout: float = 30) -> list[LeaseVersion]:
+        """The versions stored after the first ``since``, once the watch has delivered one held by the
+        replica ``name``: the watch may deliver a write after a read of the Lease has already seen it."""
+
+        def taken() -> list[LeaseVersion] | None:
+            versions = self.since(since)
+            return versions if any(v.holder.startswith(f"{name}_") for v in versions) else None
+
+        what = f"the Lease taken by {name}"
+        found: list[LeaseVersion] = await eventually(taken, timeout=timeout, what=what)
+        return found
+
 
 async def lease(kube: client.ApiClient) -> Any:
     return await client.CoordinationV1Api(kube).read_namespaced_lease(LEASE, harness.CONTROLLER_NS)

@@ -51,7 +51,7 @@ from tests.e2e.controller.scenario_steps import listeners
 from tests.e2e.controller.scenario_steps import uid as uid
 from tests.helpers import eventually
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 # The fake refuses runners older than MINIMUM: a runner built from OLD_IMAGE registers and exits 7.
 MINIMUM = "2.330.0"
 OLD_IMAGE = "ghcr.io/actions/actions-runner:2.329.0"

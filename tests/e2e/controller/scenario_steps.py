@@ -29,7 +29,7 @@ from tests.e2e.controller.harness import required as required
 from tests.e2e.controller.harness import revisions as revisions
 from tests.helpers import eventually
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 # The fake refuses runners older than MINIMUM: a runner built from REJECTED_IMAGE registers and exits 7.
 MINIMUM = "2.330.0"
 REJECTED_IMAGE = "ghcr.io/actions/actions-runner:2.329.0"
@@ -185,12 +185,17 @@ async def wait_parked(kube: client.ApiClient, journal: Path, after: int = 0) -> 
         if not any(t.to == "Outdated" for t in await ars_transitions(journal, after)):
             return False
         idle = [r for r in await harness.items(kube, ER) if not (r.get("status") or {}).get("jobId")]
-        return await pinned_without_listener(kube) and not idle
+        if not (await pinned_without_listener(kube) and not idle):
+            return False
+        # The journal has seen the released runners go too: a story that then asserts "no runner
+        # observed since" must not meet a deletion whose watch event was still on its way.
+        last = {r.name: r.body.get("event") for r in await observed(journal, ER)}
+        return all(event == "DELETED" for event in last.values())
 
     await eventually(
         parked,
         timeout=TIMEOUT,
-        what="the scale set parked: Outdated, pinned at 0/0, no listener, no idle runner",
+        what="the scale set parked: Outdated, pinned at 0/0, no listener, no idle runner, and journaled so",
     )
 
 

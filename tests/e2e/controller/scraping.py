@@ -30,7 +30,7 @@ from sim.world import World
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 LISTENER_PORT = 8080
 LISTENER_ENDPOINT = "/metrics"
 

@@ -143,8 +143,12 @@ async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_ch
         pod = await controller_pod(core)
         assert {c.type: c.status for c in pod.status.conditions}["Ready"] == "True"
         base = f"http://{pod.status.pod_ip}:{http_port}"
-        ready = await get(f"{base}/readyz")
-        assert ready["role"] == "leader"
+
+        async def leading() -> Any:  # Ready means synced; the chart's replica elects, then leads
+            found = await get(f"{base}/readyz")
+            return found if found.get("role") == "leader" else None
+
+        await eventually(leading, timeout=TIMEOUT, what="the chart's replica leading")
         assert (await get(f"{base}/healthz"))["status"] == "ok"
         claim = await claim_directory(world, core)
         assert claim is not None and (claim / "journal.db").is_file()

@@ -58,7 +58,7 @@ from tests.helpers import eventually
 
 pytestmark = pytest.mark.both_worlds
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 BAD = "bad"
 GOOD = "good"
 BAD_SECRET = "bad-config"

@@ -25,7 +25,7 @@ from tests.helpers import eventually
 
 pytestmark = pytest.mark.both_worlds
 
-TIMEOUT = 20.0
+TIMEOUT = 60.0
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ async def test_runner_set_runner_and_listener_become_ready_and_write_each_condit
     async with Controller(world, tmp_path) as controller:
         await harness.create(kube, harness.scale_set_body(world, minRunners=1))
 
-        async def all_ready() -> bool:
+        async def all_ready() -> list[dict[str, Any]]:
             found = await objects(kube)
             kinds = sorted(obj["kind"] for obj in found)
             assert kinds == ["AutoscalingListener", "EphemeralRunner", "EphemeralRunnerSet"], kinds
@@ -72,10 +72,10 @@ async def test_runner_set_runner_and_listener_become_ready_and_write_each_condit
                 for obj in found
             }
             assert all(true_at_generation(obj, WANTED[obj["kind"]]) for obj in found), states
-            return True
+            return found
 
-        await eventually(all_ready, timeout=TIMEOUT, what="runner set, runner and listener Ready")
-        for obj in await objects(kube):
+        ready = await eventually(all_ready, timeout=TIMEOUT, what="runner set, runner and listener Ready")
+        for obj in ready:
             for condition in obj["status"]["conditions"]:
                 assert condition["reason"] and "\n" not in condition["message"], condition
 

@@ -28,7 +28,7 @@ from tests.helpers import ARCSM, eventually
 
 pytestmark = pytest.mark.both_worlds
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 USER = "someone-in-the-url"
 PASSWORD = "Pa55w0rd-in-the-url"
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"

@@ -19,7 +19,7 @@ from tests.helpers import eventually
 
 pytestmark = pytest.mark.both_worlds
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 NEW_IMAGE = "ghcr.io/actions/actions-runner:2.331.0"
 
 

@@ -120,7 +120,7 @@ async def test_the_standby_takes_over_a_killed_leader_and_serves_the_whole_histo
         assert taken.spec.lease_transitions == transitions + 1
         # The Lease's own versions: a's renewals stop at the kill, and the next write is b's, a new term
         # acquired after a's last renewal; a killed leader released nothing.
-        versions = leases.versions
+        versions = await leases.taken_by("b", timeout=TIMEOUT)
         took = next(i for i, v in enumerate(versions) if v.holder.startswith("b_"))
         last_of_a, takeover = versions[took - 1], versions[took]
         assert last_of_a.holder.startswith("a_") and last_of_a.duration == TIMINGS.lease_duration, versions

@@ -37,7 +37,7 @@ from tests import helpers
 from tests.e2e.controller import harness
 from tests.helpers import eventually
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 DESCRIPTORS = 256
 CLIENTS = 300  # more than the child has descriptors
 # Slow clients at once, at most: below the listening socket's backlog (128 where net.core.somaxconn is

@@ -28,7 +28,7 @@ from tests.e2e.controller import harness
 from tests.e2e.controller.test_controller_kill_restart import Arcsm
 from tests.helpers import eventually
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 JIT = "/generatejitconfig"
 AGENTS = "/_apis/distributedtask/pools/0/agents"
 

@@ -176,9 +176,11 @@ async def test_a_drain_releases_a_runner_that_never_registered_and_the_new_confi
         )
         ars = await steps.running_at_generation(kube, "the scale set Running at the new generation")
         assert ars["spec"]["githubConfigSecret"] == "github-config-2"
-        assert await harness.get(kube, ER, stuck["metadata"]["name"]) is None, (
-            "the unregistered runner is left"
-        )
+
+        async def stuck_gone() -> bool:  # applied once it is deleting; its finalizer goes after
+            return await harness.get(kube, ER, stuck["metadata"]["name"]) is None
+
+        await eventually(stuck_gone, timeout=steps.TIMEOUT, what="the unregistered runner gone")
         deleted = await steps.effects(controller.journal, "DeleteObject", ER, mark)
         assert [r.body["target"]["name"] for r in deleted] == [stuck["metadata"]["name"]]
 

@@ -18,7 +18,7 @@ from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, Controller
 from tests.helpers import eventually
 
-TIMEOUT = 20.0
+TIMEOUT = 60.0
 
 
 @pytest.mark.both_worlds

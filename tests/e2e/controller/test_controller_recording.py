@@ -27,7 +27,7 @@ from tests.helpers import eventually
 
 pytestmark = pytest.mark.both_worlds
 
-TIMEOUT = 20.0
+TIMEOUT = 60.0
 
 
 @pytest.fixture

@@ -70,7 +70,7 @@ async def roll(kube: client.ApiClient, leases: LeaseVersions, leader: Replica, s
     taken = await lease(kube)
     assert taken.spec.holder_identity.startswith(f"{standby.name}_")
     assert taken.spec.lease_transitions == before.spec.lease_transitions + 1
-    versions = leases.since(seen)
+    versions = await leases.taken_by(standby.name, since=seen, timeout=TIMEOUT)
     released = next(i for i, v in enumerate(versions) if not v.holder)
     release, takeover = versions[released], versions[released + 1]
     assert all(v.holder.startswith(f"{leader.name}_") for v in versions[:released]), versions

@@ -41,7 +41,7 @@ from tests.helpers import eventually
 
 pytestmark = pytest.mark.both_worlds
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 MINIMUM = "2.330.0"
 OLD_IMAGE = "ghcr.io/actions/actions-runner:2.329.0"
 NEW_IMAGE = "ghcr.io/actions/actions-runner:2.330.0"

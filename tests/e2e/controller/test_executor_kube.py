@@ -230,7 +230,7 @@ async def test_delete_object_passes_the_propagation_policy(
             and not child["metadata"].get("ownerReferences")
         )
 
-    await eventually(orphaned, what="the owner gone and its child orphaned")
+    await eventually(orphaned, timeout=30, what="the owner gone and its child orphaned")
     await world.gc_idle()
     assert await get(api, child_ref) is not None
 

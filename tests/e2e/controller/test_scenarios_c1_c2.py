@@ -36,12 +36,17 @@ async def world(world_kind: str) -> AsyncIterator[World]:
 async def assert_generation_story(journal: Path, *, after: int, old: int, new: int) -> None:
     """After ``after``: the ARS went Running → Pending → Running, every Pending write kept observedGeneration
     at ``old`` (I1.3), and observedGeneration went from ``old`` straight to ``new`` (I1.1, I1.2)."""
+
+    async def journaled() -> list[dict[str, Any]]:  # the Running write's watch event comes after the API's
+        versions = [r.body["object"] for r in await steps.observed(journal, ARS, after)]
+        return versions if versions and steps.generations(versions[-1]) == (new, new) else []
+
+    versions = await eventually(journaled, timeout=steps.TIMEOUT, what="the ARS at Running journaled")
     transitions = await steps.ars_transitions(journal, after)
     assert steps.phase_path(transitions) == ["Running", "Pending", "Running"], transitions
     for t in transitions:
         expected = new if t.to == "Running" else old
         assert steps.read_generations(t) == (new, expected), t
-    versions = [r.body["object"] for r in await steps.observed(journal, ARS, after)]
     seen = [int((obj.get("status") or {}).get("observedGeneration") or 0) for obj in versions]
     assert [g for i, g in enumerate(seen) if i == 0 or g != seen[i - 1]] == [old, new], seen
     phases = [(obj.get("status") or {}).get("phase") for obj in versions]

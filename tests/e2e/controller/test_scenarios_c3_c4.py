@@ -126,8 +126,15 @@ async def test_4_3_b_crash_midway_keeps_the_applied_revision_until_every_removal
     async with controller:
 
         async def first_removed_second_failed() -> bool:
-            return await harness.get(kube, ER, first["metadata"]["name"]) is None and bool(
-                await failed_results(controller.journal, f"/{second['metadata']['name']}#")
+            deleted = [
+                r
+                for r in await observed(controller.journal, ER, first["metadata"]["name"])
+                if r.body["event"] == "DELETED"
+            ]  # journaled too: the story below reads the journal from that deletion on
+            return (
+                bool(deleted)
+                and await harness.get(kube, ER, first["metadata"]["name"]) is None
+                and bool(await failed_results(controller.journal, f"/{second['metadata']['name']}#"))
             )
 
         await eventually(

@@ -33,7 +33,7 @@ from tests.helpers import eventually
 
 pytestmark = pytest.mark.both_worlds
 
-TIMEOUT = 30.0
+TIMEOUT = 60.0
 SHARED = "shared-name"
 OTHER_NS = "team-b"
 
