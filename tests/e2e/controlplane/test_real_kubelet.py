@@ -88,7 +88,8 @@ async def test_probes_decide_ready_and_a_failing_liveness_probe_restarts_the_con
     port = free_port()
     readiness = {"httpGet": {"path": "/readyz", "port": port}, "periodSeconds": 1, "failureThreshold": 1}
     liveness = {"httpGet": {"path": "/healthz", "port": port}, "periodSeconds": 1, "failureThreshold": 2}
-    container = server_container(port, readinessProbe=readiness, livenessProbe=liveness)
+    startup = {**liveness, "failureThreshold": 300}  # liveness from the moment it answers, however slow
+    container = server_container(port, readinessProbe=readiness, livenessProbe=liveness, startupProbe=startup)
     container["env"].append({"name": "EXIT_ON_TERM", "value": "3"})
     await core.create_namespaced_pod(NS, pod_body("probed", container, terminationGracePeriodSeconds=5))
     pod_ip = await serving(core, "probed", port, timeout=TIMEOUT)
@@ -99,6 +100,7 @@ async def test_probes_decide_ready_and_a_failing_liveness_probe_restarts_the_con
 
     assert not await ready()
     await ask(pod_ip, port, "/ready")
+    # Ready implies started: the liveness probe runs from here on.
     await eventually(ready, timeout=TIMEOUT, what="Ready once the readiness probe passes")
 
     await ask(pod_ip, port, "/sicken")

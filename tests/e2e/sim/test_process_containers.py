@@ -248,9 +248,19 @@ async def test_the_readiness_probe_decides_ready(world: World, core: client.Core
 async def test_a_failing_liveness_probe_restarts_the_container(world: World, core: client.CoreV1Api) -> None:
     port = free_port()
     probe = {"httpGet": {"path": "/healthz", "port": port}, "periodSeconds": 1, "failureThreshold": 2}
-    container = server_container(port, livenessProbe=probe, env=[{"name": "EXIT_ON_TERM", "value": "3"}])
+    # Liveness is probed once the server answers, however long a busy machine takes to start it: without
+    # the startup probe a slow restart is killed again, as a kubelet would.
+    startup = {**probe, "failureThreshold": 300}
+    container = server_container(
+        port, livenessProbe=probe, startupProbe=startup, env=[{"name": "EXIT_ON_TERM", "value": "3"}]
+    )
     await core.create_namespaced_pod(NS, pod_body("liveness", container, terminationGracePeriodSeconds=5))
     pod_ip = await serving(core, "liveness", port)
+
+    async def started() -> bool:  # the liveness probe runs from here on
+        return bool((await core.read_namespaced_pod("liveness", NS)).status.container_statuses[0].started)
+
+    await eventually(started, timeout=60, what="the startup probe passed")
     await ask(pod_ip, port, "/sicken")
 
     async def restarted() -> Any:
@@ -258,7 +268,7 @@ async def test_a_failing_liveness_probe_restarts_the_container(world: World, cor
         cs = pod.status.container_statuses[0]
         return cs if cs.restart_count == 1 and cs.state.running is not None else None
 
-    status = await eventually(restarted, timeout=30, what="the container restarted")
+    status = await eventually(restarted, timeout=60, what="the container restarted")
     assert (status.last_state.terminated.exit_code, status.last_state.terminated.reason) == (3, "Error")
     killing = await core.list_namespaced_event(NS, field_selector="reason=Killing")
     assert [e.message for e in killing.items] == ["Container main failed liveness probe, will be restarted"]
