@@ -346,7 +346,9 @@ async def test_a_session_delete_left_unanswered_is_logged_with_its_reason(
 ) -> None:
     """Stopping while the service does not answer the session's DELETE says so in its one line."""
     listener = await start_listener(world, setup, kube, replace(FAST, close_timeout=0.2))
-    await eventually(lambda: world.github.state.session_of(setup.scale_set_id) is not None, what="a session")
+    # The service records the session before the listener has read the answer; its first poll for
+    # messages comes after, once the session is the listener's to delete.
+    await eventually(lambda: world.github.calls_to("GET", "/messages"), what="the session's first poll")
     # The DELETE is held unanswered until the listener has given up on it: no race with a latency.
     unanswered = world.github.inject(GitHubFault(method="DELETE", path="/sessions/", hold=True))
     caplog.set_level(logging.WARNING, logger="actions.listener")
