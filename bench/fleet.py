@@ -674,6 +674,8 @@ def verb_table(ours: Result, base: Result) -> str:
             -sum(r.by_verb.get((w, *vr), 0) for r in (ours, base) for w in ("controller", "listeners"))
         ),
     )
+    if not rows:  # the real control plane: no request log to count them in
+        return "Requests per job by verb and resource: not counted on this world (no request log)."
     jobs, floor_jobs = max(ours.jobs, 1), max(base.jobs, 1)
     lines = [
         "| requests per job | arcsm controller | arcsm listeners | floor |",
