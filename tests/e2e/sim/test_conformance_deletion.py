@@ -652,7 +652,10 @@ async def test_s43_deletion_fields_are_cleared_on_create(kube: client.ApiClient)
     assert secret.metadata.deletion_grace_period_seconds is None
 
 
-@pytest.mark.diverges_on_real("an update that changes deletionTimestamp is answered otherwise")
+@pytest.mark.diverges_on_real(
+    "kube-apiserver records the changed deletionTimestamp in managedFields (a new resourceVersion) and lists"
+    " the grace period's cause twice"
+)
 async def test_s43_deletion_timestamp_cannot_be_removed_or_changed(kube: client.ApiClient) -> None:
     custom = client.CustomObjectsApi(kube)
     await create_ars(custom, "immutable", finalizers=[HOLD])
@@ -702,7 +705,7 @@ async def test_s43_deletion_timestamp_cannot_be_removed_or_changed(kube: client.
     )
 
 
-@pytest.mark.diverges_on_real("an update that sets deletionTimestamp is answered otherwise")
+@pytest.mark.diverges_on_real("kube-apiserver lists the cause twice and quotes the time as written")
 async def test_s43_deletion_timestamp_cannot_be_set_by_an_update(kube: client.ApiClient) -> None:
     custom = client.CustomObjectsApi(kube)
     created = await create_ars(custom, "not-deleting")
