@@ -29,13 +29,16 @@ from datetime import datetime
 from typing import Final, TypeVar
 
 from aiohttp import web
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, disable_created_metrics
 from prometheus_client.aiohttp import make_aiohttp_handler
 
 from actions.messages import JobCompleted, JobMessage, JobStarted
 from actions.models import Statistics
 
 log = logging.getLogger(__name__)
+
+# Upstream's metrics (Go's client) carry no `*_created` series for its counters and histograms.
+disable_created_metrics()  # type: ignore[no-untyped-call]  # prometheus_client leaves it unannotated
 
 M = TypeVar("M", Gauge, Counter, Histogram)
 

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, ProcessCollector
+from prometheus_client import CollectorRegistry, Counter, ProcessCollector, disable_created_metrics
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -40,6 +40,9 @@ from statemachines.effectresults import EffectResult
 from store.records import Record, RecordType
 
 log = logging.getLogger("arcsm.api")
+
+# Upstream's metrics (Go's client) carry no `*_created` series for its counters and histograms.
+disable_created_metrics()  # type: ignore[no-untyped-call]  # prometheus_client leaves it unannotated
 
 _ENDPOINT_OF_PREFIX = {"jit": "GenerateJitRunnerConfig", "release": "RemoveRunner"}
 

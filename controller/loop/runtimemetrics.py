@@ -68,13 +68,16 @@ import time
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from typing import Final, Protocol
 
-from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client import CollectorRegistry, Counter, Histogram, disable_created_metrics
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from statemachines import kinds
 
 PRIORITY: Final = "0"  # the work queue's one priority, as a depth label
+
+# Upstream's metrics (Go's client) carry no `*_created` series for its counters and histograms.
+disable_created_metrics()  # type: ignore[no-untyped-call]  # prometheus_client leaves it unannotated
 
 
 def exponential_buckets(start: float, factor: float, count: int) -> tuple[float, ...]:

@@ -40,7 +40,7 @@ from sim.github.records import JobState
 from sim.world import World
 from statemachines.kinds import ARS
 from tests import worlds
-from tests.e2e.controller import harness
+from tests.e2e.controller import harness, scraping
 from tests.e2e.controller.harness import CONTROLLER_NS, PAT
 from tests.e2e.controller.test_upstream_scale_set_chart import (
     RELEASE,
@@ -192,6 +192,8 @@ async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_ch
         assert [to for _, to, _ in journaled][:2] == ["Pending", "Running"], journaled
         metrics = await get(f"{base}/metrics")
         assert "gha_controller_running_listeners{" in metrics
+        # As upstream's: no `*_created` series beside the counters and histograms.
+        assert not [s.name for s in scraping.samples(metrics) if s.name.endswith("_created")]
 
         # In-cluster for real: its token over HTTPS, nothing refused; the listener under its own account.
         mine = [r for r in world.requests if r.user == CONTROLLER]
