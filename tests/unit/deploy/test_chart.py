@@ -229,6 +229,12 @@ def test_the_controller_runs_locked_down_with_probes_on_its_http_port() -> None:
     assert service["spec"]["ports"][0]["targetPort"] == "http"
 
 
+def test_runner_reconciles_in_flight_default_to_upstreams_two() -> None:
+    assert "--runner-concurrency=2" in container(render({}))["args"]
+    given = container(render({"flags": {"runnerMaxConcurrentReconciles": 5}}))["args"]
+    assert [a for a in given if a.startswith("--runner-concurrency")] == ["--runner-concurrency=5"]
+
+
 def test_the_http_bounds_are_arcsms_defaults_unless_given() -> None:
     assert not [a for a in container(render({}))["args"] if a.startswith("--http-")]
     given = {

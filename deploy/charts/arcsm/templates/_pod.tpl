@@ -42,9 +42,7 @@ spec:
         {{- end }}
         - --log-level={{ .Values.flags.logLevel }}
         - --log-format={{ .Values.flags.logFormat }}
-        {{- with .Values.flags.runnerMaxConcurrentReconciles }}
-        - --runner-concurrency={{ . }}
-        {{- end }}
+        - --runner-concurrency={{ .Values.flags.runnerMaxConcurrentReconciles | default 2 }}
         {{- range .Values.flags.excludeLabelPropagationPrefixes }}
         - --exclude-label-propagation-prefix={{ . }}
         {{- end }}
