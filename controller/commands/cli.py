@@ -56,7 +56,7 @@ class ArcsmCommands(LazyGroup):
         "demo": Lazy(
             "controller.emulated.demo",
             "demo",
-            "Play the seed's story in an emulated cluster: a runner image refused, the scale set parked in "
+            "Play the Outdated story in an emulated cluster: a runner image refused, the scale set parked in "
             "Outdated without churn, the image fixed and the scale set recovered; watch it on the timeline "
             "page.",
         ),

@@ -106,7 +106,7 @@ def demo(
     ] = 60.0,
     log_level: Annotated[
         str, typer.Option(help="Controller logs on stderr: debug, info, warn or error.")
-    ] = "warning",
+    ] = "warn",
     in_cluster: Annotated[
         bool,
         typer.Option(
@@ -117,7 +117,7 @@ def demo(
         ),
     ] = False,
 ) -> None:
-    """Play the seed's story in an emulated cluster: a runner image refused, the scale set parked in
+    """Play the Outdated story in an emulated cluster: a runner image refused, the scale set parked in
     Outdated without churn, the image fixed and the scale set recovered; watch it on the timeline page.
 
     With --in-cluster: install arcsm with its Helm chart on the emulated cluster, run it there as a real

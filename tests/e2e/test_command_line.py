@@ -106,3 +106,19 @@ def test_a_mistyped_command_is_offered_the_closest_name_and_exits_2() -> None:
     result = arcsm("rn")
     assert result.returncode == 2
     assert "No such command 'rn'. Did you mean 'run'?" in result.stderr
+
+
+@pytest.mark.parametrize("name", list(cli.ArcsmCommands.lazy))
+def test_a_log_level_s_default_is_one_of_the_levels_its_help_names(name: str) -> None:
+    command = cli.ArcsmCommands.lazy[name].load(name)
+    for param in command.params:
+        if (param.name or "").endswith("log_level") and isinstance(param.default, str):
+            assert param.default in ("debug", "info", "warn", "error"), (name, param.name, param.default)
+
+
+def test_no_command_s_help_speaks_of_the_project_s_own_documents() -> None:
+    """The help names what a user sees (the Outdated story), not the specification's names for it."""
+    for name, entry in cli.ArcsmCommands.lazy.items():
+        command = entry.load(name)
+        assert "seed's" not in f"{entry.summary} {command.help}", name
+        assert "§" not in f"{entry.summary} {command.help}", name
