@@ -87,15 +87,19 @@ def sim(
     settings = GitHubSettings(
         long_poll_seconds=long_poll_seconds, job_seconds=job_seconds, min_runner_version=min_runner_version
     )
-    asyncio.run(
-        simulating.serve(
-            host=host,
-            port=port,
-            kubeconfig=kubeconfig,
-            watch_history=watch_history,
-            github_port=github_port,
-            github_settings=settings,
-            real=control_plane is ControlPlaneKind.REAL,
-            crds=not no_crds,
+    try:
+        asyncio.run(
+            simulating.serve(
+                host=host,
+                port=port,
+                kubeconfig=kubeconfig,
+                watch_history=watch_history,
+                github_port=github_port,
+                github_settings=settings,
+                real=control_plane is ControlPlaneKind.REAL,
+                crds=not no_crds,
+            )
         )
-    )
+    except OSError as exc:  # a port taken, an address not of this machine: one line, as arcsm run says it
+        typer.echo(f"arcsm sim: {exc}", err=True)
+        raise typer.Exit(1) from None

@@ -161,3 +161,23 @@ async def test_the_chart_applied_to_arcsm_sim_runs_the_controller_in_its_pod(tmp
         assert ready["role"] == "leader"
     finally:
         assert await stop(proc, signal.SIGTERM) == 0
+
+
+@pytest.mark.parametrize("option", ["--port", "--github-port"])
+async def test_a_port_already_taken_is_refused_in_one_line(option: str) -> None:
+    """As arcsm run and arcsm demo say it: one line naming the address, no traceback, exit 1."""
+    taken = await asyncio.start_server(lambda _r, _w: None, "127.0.0.1", 0)
+    port = taken.sockets[0].getsockname()[1]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            ARCSM, "sim", option, str(port), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+        )
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    finally:
+        taken.close()
+        await taken.wait_closed()
+    lines = err.decode().strip().splitlines()
+    assert proc.returncode == 1, err.decode()
+    assert len(lines) == 1 and lines[0].startswith("arcsm sim: "), lines
+    assert "address already in use" in lines[0] and str(port) in lines[0]
+    assert b"Traceback" not in out + err
