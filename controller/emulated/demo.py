@@ -54,6 +54,11 @@ def say(line: str) -> None:
     print(f"{PREFIX} {line}", flush=True)
 
 
+def refuse(line: str) -> None:
+    """Why the demo could not go on: on stderr, where a refusal goes (``say`` tells the story)."""
+    print(f"{PREFIX} {line}", file=sys.stderr, flush=True)
+
+
 def demo(
     journal: Annotated[
         Path | None,
@@ -205,7 +210,7 @@ async def play(
                     story.timeout = step_timeout
                     code = await _until_first(story.play(), stopping, once=once, controller=controller)
             except demostory.DemoFailed as exc:
-                say(str(exc))
+                refuse(str(exc))
                 code = 1
     finally:
         for signum in (signal.SIGINT, signal.SIGTERM):
@@ -222,7 +227,7 @@ async def play_in_cluster(*, port: int, once: bool, step_timeout: float) -> int:
     try:
         manifests.helm()
     except manifests.RenderError as exc:
-        say(str(exc))
+        refuse(str(exc))
         return 1
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -260,7 +265,7 @@ async def _uninstall(kube: client.ApiClient) -> None:
     try:
         await demostory.until(controller_gone, step="the controller stopped", timeout=STOP_TIMEOUT)
     except demostory.StepTimedOut as exc:
-        print(f"{PREFIX} {exc}", file=sys.stderr, flush=True)
+        refuse(str(exc))
     from controller.emulated import clusterdemo
 
     await _stop_pods(kube, namespaces=(clusterdemo.NAMESPACE, demostory.CONTROLLER_NAMESPACE))
@@ -293,19 +298,19 @@ async def _until_first(
     try:
         await asyncio.wait({played, *others}, return_when=asyncio.FIRST_COMPLETED)
         if controller is not None and controller.done():
-            say(f"the controller stopped unexpectedly: {_ended(controller)}")
+            refuse(f"the controller stopped unexpectedly: {_ended(controller)}")
             return 1
         if not played.done():
             say("interrupted before the story ended")
             return INTERRUPTED
         if (exc := played.exception()) is not None:
-            say(_failure(exc) if isinstance(exc, Exception) else str(exc))
+            refuse(_failure(exc) if isinstance(exc, Exception) else str(exc))
             return 1
         say("the story is over" + ("" if once else "; the demo runs on until interrupted (Ctrl-C)"))
         if not once:
             await asyncio.wait(others, return_when=asyncio.FIRST_COMPLETED)
             if controller is not None and controller.done():
-                say(f"the controller stopped unexpectedly: {_ended(controller)}")
+                refuse(f"the controller stopped unexpectedly: {_ended(controller)}")
                 return 1
         return 0
     finally:
@@ -376,7 +381,7 @@ async def _stop_controller(stop: asyncio.Event, controller: asyncio.Task[int]) -
     stop.set()
     await asyncio.wait((controller,), timeout=STOP_TIMEOUT)
     if not controller.done():
-        print(f"{PREFIX} the controller did not stop in time; cancelling it", file=sys.stderr, flush=True)
+        refuse("the controller did not stop in time; cancelling it")
         controller.cancel()
     await asyncio.gather(controller, return_exceptions=True)
 
@@ -407,4 +412,4 @@ async def _stop_pods(
 
         await demostory.until(gone, step="the pods stopped", timeout=10)
     except (demostory.StepTimedOut, client.ApiException) as exc:
-        print(f"{PREFIX} could not stop the pods cleanly: {exc}", file=sys.stderr, flush=True)
+        refuse(f"could not stop the pods cleanly: {exc}")

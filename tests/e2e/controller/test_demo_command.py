@@ -158,3 +158,21 @@ async def test_demo_in_cluster_installs_the_chart_runs_arcsm_in_its_pod_and_a_jo
 async def test_demo_in_cluster_keeps_no_journal_of_its_own() -> None:
     code, _, err = await arcsm_demo("--in-cluster", "--journal", "x.db")
     assert code == 2 and "journal on its pod's volume" in err
+
+
+async def test_demo_refuses_a_port_already_taken_on_stderr() -> None:
+    """The refusal goes where refusals go; the story's own lines stay on stdout."""
+    taken = await asyncio.start_server(lambda _r, _w: None, "127.0.0.1", 0)
+    port = taken.sockets[0].getsockname()[1]
+    try:
+        code, lines, err = await arcsm_demo("--once", "--http", f"127.0.0.1:{port}")
+    finally:
+        taken.close()
+        await taken.wait_closed()
+    assert code == 1
+    (refusal,) = [line for line in err.splitlines() if line.startswith("arcsm demo: ")]
+    assert (
+        refusal.startswith("arcsm demo: the controller stopped before serving HTTP: ")
+        and str(port) in refusal
+    )
+    assert not [line for line in lines if "before serving HTTP" in line], lines
