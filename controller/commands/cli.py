@@ -66,6 +66,11 @@ class ArcsmCommands(LazyGroup):
             "Run the emulated Kubernetes cluster (CRDs installed, namespaces default and arc-systems) and "
             "the fake GitHub and Actions service.",
         ),
+        "jobs": Lazy(
+            "controller.emulated.jobs_command",
+            "jobs",
+            "Queue jobs for a scale set on the emulated GitHub that arcsm sim serves.",
+        ),
         "journal": Lazy(
             "controller.commands.journal_commands",
             "app",

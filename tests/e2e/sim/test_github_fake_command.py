@@ -83,3 +83,54 @@ async def test_sim_refuses_a_bad_runner_version() -> None:
     _, err = await asyncio.wait_for(proc.communicate(), 30)
     assert proc.returncode == 2
     assert b"--min-runner-version" in err
+
+
+async def test_arcsm_jobs_queues_jobs_for_a_scale_set_by_name_or_id() -> None:
+    proc = await asyncio.create_subprocess_exec(
+        ARCSM, "sim", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    try:
+        assert proc.stdout is not None
+        await asyncio.wait_for(proc.stdout.readline(), 30)
+        url = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().split()[-1]
+        async with httpx.AsyncClient(timeout=10) as http:
+            admin = await register(http, _Url(url))
+            scale_set = await admin.create_scale_set("arc-runners")
+
+            async def arcsm_jobs(*args: str) -> tuple[int, str, str]:
+                run = await asyncio.create_subprocess_exec(
+                    ARCSM,
+                    "jobs",
+                    "--github",
+                    url,
+                    *args,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                )
+                out, err = await asyncio.wait_for(run.communicate(), 60)
+                assert run.returncode is not None
+                return run.returncode, out.decode(), err.decode()
+
+            code, out, err = await arcsm_jobs("--scale-set", "arc-runners", "--count", "2")
+            assert code == 0, err
+            assert out.splitlines() == [
+                f"queued job {job['runnerRequestId']} for scale set arc-runners ({scale_set['id']})"
+                for job in (await http.get(f"{url}/_sim/jobs")).json()
+            ]
+            code, out, _ = await arcsm_jobs("--scale-set", str(scale_set["id"]), "--repository", "acme/app")
+            assert code == 0 and len(out.splitlines()) == 1
+            jobs = (await http.get(f"{url}/_sim/jobs")).json()
+            assert len(jobs) == 3 and {j["scaleSetId"] for j in jobs} == {scale_set["id"]}
+            assert jobs[-1]["repositoryName"] == "app" and jobs[-1]["ownerName"] == "acme"
+
+            code, out, err = await arcsm_jobs("--scale-set", "nope")
+            assert (code, out) == (1, "")
+            assert err.splitlines() == [
+                f"arcsm jobs: no scale set 'nope' at the fake GitHub; it has arc-runners ({scale_set['id']})"
+            ]
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 15) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
