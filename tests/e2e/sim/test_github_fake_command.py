@@ -8,7 +8,9 @@ Nothing is mocked: the installed console script runs as a subprocess and is driv
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
+from collections.abc import AsyncIterator
 
 import httpx
 
@@ -27,26 +29,30 @@ class _Url:
         return f"{self.url}/{scope}"
 
 
-async def test_sim_serves_the_fake_github_with_its_flags() -> None:
-    github_port = free_port()
+@contextlib.asynccontextmanager
+async def sim(*args: str) -> AsyncIterator[tuple[str, str]]:
+    """``arcsm sim ARGS`` in a subprocess: (its kubernetes line, its github line); it must end 0
+    on SIGTERM when the block ends without an error."""
     proc = await asyncio.create_subprocess_exec(
-        ARCSM,
-        "sim",
-        "--github-port",
-        str(github_port),
-        "--long-poll-seconds",
-        "0.3",
-        "--min-runner-version",
-        "2.330.0",
-        "--job-seconds",
-        "0.5",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        ARCSM, "sim", *args, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
     )
     try:
         assert proc.stdout is not None
         kube = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip()
         github = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().strip()
+        yield kube, github
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(proc.wait(), 15) == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def test_sim_serves_the_fake_github_with_its_flags() -> None:
+    github_port = free_port()
+    flags = ("--long-poll-seconds", "0.3", "--min-runner-version", "2.330.0", "--job-seconds", "0.5")
+    async with sim("--github-port", str(github_port), *flags) as (kube, github):
         assert kube.startswith("arcsm sim: kubernetes http://127.0.0.1:")
         assert github == f"arcsm sim: github http://127.0.0.1:{github_port}"
         fake = _Url(github.rsplit(" ", 1)[1])
@@ -63,12 +69,6 @@ async def test_sim_serves_the_fake_github_with_its_flags() -> None:
             assert old.json()["accepted"] is False
             calls = (await http.get(f"{fake.url}/_sim/calls")).json()
             assert calls[0]["path"] == "/api/v3/orgs/acme/actions/runners/registration-token"
-        proc.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(proc.wait(), 15) == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
 
 
 async def test_sim_refuses_a_bad_runner_version() -> None:
@@ -86,13 +86,8 @@ async def test_sim_refuses_a_bad_runner_version() -> None:
 
 
 async def test_arcsm_jobs_queues_jobs_for_a_scale_set_by_name_or_id() -> None:
-    proc = await asyncio.create_subprocess_exec(
-        ARCSM, "sim", stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-    )
-    try:
-        assert proc.stdout is not None
-        await asyncio.wait_for(proc.stdout.readline(), 30)
-        url = (await asyncio.wait_for(proc.stdout.readline(), 30)).decode().split()[-1]
+    async with sim() as (_kube, github):
+        url = github.split()[-1]
         async with httpx.AsyncClient(timeout=10) as http:
             admin = await register(http, _Url(url))
             scale_set = await admin.create_scale_set("arc-runners")
@@ -128,9 +123,3 @@ async def test_arcsm_jobs_queues_jobs_for_a_scale_set_by_name_or_id() -> None:
             assert err.splitlines() == [
                 f"arcsm jobs: no scale set 'nope' at the fake GitHub; it has arc-runners ({scale_set['id']})"
             ]
-        proc.send_signal(signal.SIGTERM)
-        assert await asyncio.wait_for(proc.wait(), 15) == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
