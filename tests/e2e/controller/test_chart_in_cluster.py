@@ -140,8 +140,13 @@ async def test_the_chart_runs_arcsm_in_cluster_and_a_scale_set_from_upstreams_ch
             CONTROLLER_NS,
             f"--timeout={int(TIMEOUT)}s",
         )
-        pod = await controller_pod(core)
-        assert {c.type: c.status for c in pod.status.conditions}["Ready"] == "True"
+
+        async def ready_pod() -> Any:  # a busy node may fail one probe after the rollout: Ready comes back
+            pod = await controller_pod(core)
+            conditions = {c.type: c.status for c in (pod.status.conditions or [])} if pod else {}
+            return pod if conditions.get("Ready") == "True" else None
+
+        pod = await eventually(ready_pod, timeout=TIMEOUT, what="the controller's pod Ready")
         base = f"http://{pod.status.pod_ip}:{http_port}"
 
         async def leading() -> Any:  # Ready means synced; the chart's replica elects, then leads

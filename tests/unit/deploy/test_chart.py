@@ -220,6 +220,7 @@ def test_the_controller_runs_locked_down_with_probes_on_its_http_port() -> None:
     assert spec["securityContext"]["runAsUser"] == 65532 and spec["securityContext"]["runAsNonRoot"] is True
     assert c["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     assert c["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert c["readinessProbe"]["failureThreshold"] == 3
     assert c["startupProbe"]["httpGet"] == {"path": "/healthz", "port": "http"}
     mounts = {m["name"]: m["mountPath"] for m in c["volumeMounts"]}
     assert mounts == {"journal": "/var/lib/arcsm", "tmp": "/tmp"}

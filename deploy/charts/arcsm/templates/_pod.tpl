@@ -136,7 +136,8 @@ spec:
           port: http
         periodSeconds: 5
         timeoutSeconds: 5
-        failureThreshold: 1
+        # Kubernetes' default: one slow answer on a busy node does not take the pod out of the Service.
+        failureThreshold: 3
       {{- with .Values.resources }}
       resources:
         {{- toYaml . | nindent 8 }}
