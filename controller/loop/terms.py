@@ -51,12 +51,7 @@ async def run_terms(
     while not stopping.is_set():
         if not await elector.acquire(stopping):
             return
-        try:
-            await _term(await new_reconciler(), synced, role, elector, stopping, drain_timeout)
-        finally:
-            # Nothing writes any more: give the Lease up if this replica still holds it (after a missed
-            # renewal too, so a candidate need not wait out the duration if the API server answers).
-            await elector.release()
+        await _term(await new_reconciler(), synced, role, elector, stopping, drain_timeout)
 
 
 async def _term(
@@ -89,6 +84,11 @@ async def _term(
             if task is not None and not task.done():
                 task.cancel()
         await asyncio.gather(*(t for t in (run, stop, renew) if t is not None), return_exceptions=True)
+        if elector is not None:
+            # Nothing writes any more: give the Lease up if this replica still holds it (after a missed
+            # renewal too, so a candidate need not wait out the duration if the API server answers),
+            # before saying it stands by, so a standby never releases a Lease later.
+            await elector.release()
         role.stand_by()
     if not run.cancelled() and (failure := run.exception()) is not None:
         raise failure
