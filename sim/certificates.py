@@ -62,12 +62,20 @@ def _pem_key(key: ec.EllipticCurvePrivateKey) -> bytes:
     )
 
 
-def make(now: datetime.datetime | None = None) -> KeyMaterial:
+def make(
+    now: datetime.datetime | None = None,
+    *,
+    dns_names: tuple[str, ...] = DNS_NAMES,
+    ip_addresses: tuple[str, ...] = IP_ADDRESSES,
+    ca_common_name: str = "kubernetes",
+    common_name: str = "kube-apiserver",
+) -> KeyMaterial:
     """New key material: a self-signed CA (CN ``kubernetes``, as kubeadm names it) and a serving
-    certificate (CN ``kube-apiserver``) for ``DNS_NAMES`` and ``IP_ADDRESSES``."""
+    certificate (CN ``kube-apiserver``) for ``DNS_NAMES`` and ``IP_ADDRESSES``; another server of the
+    emulated world (the fake Azure, ``sim.keyvault``) names its own CA, names and addresses."""
     start = (now or datetime.datetime.now(datetime.UTC)) - datetime.timedelta(hours=1)
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kubernetes")])
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, ca_common_name)])
     ca = (
         x509.CertificateBuilder()
         .subject_name(ca_name)
@@ -95,11 +103,11 @@ def make(now: datetime.datetime | None = None) -> KeyMaterial:
         .sign(ca_key, hashes.SHA256())
     )
     key = ec.generate_private_key(ec.SECP256R1())
-    names: list[x509.GeneralName] = [x509.DNSName(n) for n in DNS_NAMES]
-    names += [x509.IPAddress(ipaddress.ip_address(a)) for a in IP_ADDRESSES]
+    names: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
+    names += [x509.IPAddress(ipaddress.ip_address(a)) for a in ip_addresses]
     cert = (
         x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "kube-apiserver")]))
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
         .issuer_name(ca_name)
         .public_key(key.public_key())
         .serial_number(x509.random_serial_number())
@@ -129,7 +137,11 @@ def material() -> KeyMaterial:
 @functools.cache
 def server_context() -> ssl.SSLContext:
     """The SSL context the API server's HTTPS site serves with (built on first use)."""
-    keys = material()
+    return serving_context(material())
+
+
+def serving_context(keys: KeyMaterial) -> ssl.SSLContext:
+    """An SSL context that serves with ``keys``' certificate."""
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     # load_cert_chain reads files only: write them privately, load, and remove them at once.
     with tempfile.TemporaryDirectory(prefix="arcsm-sim-tls-") as directory:
