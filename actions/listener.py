@@ -47,14 +47,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
 from actions import errors, kubepatching
+from actions.azurekeyvault import Reach
 from actions.client import ActionsClient
-from actions.listenerconfig import ListenerConfig
+from actions.listenerconfig import ListenerConfig, with_vault_credentials
 from actions.listenermetrics import DEFAULT_SPEC, ListenerMetrics, MetricsServer
 from actions.messages import JobCompleted, JobStarted, RunnerScaleSetMessage
 from actions.models import Statistics
@@ -382,14 +384,16 @@ async def run_listener(
     owner_name: str | None = None,
     settings: ListenerSettings | None = None,
     serve_metrics: bool = True,
+    vault: Reach | None = None,
 ) -> int:
     """Run the listener of ``config`` until ``stop`` is set; return the process exit code.
 
     ``kube`` reaches the cluster (an ``ApiClient`` left open, a ``Configuration``, or None for the pod's
     service account); ``target`` replaces it entirely (tests). ``client`` is an ``ActionsClient`` the
     caller owns (otherwise one is made from the config). ``metrics`` collects §5.5, served on
-    ``config.metrics_addr`` unless ``serve_metrics`` is False. 0 after ``stop``; 1 after a ``Terminal``
-    error (logged on one line) or a crash.
+    ``config.metrics_addr`` unless ``serve_metrics`` is False. A config whose credentials are in a vault
+    has them read first, reaching it with ``vault`` (default: this process's CA bundle and files). 0
+    after ``stop``; 1 after a ``Terminal`` error (a vault's too, logged on one line) or a crash.
     """
     metrics = metrics or ListenerMetrics(
         scale_set_labels={
@@ -402,6 +406,9 @@ async def run_listener(
     try:
         async with contextlib.AsyncExitStack() as stack:
             if client is None:
+                if config.credentials is None:
+                    config = await with_vault_credentials(config, vault or Reach.from_environ(os.environ))
+                assert config.credentials is not None
                 client = await stack.enter_async_context(
                     ActionsClient(
                         config_url=config.config_url,

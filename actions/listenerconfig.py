@@ -10,19 +10,23 @@ does not know are ignored, as Go's decoder ignores them. Credentials are read by
 ``credentials.from_mapping`` into ``SecretStr``s, so neither this module's errors nor a config's ``repr``
 can show them.
 
-arcsm has no Azure Key Vault client: a config that asks for a vault is understood and refused with an
-error saying to embed the credentials instead.
+A config with ``vault_type`` ``azure_key_vault`` carries no credentials: it names the vault
+(``azure_key_vault``: ``url``, ``tenant_id``, ``client_id``, ``certificate_path`` and, beyond upstream,
+the vault's ``proxy`` in the form of Go's ``httpproxy.Config``) and the secret (``vault_lookup_key``);
+``with_vault_credentials`` reads them from the vault when the listener starts (``actions.azurekeyvault``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from actions import credentials, errors, listenermetrics, urls
+from actions import azurekeyvault, credentials, errors, listenermetrics, urls
+from actions.azurekeyvault import AzureKeyVault, Reach
 from actions.credentials import Credentials
 from actions.listenermetrics import MetricsSpec
 
@@ -30,7 +34,7 @@ CONFIG_PATH_ENV: Final = "LISTENER_CONFIG_PATH"
 DEFAULT_PATH: Final = "/etc/gha-listener/config.json"
 LOG_LEVELS: Final = ("debug", "info", "warn", "warning", "error")
 LOG_FORMATS: Final = ("text", "json")
-AZURE_KEY_VAULT: Final = "azure_key_vault"
+AZURE_KEY_VAULT: Final = azurekeyvault.AZURE_KEY_VAULT
 
 
 class ListenerConfigError(errors.InvalidConfiguration):
@@ -40,7 +44,8 @@ class ListenerConfigError(errors.InvalidConfiguration):
 @dataclass(frozen=True)
 class ListenerConfig:
     config_url: urls.ConfigUrl
-    credentials: Credentials
+    # None while a vault holds them (``vault``), until ``with_vault_credentials`` read them.
+    credentials: Credentials | None
     ephemeral_runner_set_namespace: str
     ephemeral_runner_set_name: str
     runner_scale_set_id: int
@@ -53,6 +58,8 @@ class ListenerConfig:
     metrics_addr: str = ""
     metrics_endpoint: str = ""
     metrics: MetricsSpec | None = None
+    vault: AzureKeyVault | None = None
+    vault_lookup_key: str = ""
 
 
 def config_path(environ: Mapping[str, str]) -> Path:
@@ -107,9 +114,12 @@ def from_mapping(data: Mapping[str, object]) -> ListenerConfig:
         raise ListenerConfigError(
             f"min_runners {min_runners} cannot be greater than max_runners {max_runners}"
         )
+    vault = _vault(data)
     return ListenerConfig(
         config_url=config_url,
-        credentials=_credentials(data),
+        credentials=None if vault else _credentials(data),
+        vault=vault,
+        vault_lookup_key=_text(data, "vault_lookup_key") if vault else "",
         ephemeral_runner_set_namespace=namespace,
         ephemeral_runner_set_name=name,
         runner_scale_set_id=scale_set_id,
@@ -125,20 +135,40 @@ def from_mapping(data: Mapping[str, object]) -> ListenerConfig:
     )
 
 
-def _credentials(data: Mapping[str, object]) -> Credentials:
+def _vault(data: Mapping[str, object]) -> AzureKeyVault | None:
+    """The vault the credentials are in, or None when the config embeds them."""
     vault_type = _text(data, "vault_type")
-    if vault_type:
-        if not _text(data, "vault_lookup_key"):
-            raise ListenerConfigError(f"vault_type is {vault_type!r} but vault_lookup_key is not set")
-        if vault_type != AZURE_KEY_VAULT:
-            raise ListenerConfigError(
-                f"vault_type {vault_type!r} is unknown; the one upstream knows is {AZURE_KEY_VAULT}"
-            )
+    if not vault_type:
+        return None
+    if not _text(data, "vault_lookup_key"):
+        raise ListenerConfigError(f"vault_type is {vault_type!r} but vault_lookup_key is not set")
+    if vault_type != AZURE_KEY_VAULT:
         raise ListenerConfigError(
-            "vault_type azure_key_vault is not supported by the arcsm listener; put the GitHub "
-            "credentials in the config (github_token, or github_app_id, github_app_installation_id and "
-            "github_app_private_key)"
+            f"vault_type {vault_type!r} is unknown; the one upstream knows is {AZURE_KEY_VAULT}"
         )
+    block = data.get(AZURE_KEY_VAULT)
+    if not isinstance(block, Mapping):
+        raise ListenerConfigError(
+            f"vault_type is {AZURE_KEY_VAULT} but the {AZURE_KEY_VAULT} object is missing"
+        )
+    vault = AzureKeyVault.from_listener_config(block)
+    if problem := vault.problem():
+        raise ListenerConfigError(problem)
+    return vault
+
+
+async def with_vault_credentials(config: ListenerConfig, reach: Reach) -> ListenerConfig:
+    """``config`` with the credentials its vault holds (unchanged without a vault); raises
+    ``azurekeyvault.VaultError`` naming what to fix."""
+    if config.vault is None or config.credentials is not None:
+        return config
+    value = await azurekeyvault.read_secret(config.vault, config.vault_lookup_key, reach=reach)
+    return dataclasses.replace(
+        config, credentials=azurekeyvault.credentials_from_vault(value, config.vault_lookup_key)
+    )
+
+
+def _credentials(data: Mapping[str, object]) -> Credentials:
     # Upstream's config embeds its AppConfig struct without omitempty: a PAT config also carries
     # "github_app_id": "", "github_app_private_key": "" and "github_app_installation_id": 0.
     embedded = dict(data)

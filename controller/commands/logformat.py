@@ -40,6 +40,9 @@ NOISY = ("httpcore", "httpx", "hpack", "aiohttp.access", "aiosqlite", "transitio
 # Loggers that write whole response bodies at DEBUG, Secrets' data among them (kubernetes_asyncio's REST
 # client): never below INFO, whatever the level asked for.
 SECRET_BEARING = ("kubernetes_asyncio.client.rest",)
+# Azure's SDK warns of every failed token request with what it sent through, a proxy URL's password
+# among it: only its errors are let through (arcsm says what failed in its own line, scrubbed).
+SDK_ERRORS_ONLY = ("azure",)
 
 
 def object_keys(record: logging.LogRecord) -> dict[str, Any]:
@@ -90,9 +93,11 @@ def configure_logging(level: str, fmt: str = "auto", *, noisy_floor: int = loggi
 
 
 def quiet_libraries(level: int, *, noisy_floor: int = logging.WARNING) -> None:
-    """Hold the noisy libraries at ``noisy_floor`` (or ``level`` if higher) and the loggers that would
-    write Secrets at INFO at least."""
+    """Hold the noisy libraries at ``noisy_floor`` (or ``level`` if higher), the loggers that would
+    write Secrets at INFO at least, and Azure's SDK at ERROR."""
     for noisy in NOISY:
         logging.getLogger(noisy).setLevel(max(level, noisy_floor))
     for bearing in SECRET_BEARING:
         logging.getLogger(bearing).setLevel(max(level, logging.INFO))
+    for sdk in SDK_ERRORS_ONLY:
+        logging.getLogger(sdk).setLevel(max(level, logging.ERROR))

@@ -16,6 +16,12 @@ from actions.listenermetrics import MetricSpec
 from actions.redaction import SecretStr
 
 TOKEN = "ghp_listenerConfigUnitToken00000001"
+AKV = {
+    "url": "https://arcsm.vault.azure.net/",
+    "tenant_id": "tenant",
+    "client_id": "client",
+    "certificate_path": "/etc/akv/client.pem",
+}
 
 
 def upstream(**overrides: Any) -> dict[str, Any]:
@@ -60,6 +66,27 @@ def test_an_upstream_config_loads() -> None:
     assert (config.runner_scale_set_id, config.min_runners, config.max_runners) == (42, 1, 5)
     assert (config.metrics_addr, config.metrics_endpoint, config.metrics) == (":8080", "/metrics", None)
     assert TOKEN not in repr(config)
+
+
+def test_an_upstream_vault_config_names_the_vault_and_no_credentials() -> None:
+    proxy = {"HTTPProxy": "", "HTTPSProxy": "http://u:p@proxy:3128", "NoProxy": "a.internal, .corp"}
+    config = parse(
+        vault_type="azure_key_vault",
+        vault_lookup_key="github-app",
+        github_token="",
+        azure_key_vault={**AKV, "proxy": proxy},
+    )
+    assert config.credentials is None and config.vault_lookup_key == "github-app"
+    assert config.vault is not None
+    assert (config.vault.url, config.vault.tenant_id, config.vault.client_id) == (
+        AKV["url"],
+        "tenant",
+        "client",
+    )
+    assert config.vault.certificate_path == "/etc/akv/client.pem"
+    assert config.vault.proxy.for_host("arcsm.vault.azure.net") == {"https": "http://u:p@proxy:3128"}
+    assert config.vault.proxy.for_host("x.corp") == {}
+    assert "u:p" not in repr(config)
 
 
 def test_app_credentials(rsa_pem: str) -> None:
@@ -132,9 +159,17 @@ ERRORS: dict[str, tuple[dict[str, Any], str]] = {
         {"vault_type": "hashicorp", "vault_lookup_key": "k"},
         "vault_type 'hashicorp' is unknown",
     ),
-    "azure vault": (
+    "azure vault without its object": (
         {"vault_type": "azure_key_vault", "vault_lookup_key": "k"},
-        "azure_key_vault is not supported by the arcsm listener; put the GitHub credentials in the config",
+        "vault_type is azure_key_vault but the azure_key_vault object is missing",
+    ),
+    "azure vault without a client": (
+        {
+            "vault_type": "azure_key_vault",
+            "vault_lookup_key": "k",
+            "azure_key_vault": {**AKV, "client_id": ""},
+        },
+        "spec.vaultConfig.azureKeyVault.clientId is not set",
     ),
     "log level": ({"log_level": "verbose"}, "log_level 'verbose' is not one of"),
     "log format": ({"log_format": "yaml"}, "log_format 'yaml' is not one of text, json"),
