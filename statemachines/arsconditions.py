@@ -29,8 +29,19 @@ InvalidConfigUrl         ``spec.githubConfigUrl`` names no enterprise,          
                          characters GitHub names cannot hold (unicode, ``%``)    ``InvalidConfigUrl``
 ConfigUrlUnreachable     the host of ``spec.githubConfigUrl`` does not answer    ``ServiceUnreachable``
                          (connection refused, a timeout, no such host)
-VaultNotSupported        ``spec.vaultConfig`` names a vault (arcsm reads the     the spec check
-                         credentials from the config Secret only)
+VaultConfigInvalid       ``spec.vaultConfig`` names a type other than            the spec check; the
+                         ``azure_key_vault``, or its ``azureKeyVault`` lacks     executor's
+                         ``url``, ``tenantId``, ``clientId`` or                  ``VaultConfigInvalid``
+                         ``certificatePath``, or its url is no https URL
+VaultCertificateMissing  no file at ``certificatePath`` (in the controller's     ``VaultCertificateMissing``
+                         pod)
+VaultCertificateInvalid  the file holds no PEM certificate with its RSA key      ``VaultCertificateInvalid``
+VaultAccessDenied        Microsoft Entra refused the tenant, client or           ``VaultAccessDenied``
+                         certificate, or the vault refused the client
+VaultUnreachable         the vault or Entra does not answer (or the vault's      ``VaultUnreachable``
+                         proxy refuses)
+VaultSecretMissing       the vault has no secret ``spec.githubConfigSecret``     ``VaultSecretMissing``
+VaultSecretInvalid       that secret is no GitHub credential JSON                ``VaultSecretInvalid``
 InvalidRunnerLimits      ``spec.maxRunners`` < ``spec.minRunners`` (both set)    the spec check
 ConfigSecretMissing      ``spec.githubConfigSecret`` is empty, or the Secret     the spec check; the
                          it names does not exist                                 executor's
@@ -124,7 +135,13 @@ class Reason(enum.StrEnum):
     CREDENTIALS_REJECTED = "CredentialsRejected"
     RUNNER_GROUP_NOT_FOUND = "RunnerGroupNotFound"
     CONFIG_URL_UNREACHABLE = "ConfigUrlUnreachable"
-    VAULT_NOT_SUPPORTED = "VaultNotSupported"
+    VAULT_CONFIG_INVALID = "VaultConfigInvalid"
+    VAULT_CERTIFICATE_MISSING = "VaultCertificateMissing"
+    VAULT_CERTIFICATE_INVALID = "VaultCertificateInvalid"
+    VAULT_ACCESS_DENIED = "VaultAccessDenied"
+    VAULT_UNREACHABLE = "VaultUnreachable"
+    VAULT_SECRET_MISSING = "VaultSecretMissing"
+    VAULT_SECRET_INVALID = "VaultSecretInvalid"
     SCALE_SET_NAME_TAKEN = "ScaleSetNameTaken"
     ROOT_CA_MISSING = "RootCAMissing"
     ROOT_CA_INVALID = "RootCAInvalid"
@@ -140,7 +157,17 @@ _NAMED_BY_THE_EXECUTOR = (
     Reason.ROOT_CA_INVALID,
     Reason.PROXY_SECRET_MISSING,
     Reason.INVALID_PROXY_URL,
+    Reason.VAULT_CONFIG_INVALID,
+    Reason.VAULT_CERTIFICATE_MISSING,
+    Reason.VAULT_CERTIFICATE_INVALID,
+    Reason.VAULT_ACCESS_DENIED,
+    Reason.VAULT_UNREACHABLE,
+    Reason.VAULT_SECRET_MISSING,
+    Reason.VAULT_SECRET_INVALID,
 )
+# The vault type upstream knows (``vaultConfig.type``), and what its ``azureKeyVault`` block must name.
+AZURE_KEY_VAULT = "azure_key_vault"
+AZURE_KEY_VAULT_FIELDS = ("url", "tenantId", "clientId", "certificatePath")
 # The container of a runner pod template that runs the runner (upstream's ``runner``): the one the
 # controller gives the JIT config to.
 RUNNER_CONTAINER = "runner"
@@ -194,14 +221,8 @@ def spec_problem(s: Snapshot) -> Problem | None:
                 f"spec.githubConfigUrl names the {part} {value!r}, which no GitHub {part} can be "
                 "called (letters, digits, '-', '_' and '.' only); write the name as GitHub shows it",
             )
-    vault = ars_spec(s.spec).get("vaultConfig")
-    vault_type = vault.get("type") if isinstance(vault, Mapping) else None
-    if vault_type:
-        return Problem(
-            Reason.VAULT_NOT_SUPPORTED,
-            f"spec.vaultConfig (type {str(vault_type)!r}) is not supported by arcsm; put the GitHub "
-            "credentials in the Secret named by spec.githubConfigSecret and remove spec.vaultConfig",
-        )
+    if problem := _vault_problem(ars_spec(s.spec)):
+        return problem
     if not str(ars_spec(s.spec).get("githubConfigSecret") or ""):
         return Problem(
             Reason.CONFIG_SECRET_MISSING,
@@ -218,7 +239,39 @@ def spec_problem(s: Snapshot) -> Problem | None:
     return _proxy_problem(spec) or _template_problem(spec)
 
 
-def _proxy_problem(spec: Mapping[str, object]) -> Problem | None:
+def _vault_problem(spec: Mapping[str, object]) -> Problem | None:
+    """A ``vaultConfig`` no vault client can use: an unknown type, a field of ``azureKeyVault`` missing,
+    a url that is no https URL (``VaultConfigInvalid``), or a proxy URL no client can use
+    (``InvalidProxyUrl``)."""
+    vault = spec.get("vaultConfig")
+    kind = str(vault.get("type") or "") if isinstance(vault, Mapping) else ""
+    if not kind or not isinstance(vault, Mapping):
+        return None
+    if kind != AZURE_KEY_VAULT:
+        return Problem(
+            Reason.VAULT_CONFIG_INVALID,
+            f"spec.vaultConfig.type {kind!r} is unknown; the one vault type is {AZURE_KEY_VAULT}",
+        )
+    azure = vault.get("azureKeyVault")
+    block = azure if isinstance(azure, Mapping) else {}
+    for key in AZURE_KEY_VAULT_FIELDS:
+        if not str(block.get(key) or "").strip():
+            return Problem(
+                Reason.VAULT_CONFIG_INVALID,
+                f"spec.vaultConfig.azureKeyVault.{key} is not set; the Azure Key Vault client needs url, "
+                "tenantId, clientId and certificatePath",
+            )
+    parts = urlsplit(str(block.get("url")).strip())
+    if parts.scheme != "https" or not parts.hostname:
+        return Problem(
+            Reason.VAULT_CONFIG_INVALID,
+            "spec.vaultConfig.azureKeyVault.url is not an https:// URL with a host; write it as "
+            "https://<vault>.vault.azure.net/",
+        )
+    return _proxy_problem(vault, "spec.vaultConfig.proxy")
+
+
+def _proxy_problem(spec: Mapping[str, object], where: str = "spec.proxy") -> Problem | None:
     """A proxy URL no client can use (never quoted: it may hold a password)."""
     proxy = spec.get("proxy")
     for scheme in ("http", "https"):
@@ -226,7 +279,7 @@ def _proxy_problem(spec: Mapping[str, object]) -> Problem | None:
         url = str(server.get("url") or "") if isinstance(server, Mapping) else ""
         if url and (why := proxy_url_problem(url)):
             return Problem(
-                Reason.INVALID_PROXY_URL, f"spec.proxy.{scheme}.url {why}; write it as http://<host>:<port>"
+                Reason.INVALID_PROXY_URL, f"{where}.{scheme}.url {why}; write it as http://<host>:<port>"
             )
     return None
 

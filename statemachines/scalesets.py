@@ -29,7 +29,8 @@ Contracts this relies on (the executor and the snapshot builder keep them):
   (``since``: when its ``Ready`` went False): the scale set may have been deleted in GitHub, and nothing
   else would notice (upstream's listener crash-loops on RunnerScaleSetNotFound for ever). Gone (404), the
   id annotation is dropped in favour of ``ANNOTATION_GONE`` with a Warning Event, and step 6 registers
-  the scale set again; any other answer lets the pass go on.
+  the scale set again; a failure that says the input is bad (the vault or the Secret no longer gives
+  usable credentials) is reported as the step's problem; any other answer lets the pass go on.
 * CreateRunnerScaleSet treats "already exists" as success and answers with the existing set (as
   ``CreateObject`` does for AlreadyExists), so a create re-executed after a crash converges.
 * A DeleteRunnerScaleSet that fails with ``NotFound`` counts as done: the set is gone either way. One
@@ -240,7 +241,8 @@ def sync_name(s: Snapshot) -> Step | None:
 
 def verify(s: Snapshot, since: str) -> Step | None:
     """Beyond upstream: whether the recorded scale set still exists, asked once per listener failure
-    (``since``); None when it does, or when the answer says nothing (a failed call: the pass goes on)."""
+    (``since``); None when it does, or when the answer says nothing (a failed call: the pass goes on),
+    unless the failure says the input is bad (``arsconditions.call_problem``): that is the step's problem."""
     scale_set_id = desired.scale_set_id(s.obj or {})
     if scale_set_id is None or scale_set_id <= 0:
         return None
@@ -248,7 +250,14 @@ def verify(s: Snapshot, since: str) -> Step | None:
     outcome = outcomes.of(s, call)
     if outcome is None:
         return Step((call,), f"the listener failed: asked whether scale set {scale_set_id} still exists")
-    if not outcome.ok or isinstance(outcome.facts.get("scaleSet"), Mapping):
+    if not outcome.ok:
+        # The listener failed, and so did the call: input a user must fix (credentials the vault no
+        # longer gives, a Secret gone) is reported as any call's is; anything else lets the pass go on.
+        problem = arsconditions.call_problem(s, outcome.error, outcome.message)
+        if problem is None:
+            return None
+        return Step((call,), f"{call.op} failed: {problem.reason}; asking again", problem)
+    if isinstance(outcome.facts.get("scaleSet"), Mapping):
         return None
     name = str(as_mapping(s.meta.get("annotations")).get(naming.ANNOTATION_RUNNER_SCALE_SET_NAME) or "")
     message = (

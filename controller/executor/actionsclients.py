@@ -12,6 +12,10 @@ keeps its admin token and refreshes it itself. When they change, the old client 
 once its last lease ends, so a call in flight finishes on the client it started with. A lease that
 finds the Secret gone or unusable drops the cached client too, so no call uses the old credentials.
 
+A scope with a ``vaultConfig`` takes its credentials from the vault secret ``githubConfigSecret`` names
+(``vaults.VaultSecrets``, which keeps a value read for a short while); its client is kept while the
+value's digest is unchanged. A vault secret that is missing or no GitHub credential drops the client too.
+
 The config Secret's two user errors have their own classes (``errors.CONFIG_SECRET_MISSING``: the
 Secret does not exist or none is named; ``errors.CONFIG_SECRET_INCOMPLETE``: it holds no usable
 credentials), so a machine tells them from an unreadable Secret (a Kubernetes outage, RBAC).
@@ -31,18 +35,21 @@ import hashlib
 import ipaddress
 import json
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 import httpx
 
-from actions import tls
+from actions import azurekeyvault, tls
+from actions.azurekeyvault import Reach
 from actions.client import ActionsClient, ClientSettings
+from actions.credentials import Credentials
 from actions.pooling import Pool
+from actions.redaction import SecretStr
 from actions.useragent import SystemInfo
-from controller.executor import errors, scopes
+from controller.executor import errors, scopes, vaults
 from controller.executor.errors import KubeError, ScopeUnavailable
 from controller.executor.kubewriting import ObjectReader
 from controller.executor.scopes import ProxyUrls
@@ -50,7 +57,7 @@ from statemachines.effects import ActionsScope
 
 SUBSYSTEM: Final = "controller"
 
-CacheKey = tuple[str, str, str, str, str]
+CacheKey = tuple[str, str, str, str, str, str]
 PoolKey = tuple[str, ProxyUrls]  # the root CA (PEM) and the proxy a pool's connections go with
 
 
@@ -71,9 +78,10 @@ class _Shared:
 
 @dataclass(frozen=True)
 class _Material:
-    """What a client is built from, read for one lease; ``fingerprint`` identifies it (a digest)."""
+    """What a client is built from, read for one lease; ``fingerprint`` identifies it (a digest).
+    ``credentials`` parses them (only when a client is built: an App key costs a PEM parse)."""
 
-    secret: dict[str, object] = field(repr=False)
+    credentials: Callable[[], Credentials] = field(repr=False)
     root_ca: str = field(repr=False)
     proxy: ProxyUrls = field(repr=False)
     fingerprint: str = ""
@@ -81,9 +89,14 @@ class _Material:
 
 class ActionsClients:
     def __init__(
-        self, *, settings: ClientSettings | None = None, system_info: SystemInfo | None = None
+        self,
+        *,
+        settings: ClientSettings | None = None,
+        system_info: SystemInfo | None = None,
+        vault: Reach | None = None,
     ) -> None:
         self._settings = settings or ClientSettings()
+        self._vaults = vaults.VaultSecrets(vault)
         self._system_info = system_info or SystemInfo(subsystem=SUBSYSTEM)
         self._entries: dict[CacheKey, _Entry] = {}
         self._retired: list[_Entry] = []
@@ -99,10 +112,11 @@ class ActionsClients:
         """The client of ``scope``; ``ScopeUnavailable`` when its Secret, CA or proxy cannot be used,
         ``actions.errors.InvalidConfigUrl`` for a bad config URL."""
         try:
-            material = await _read(scope, reader)
+            material = await self._read(scope, reader)
             entry = await self._take(scope, material)
         except ScopeUnavailable as exc:
-            if exc.error in (errors.CONFIG_SECRET_MISSING, errors.CONFIG_SECRET_INCOMPLETE):
+            if exc.error in _UNUSABLE:
+                self._vaults.forget(scope)
                 await self._drop(cache_key(scope))
             raise
         try:
@@ -112,6 +126,16 @@ class ActionsClients:
             if entry.retired and entry.leases == 0:
                 self._retired.remove(entry)
                 await self._close(entry)
+
+    async def _read(self, scope: ActionsScope, reader: ObjectReader) -> _Material:
+        if vaults.uses_vault(scope):
+            parse, version = _from_vault(await self._vaults.read(scope, reader), scope)
+        else:
+            parse, version = await _from_secret(scope, reader)
+        root_ca = await scopes.root_ca(reader, scope)
+        proxy = await scopes.proxy_urls(reader, scope.proxy, scope.namespace)
+        digest = hashlib.sha256(json.dumps([root_ca, proxy.as_secret_data()]).encode()).hexdigest()
+        return _Material(credentials=parse, root_ca=root_ca, proxy=proxy, fingerprint=f"{version}/{digest}")
 
     @property
     def pools(self) -> int:
@@ -170,10 +194,7 @@ class ActionsClients:
 
     def _build(self, scope: ActionsScope, material: _Material) -> _Entry:
         """A client for ``material`` (its lease counted), sending through the pool of its CA and proxy."""
-        try:
-            creds = scopes.parse_credentials(material.secret)
-        except ScopeUnavailable as exc:
-            raise ScopeUnavailable(errors.CONFIG_SECRET_INCOMPLETE, str(exc)) from exc
+        creds = material.credentials()
         verify = _ssl_context(
             material.root_ca, scope
         )  # checked here, so a bad PEM always reads RootCAInvalid
@@ -200,6 +221,15 @@ class ActionsClients:
         return _Entry(client, material.fingerprint, key, leases=1)
 
 
+# The answers that say the scope's credentials are gone or unusable: its client is dropped.
+_UNUSABLE: Final = (
+    errors.CONFIG_SECRET_MISSING,
+    errors.CONFIG_SECRET_INCOMPLETE,
+    azurekeyvault.SECRET_MISSING,
+    azurekeyvault.SECRET_INVALID,
+)
+
+
 def cache_key(scope: ActionsScope) -> CacheKey:
     def canonical(block: object) -> str:
         return json.dumps(block, sort_keys=True, default=str)
@@ -210,6 +240,7 @@ def cache_key(scope: ActionsScope) -> CacheKey:
         scope.secret_name,
         canonical(scope.proxy),
         canonical(scope.tls),
+        canonical(scope.vault),
     )
 
 
@@ -229,16 +260,33 @@ async def _config_secret(scope: ActionsScope, reader: ObjectReader) -> dict[str,
         ) from exc
 
 
-async def _read(scope: ActionsScope, reader: ObjectReader) -> _Material:
+async def _from_secret(scope: ActionsScope, reader: ObjectReader) -> tuple[Callable[[], Credentials], str]:
+    """The credentials of the scope's config Secret, and its version."""
     secret = await _config_secret(scope, reader)
-    root_ca = await scopes.root_ca(reader, scope)
-    proxy = await scopes.proxy_urls(reader, scope.proxy, scope.namespace)
+
+    def parse() -> Credentials:
+        try:
+            return scopes.parse_credentials(secret)
+        except ScopeUnavailable as exc:
+            raise ScopeUnavailable(errors.CONFIG_SECRET_INCOMPLETE, str(exc)) from exc
+
     version = str((secret.get("metadata") or {}).get("resourceVersion") or "")
-    digest = hashlib.sha256(json.dumps([root_ca, proxy.as_secret_data()]).encode()).hexdigest()
     if not version:
         # No resourceVersion to go by: the data itself decides (as a digest; never kept or shown).
         version = hashlib.sha256(json.dumps(secret.get("data"), sort_keys=True).encode()).hexdigest()
-    return _Material(secret=secret, root_ca=root_ca, proxy=proxy, fingerprint=f"{version}/{digest}")
+    return parse, version
+
+
+def _from_vault(value: SecretStr, scope: ActionsScope) -> tuple[Callable[[], Credentials], str]:
+    """The credentials of a vault secret's value, and its digest (never kept or shown)."""
+
+    def parse() -> Credentials:
+        try:
+            return azurekeyvault.credentials_from_vault(value, scope.secret_name)
+        except azurekeyvault.VaultError as exc:
+            raise ScopeUnavailable(exc.reason, str(exc)) from None
+
+    return parse, hashlib.sha256(value.reveal().encode()).hexdigest()
 
 
 # -- the proxy ---------------------------------------------------------------------------------------------

@@ -9,8 +9,9 @@ Secrets the executor writes and in requests to GitHub.
     scope.tls.certificateFrom         ConfigMap key: the PEM appended to the system trust store
     proxy.http(s).credentialSecretRef Secret: username and password, the user info of the proxy URL
 
-A scope with a ``vaultConfig`` is refused (``InvalidConfiguration``): arcsm has no vault client. What a
-user must fix has a class of its own, with a message naming the field: the CA's ConfigMap or key missing
+A scope with a ``vaultConfig`` names a secret of its vault instead of a Secret (``controller.executor.vaults``
+reads it, its ``vaultConfig.proxy`` resolved here as ``spec.proxy`` is). What a user must fix has a class
+of its own, with a message naming the field: the CA's ConfigMap or key missing
 (``RootCAMissing``), a proxy credentials Secret missing (``ProxySecretMissing``), a proxy URL no client
 can use (``InvalidProxyUrl``). The proxy credentials Secrets are read in the namespace the caller names:
 the scale set's, for its own client, its runners' and its listener's proxy (as upstream reads them).
@@ -56,15 +57,6 @@ class ProxyUrls:
         return {"http_proxy": self.http, "https_proxy": self.https, "no_proxy": ",".join(self.no_proxy)}
 
 
-def check_supported(scope: ActionsScope) -> None:
-    if as_mapping(scope.vault).get("type"):
-        raise ScopeUnavailable(
-            errors.INVALID_CONFIGURATION,
-            f"vaultConfig type {scope.vault.get('type')!r} is not supported by arcsm; put the GitHub "
-            f"credentials in the Secret {scope.namespace}/{scope.secret_name} and remove vaultConfig",
-        )
-
-
 async def read_secret(reader: ObjectReader, namespace: str, name: str, *, what: str) -> dict[str, Any]:
     if not name:
         raise ScopeUnavailable(errors.CREDENTIALS_UNAVAILABLE, f"no Secret is named for {what}")
@@ -80,7 +72,6 @@ async def read_secret(reader: ObjectReader, namespace: str, name: str, *, what: 
 
 async def credentials_secret(reader: ObjectReader, scope: ActionsScope) -> dict[str, Any]:
     """The scope's config Secret as the API returns it (``data`` base64)."""
-    check_supported(scope)
     return await read_secret(reader, scope.namespace, scope.secret_name, what="the GitHub credentials")
 
 
@@ -142,15 +133,17 @@ def not_pem(scope: ActionsScope) -> ScopeUnavailable:
     )
 
 
-async def proxy_urls(reader: ObjectReader, proxy: JsonObject, namespace: str) -> ProxyUrls:
-    """The URLs of a ``proxy`` block, with the credentials its ``credentialSecretRef`` Secrets (in
-    ``namespace``) hold."""
+async def proxy_urls(
+    reader: ObjectReader, proxy: JsonObject, namespace: str, *, field: str = "spec.proxy"
+) -> ProxyUrls:
+    """The URLs of a ``proxy`` block (``field``: where the spec has it), with the credentials its
+    ``credentialSecretRef`` Secrets (in ``namespace``) hold."""
     if not proxy:
         return ProxyUrls()
     no_proxy = tuple(str(h) for h in proxy.get("noProxy") or () if str(h))
     return ProxyUrls(
-        http=await _proxy_url(reader, as_mapping(proxy.get("http")), namespace, "http"),
-        https=await _proxy_url(reader, as_mapping(proxy.get("https")), namespace, "https"),
+        http=await _proxy_url(reader, as_mapping(proxy.get("http")), namespace, f"{field}.http"),
+        https=await _proxy_url(reader, as_mapping(proxy.get("https")), namespace, f"{field}.https"),
         no_proxy=no_proxy,
     )
 
@@ -167,13 +160,13 @@ def proxy_url_problem(url: str) -> str:
     return ""
 
 
-async def _proxy_url(reader: ObjectReader, server: JsonObject, namespace: str, scheme: str) -> str:
+async def _proxy_url(reader: ObjectReader, server: JsonObject, namespace: str, where: str) -> str:
     url = str(server.get("url") or "")
     ref = str(server.get("credentialSecretRef") or "")
     if url and (problem := proxy_url_problem(url)):
         raise ScopeUnavailable(
             errors.INVALID_PROXY_URL,
-            f"spec.proxy.{scheme}.url {problem}; write it as http://<host>:<port>",
+            f"{where}.url {problem}; write it as http://<host>:<port>",
         )
     if not url or not ref:
         return url
@@ -183,7 +176,7 @@ async def _proxy_url(reader: ObjectReader, server: JsonObject, namespace: str, s
         if exc.reason == "NotFound":
             raise ScopeUnavailable(
                 errors.PROXY_SECRET_MISSING,
-                f"the Secret {namespace}/{ref} named by spec.proxy.{scheme}.credentialSecretRef does not "
+                f"the Secret {namespace}/{ref} named by {where}.credentialSecretRef does not "
                 "exist; create it with the keys username and password, in the scale set's namespace",
             ) from exc
         raise ScopeUnavailable(

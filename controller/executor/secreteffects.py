@@ -29,7 +29,7 @@ from typing import Any
 
 from actions import errors as actions_errors
 from actions.client import ActionsClient
-from controller.executor import results, scopes, secrets
+from controller.executor import results, scopes, secrets, vaults
 from controller.executor.contexts import Context
 from controller.executor.errors import KubeError
 from controller.executor.kubeeffects import ALREADY_EXISTS, NOT_FOUND
@@ -111,11 +111,15 @@ async def _unregister(client: ActionsClient, runner_id: int) -> None:
 
 async def create_listener_config_secret(effect: CreateListenerConfigSecret, ctx: Context) -> EffectResult:
     scope = effect.scope
-    uses_vault = bool(scope.vault.get("type")) if scope.vault else False
-    credentials = None if uses_vault else await scopes.read_credentials(ctx.kube, scope)
+    credentials, vault_proxy = None, None
+    if vaults.uses_vault(scope):
+        vault_proxy = (await vaults.vault_of(scope, ctx.kube)).proxy
+    else:
+        credentials = await scopes.read_credentials(ctx.kube, scope)
     root_ca = await scopes.root_ca(ctx.kube, scope)
-    config = secrets.listener_config(effect, credentials, root_ca)
+    config = secrets.listener_config(effect, credentials, root_ca, vault_proxy)
     values = [str(v) for v in secrets.credential_fields(credentials).values()] if credentials else []
+    values += [vault_proxy.http, vault_proxy.https] if vault_proxy else []
     try:
         await ctx.kube.create(
             "Secret", effect.target.namespace, secrets.listener_config_secret(effect, config)

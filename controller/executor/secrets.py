@@ -21,6 +21,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
+from actions.azurekeyvault import AZURE_KEY_VAULT, VaultProxy
 from actions.credentials import Credentials, GitHubApp, PersonalAccessToken
 from actions.models import JitConfig
 from statemachines import naming
@@ -131,12 +132,23 @@ def credential_fields(credentials: Credentials) -> dict[str, Any]:
 
 
 def listener_config(
-    effect: CreateListenerConfigSecret, credentials: Credentials | None, root_ca: str
+    effect: CreateListenerConfigSecret,
+    credentials: Credentials | None,
+    root_ca: str,
+    vault_proxy: VaultProxy | None = None,
 ) -> dict[str, Any]:
-    """``config.json``: the effect's settings, then the credentials (none with a vault) and the CA."""
+    """``config.json``: the effect's settings, then the credentials (none with a vault) and the CA; with
+    a vault, its proxy resolved (credentials in the URLs) in the form of Go's ``httpproxy.Config``, as
+    upstream's listener reads ``azure_key_vault.proxy``."""
     config = dict(effect.settings)
     if credentials is not None:
         config.update(credential_fields(credentials))
+    block = config.get(AZURE_KEY_VAULT)
+    if isinstance(block, Mapping):
+        resolved = {k: v for k, v in block.items() if k != "proxy"}
+        if vault_proxy:
+            resolved["proxy"] = vault_proxy.as_go_config()
+        config[AZURE_KEY_VAULT] = resolved
     config["server_root_ca"] = root_ca
     return config
 

@@ -180,7 +180,7 @@ async def _serve(
         queue.burst,
         queue.rate,
     )
-    clients = ActionsClients(settings=settings.actions)
+    clients = ActionsClients(settings=settings.actions, vault=settings.vault)
     metrics = RuntimeMetrics()  # controller-runtime's families, over every term
     requestcounting.count_requests(api, metrics)
     try:

@@ -9,6 +9,7 @@ Each package owns the settings it reads (``watchers.WatchSettings``, ``store.set
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from store.settings import JournalSettings
 from watchers.settings import WatchSettings
 
 if TYPE_CHECKING:
+    from actions.azurekeyvault import Reach
     from actions.client import ClientSettings
 
 
@@ -140,6 +142,8 @@ class ControllerSettings:
     executor: ExecutorSettings = field(default_factory=ExecutorSettings)
     # The Actions clients' retries, rate limit and request timeout (one client per scale set's scope).
     actions: ClientSettings = field(default_factory=lambda: _client_settings())
+    # How a scale set's Azure Key Vault is reached: the CA bundle $SSL_CERT_FILE names, this host's files.
+    vault: Reach = field(default_factory=lambda: _vault_reach())
     machines: MachineSettings = field(default_factory=MachineSettings)
     # None: no HTTP API (``arcsm run --http HOST:PORT`` turns it on).
     http: HttpSettings | None = None
@@ -161,6 +165,13 @@ class ControllerSettings:
                 self.watch, namespaces=(*namespaces, self.machines.controller_namespace)
             )
             object.__setattr__(self, "watch", watch)
+
+
+def _vault_reach() -> Reach:
+    """The process's own way to a vault (``Reach.from_environ``), imported when a run is built."""
+    from actions.azurekeyvault import Reach
+
+    return Reach.from_environ(os.environ)
 
 
 def _client_settings() -> ClientSettings:

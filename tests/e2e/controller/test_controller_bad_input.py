@@ -88,7 +88,7 @@ AZURE_KEY_VAULT = {
         "url": "https://arcsm.vault.azure.net",
         "tenantId": "tenant",
         "clientId": "client",
-        "certificatePath": "/etc/vault/cert.pem",
+        "certificatePath": "/nonexistent/vault/cert.pem",
     },
 }
 GOOD_TEMPLATE = {
@@ -333,9 +333,11 @@ CASES = [
         the_runner_group_created,
     ),
     Case(
-        "vault-config",
+        # The controller reads the client certificate from its own filesystem (its pod's, here the
+        # host's): a path nothing is mounted at is named, before any request to Azure.
+        "vault-client-certificate-missing",
         lambda w: {"vaultConfig": AZURE_KEY_VAULT},
-        "VaultNotSupported",
+        "VaultCertificateMissing",
         patch_spec({"vaultConfig": None}),
     ),
     Case(

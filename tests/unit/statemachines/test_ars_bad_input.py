@@ -50,6 +50,7 @@ def assert_recovers(world: World) -> None:
     assert valid is not None and (valid["status"], valid["reason"]) == ("True", "Valid")
 
 
+AKV = {"url": "https://kv.vault.azure.net/", "tenantId": "t", "clientId": "c", "certificatePath": "/c.pem"}
 SPEC_PROBLEMS = [
     pytest.param({"githubConfigUrl": "not a url"}, "InvalidConfigUrl", id="url-not-absolute"),
     pytest.param({"githubConfigUrl": "https://github.com/a/b/c"}, "InvalidConfigUrl", id="url-no-scope"),
@@ -57,7 +58,29 @@ SPEC_PROBLEMS = [
     pytest.param({"minRunners": 3, "maxRunners": 1}, "InvalidRunnerLimits", id="max-below-min"),
     pytest.param({"githubConfigUrl": "https://github.com/örg"}, "InvalidConfigUrl", id="url-unicode"),
     pytest.param({"githubConfigUrl": "https://github.com/%C3%B6rg"}, "InvalidConfigUrl", id="url-escaped"),
-    pytest.param({"vaultConfig": {"type": "azure_key_vault"}}, "VaultNotSupported", id="vault"),
+    pytest.param({"vaultConfig": {"type": "azure_key_vault"}}, "VaultConfigInvalid", id="vault-no-block"),
+    pytest.param({"vaultConfig": {"type": "hashicorp"}}, "VaultConfigInvalid", id="vault-unknown-type"),
+    pytest.param(
+        {"vaultConfig": {"type": "azure_key_vault", "azureKeyVault": {**AKV, "clientId": ""}}},
+        "VaultConfigInvalid",
+        id="vault-no-client",
+    ),
+    pytest.param(
+        {"vaultConfig": {"type": "azure_key_vault", "azureKeyVault": {**AKV, "url": "http://kv"}}},
+        "VaultConfigInvalid",
+        id="vault-url-not-https",
+    ),
+    pytest.param(
+        {
+            "vaultConfig": {
+                "type": "azure_key_vault",
+                "azureKeyVault": AKV,
+                "proxy": {"https": {"url": "p:x"}},
+            }
+        },
+        "InvalidProxyUrl",
+        id="vault-proxy-url",
+    ),
     pytest.param({"proxy": {"https": {"url": "http://proxy:port"}}}, "InvalidProxyUrl", id="proxy-port"),
     pytest.param(
         {"proxy": {"http": {"url": "proxy.internal:3128"}}}, "InvalidProxyUrl", id="proxy-no-scheme"
