@@ -23,7 +23,10 @@
   ``metrics_endpoint`` on that port of its pod's address (``status.podIP``, a loopback address: see
   ``sim.podaddresses``) whatever host the address names, as a pod's own network namespace would have
   it, and stops serving when it exits. When a process container (``sim.processes``, which shares the
-  node's network) holds that port on every address, it serves no metrics and says so in a warning. Its
+  node's network) holds that port on every address, it serves no metrics and says so in a warning.
+  A config whose credentials are in Azure Key Vault has them read as the process in the pod would: the
+  client certificate at its ``certificate_path`` and the CA bundle its ``SSL_CERT_FILE`` names, both
+  through the pod's Secret volumes. Its
   log lines go to the pod's log as ``arcsm listener``'s would (``sim.listenerlogs``).
 
 Nothing here logs a JIT config or a token.
@@ -272,7 +275,20 @@ class SimulatedListener:
             pod_ip=str((ctx.pod.get("status") or {}).get("podIP") or "127.0.0.1"),
             out=ctx.print,
             stopping=ctx.stopping,
+            vault=vault_reach(ctx),
         )
+
+
+def vault_reach(ctx: runtimes.ContainerContext) -> Any:
+    """How the container reaches an Azure Key Vault: the CA bundle its ``SSL_CERT_FILE`` names and the
+    files (the client certificate), both read through its Secret volumes, as a process in it would."""
+    from actions.azurekeyvault import CA_BUNDLE_ENV, Reach
+
+    bundle = env_value(ctx, CA_BUNDLE_ENV)
+    return Reach(
+        ca_bundle=mounted_file(ctx, bundle) if bundle else None,
+        read_file=lambda path: mounted_file(ctx, path),
+    )
 
 
 async def bound_token(ctx: runtimes.ContainerContext, account: str, seconds: int = 3600) -> str:
@@ -298,9 +314,11 @@ async def run_listener_container(
     pod_ip: str,
     out: Callable[..., None],
     stopping: asyncio.Event,
+    vault: Any = None,
 ) -> int:
     """arcsm's listener from the config file ``content`` (at ``path`` in the container), reaching the
-    cluster with the kubernetes_asyncio Configuration ``kube``, on any node; returns its exit code."""
+    cluster with the kubernetes_asyncio Configuration ``kube`` and a vault with ``vault`` (an
+    ``actions.azurekeyvault.Reach``), on any node; returns its exit code."""
     from actions import errors, listenerconfig
     from actions.listener import run_listener
 
@@ -321,7 +339,7 @@ async def run_listener_container(
             address = ""
         config = dataclasses.replace(config, metrics_addr=address)
     with listenerlogs.capture(out, level=config.log_level, json_lines=config.log_format == "json"):
-        return await run_listener(config, kube=kube, stop=stopping, owner_name=pod_name)
+        return await run_listener(config, kube=kube, stop=stopping, owner_name=pod_name, vault=vault)
 
 
 def port_taken(address: str) -> bool:
