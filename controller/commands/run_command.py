@@ -32,7 +32,8 @@ requests on a kept-alive connection; ``--http-write-timeout`` (30 s) a write may
 that stopped reading (a stalled journal stream reader, say) before it is dropped and its stream freed.
 Repeated errors (a client flood, descriptors exhausted) are logged once a minute with a count. At start
 the soft descriptor limit is raised to the hard one, as Go programs do. ``--debug-endpoints`` adds
-``/debug/stacks`` and ``/debug/profile`` to it (``api.debugging``), for an operator chasing a hang.
+``/debug/stacks`` and ``/debug/profile`` to it (``api.debugging``), for an operator chasing a hang;
+the chart turns it on for upstream's ``pprof.addr``.
 
 Leader election: with ``--leader-elect`` (the default on the pod's service account, off when a kubeconfig
 was found) the replica decides and writes only while it holds the Lease ``--lease-name``
