@@ -144,9 +144,11 @@ class Sampler:
 
         def sample() -> None:
             try:
-                result.set_result(_sample(seconds))
-            except BaseException as exc:
-                result.set_exception(exc)
+                if result.set_running_or_notify_cancel():  # running, it stays settable once the asker left
+                    try:
+                        result.set_result(_sample(seconds))
+                    except BaseException as exc:
+                        result.set_exception(exc)
             finally:
                 self._busy.release()
 
