@@ -7,6 +7,8 @@ It reads the journal and never writes it. Modules, by what they hold:
   kept by ``connections`` (the accept loop, the header timeout), repeated errors summarised by
   ``summarising``; ``addresses`` — ``parse_address``;
 * ``routes`` — the /api/v1 routes; ``probes`` — /healthz, /readyz, /metrics; ``pages`` — the timeline;
+  ``debugging`` — /debug/stacks and /debug/profile, when asked for, over ``stacks`` (where every thread
+  and task is, and a sampling profile of them);
 * ``phases`` — phase history pages, from decision records and the observed phase changes between them
   (``phasehistory`` folds them; ``phaseindex`` keeps them in memory per app); ``journalfeed`` — raw
   records as served, and their event stream; ``scalesets`` — a scale set as the projection shows it now;

@@ -5,6 +5,7 @@
     GET /api/v1/journal, /api/v1/journal/stream                 raw records, and server-sent events
     GET /api/v1/namespaces/{namespace}/autoscalingrunnersets/{name}   a scale set now
     GET /healthz, /readyz, /metrics, /openapi.json, and the timeline page (``api.pages``)
+    GET /debug/stacks, /debug/profile                           when asked for (``api.debugging``)
 
 FastAPI's ``/docs`` and ``/redoc`` are off: their pages load Swagger UI and ReDoc from a CDN, which a
 cluster without Internet access cannot reach, so they would be blank exactly where the controller runs.
@@ -26,7 +27,7 @@ from collections.abc import AsyncIterator
 
 from fastapi import FastAPI
 
-from api import errors, pages, probes, routes
+from api import debugging, errors, pages, probes, routes
 from api.health import JournalReadiness
 from api.journalfeed import Streams
 from api.metrics import Metrics
@@ -46,15 +47,17 @@ def create_app(
     title: str = "arcsm",
     phase_items_kept: int = KEEP,
     max_streams: int | None = None,
+    debug_endpoints: bool = False,
 ) -> FastAPI:
     """The API over ``journal`` (a ``store.journal.Journal`` open in this event loop).
 
     ``readiness`` answers ``/readyz`` (default: the journal's own state, role ``none``); ``stats`` adds
     the controller's reconcile and queue metrics to ``/metrics`` (default: none); ``phase_items_kept``
     bounds the phase history held in memory (``phaseindex``; older pages are scanned); ``max_streams`` the
-    journal event streams open at once (None: no bound; one more is answered 503). The app never writes
-    the journal. ``app.state.api.streams.close()`` ends the open event streams; ``api.serving`` does it
-    before the server stops.
+    journal event streams open at once (None: no bound; one more is answered 503); ``debug_endpoints``
+    adds ``/debug/stacks`` and ``/debug/profile`` (``api.debugging``; without it they are 404). The app
+    never writes the journal. ``app.state.api.streams.close()`` ends the open event streams;
+    ``api.serving`` does it before the server stops.
     """
     state = ApiState(
         journal=journal,
@@ -91,4 +94,6 @@ def create_app(
     app.include_router(routes.router)
     app.include_router(probes.router)
     app.include_router(pages.router)
+    if debug_endpoints:
+        app.include_router(debugging.router())
     return app

@@ -1,4 +1,5 @@
-"""The ``arcsm`` command line: the table of its commands and ``--version``.
+"""The ``arcsm`` command line: the table of its commands and ``--version``; a usage error of any of them
+is one line on stderr (``usagelines``).
 
 Each command lives in a module of its own, with its options, and is imported only when it runs or shows
 its help (``lazycommands``): ``arcsm listener``, which every listener pod runs, and ``arcsm run`` import
@@ -13,11 +14,12 @@ from typing import Annotated
 import typer
 
 from controller.commands.lazycommands import Lazy, LazyGroup
+from controller.commands.usagelines import OneLineUsageGroup
 
 HELP = "arcsm: GitHub Actions runner scale sets on Kubernetes, with a journaled phase lifecycle."
 
 
-class ArcsmCommands(LazyGroup):
+class ArcsmCommands(LazyGroup, OneLineUsageGroup):
     lazy = {
         "listener": Lazy(
             "controller.commands.listener_command",

@@ -1,6 +1,6 @@
 """``arcsm journal``: export a journal to JSONL, import one, and verify a journal file.
 
-Every failure is one line on stderr naming what is wrong, with exit status 1.
+Every failure is one line on stderr naming what is wrong, with exit status 1 (a usage error: 2).
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from controller.commands.usagelines import OneLineUsageGroup
 from store import exporting, verifying
 from store.errors import JournalCorrupt, JournalError
 
 T = TypeVar("T")
 
 app = typer.Typer(
+    cls=OneLineUsageGroup,  # a usage error is one line, as for every arcsm command (usagelines)
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,  # plain help, as the rest of arcsm's (controller.commands.cli)

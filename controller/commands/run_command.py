@@ -31,7 +31,9 @@ place of the connection longest waiting for a request, or answered 503 when ever
 requests on a kept-alive connection; ``--http-write-timeout`` (30 s) a write may stay blocked on a client
 that stopped reading (a stalled journal stream reader, say) before it is dropped and its stream freed.
 Repeated errors (a client flood, descriptors exhausted) are logged once a minute with a count. At start
-the soft descriptor limit is raised to the hard one, as Go programs do.
+the soft descriptor limit is raised to the hard one, as Go programs do. ``--debug-endpoints`` adds
+``/debug/stacks`` and ``/debug/profile`` to it (``api.debugging``), for an operator chasing a hang;
+the chart turns it on for upstream's ``pprof.addr``.
 
 Leader election: with ``--leader-elect`` (the default on the pod's service account, off when a kubeconfig
 was found) the replica decides and writes only while it holds the Lease ``--lease-name``
@@ -467,6 +469,17 @@ def run(
             rich_help_panel=OUTPUT,
         ),
     ] = LIMITS.write_timeout,
+    debug_endpoints: Annotated[
+        bool,
+        typer.Option(
+            "--debug-endpoints",
+            envvar="ARCSM_DEBUG_ENDPOINTS",
+            help="Also serve, on the --http address, /debug/stacks (every thread's stack and every task's "
+            "await chain) and /debug/profile?seconds=N (a sampling profile), for chasing a hang: code "
+            "locations only, never a value. Default: off (404).",
+            rich_help_panel=OUTPUT,
+        ),
+    ] = False,
     leader_elect: Annotated[
         bool | None,
         typer.Option(
@@ -555,7 +568,13 @@ def run(
             idle_timeout=positive(http_idle_timeout, "--http-idle-timeout"),
             write_timeout=positive(http_write_timeout, "--http-write-timeout"),
         )
-        address = None if http is None else HttpSettings(*parse_address(http), limits=limits)
+        if debug_endpoints and http is None:
+            raise BadOption("--debug-endpoints serves on the HTTP API: give --http HOST:PORT too")
+        address = (
+            None
+            if http is None
+            else HttpSettings(*parse_address(http), limits=limits, debug_endpoints=debug_endpoints)
+        )
         if resync_period < 0:
             raise BadOption(f"--resync-period must not be negative (0: never), not {resync_period}")
         settings = ControllerSettings(

@@ -105,9 +105,16 @@ async def serving(
     probe = ControllerProbe(
         journal=journal, role=role, watchers=watchers, metrics=metrics, elector=elector, identity=identity
     )
-    app = create_app(journal, readiness=probe, stats=probe, max_streams=settings.limits.max_streams)
+    app = create_app(
+        journal,
+        readiness=probe,
+        stats=probe,
+        max_streams=settings.limits.max_streams,
+        debug_endpoints=settings.debug_endpoints,
+    )
     server = await ApiServer.start(app, host=settings.host, port=settings.port, limits=settings.limits)
-    log.info("serving the HTTP API on %s", server.url)
+    debug = " with /debug/stacks and /debug/profile" if settings.debug_endpoints else ""
+    log.info("serving the HTTP API on %s%s", server.url, debug)
     if on_url is not None:
         on_url(server.url)
     try:

@@ -91,12 +91,14 @@ class ReconcileSettings:
 @dataclass(frozen=True)
 class HttpSettings:
     """Where the controller serves its HTTP API (phase history, journal, health, metrics): ``host`` and
-    ``port`` (0 picks a free one; the address is logged), and the ``limits`` it keeps to (connections,
-    timeouts, event streams: ``api.limits``)."""
+    ``port`` (0 picks a free one; the address is logged), the ``limits`` it keeps to (connections,
+    timeouts, event streams: ``api.limits``), and whether it adds the operator's ``/debug/`` routes
+    (``api.debugging``)."""
 
     host: str = "127.0.0.1"
     port: int = 8080
     limits: HttpLimits = field(default_factory=HttpLimits)
+    debug_endpoints: bool = False
 
     def __post_init__(self) -> None:
         if not 0 <= self.port <= 65535:

@@ -1,5 +1,9 @@
 """The command line's own errors, as a user meets them: the installed ``arcsm`` in a subprocess, real files.
 
+A usage error of any command (an unknown option, an option or argument missing, a value of the wrong
+type, an unknown command or an extra argument) is one line on stderr naming the command and its
+``--help``, exit status 2; only ``arcsm`` alone shows its help, as a group given nothing does.
+
 Each bad input a user reported is one line on stderr saying what is wrong and what to do, a non-zero exit
 (1: the file cannot be used; 2 stays for a bad argument), and no traceback: a journal file given where an
 export is expected, an export with a byte that is not UTF-8, a truncated ``.gz``, a truncated journal,
@@ -49,6 +53,74 @@ def one_line(err: str, command: str, *wanted: str) -> None:
     assert err.startswith(f"arcsm {command}: "), err
     for text in wanted:
         assert text in err, err
+
+
+# (command, arguments after it, what the line says): for each command, an unknown option, an option or
+# argument missing, a value of the wrong type, and an unknown command or extra argument.
+USAGE_ERRORS = [
+    ("", ["--bogus"], "no such option: --bogus"),
+    ("", ["--version=yes"], "option '--version' does not take a value"),
+    ("", ["bogus"], "no such command 'bogus'"),
+    ("", ["rn"], "no such command 'rn'. Did you mean 'run'?"),
+    ("run", ["--bogus"], "no such option: --bogus"),
+    ("run", [], "missing option '--journal'"),
+    ("run", ["--journal"], "option '--journal' requires an argument"),
+    (
+        "run",
+        ["--journal", "j.db", "--http-max-connections", "abc"],
+        "invalid value for '--http-max-connections'",
+    ),
+    ("run", ["--journal", "j.db", "extra"], "got unexpected extra argument(s) (extra)"),
+    ("replay", ["--bogus", "x.jsonl"], "no such option: --bogus"),
+    ("replay", [], "missing argument 'file'"),
+    ("replay", ["--json=yes", "x.jsonl"], "option '--json' does not take a value"),
+    ("replay", ["x.jsonl", "extra"], "got unexpected extra argument(s) (extra)"),
+    ("demo", ["--bogus"], "no such option: --bogus"),
+    ("demo", ["--http"], "option '--http' requires an argument"),
+    ("demo", ["--step-timeout", "soon"], "invalid value for '--step-timeout'"),
+    ("demo", ["extra"], "got unexpected extra argument(s) (extra)"),
+    ("sim", ["--bogus"], "no such option: --bogus"),
+    ("sim", ["--kubeconfig"], "option '--kubeconfig' requires an argument"),
+    ("sim", ["--port", "abc"], "invalid value for '--port'"),
+    ("sim", ["--watch-history", "0"], "invalid value for --watch-history: must be at least 1"),
+    ("sim", ["extra"], "got unexpected extra argument(s) (extra)"),
+    ("jobs", ["--bogus"], "no such option: --bogus"),
+    ("jobs", ["--scale-set", "arc"], "missing option '--github'"),
+    (
+        "jobs",
+        ["--github", "http://127.0.0.1:9", "--scale-set", "arc", "--count", "many"],
+        "invalid value for '--count'",
+    ),
+    (
+        "jobs",
+        ["--github", "http://127.0.0.1:9", "--scale-set", "arc", "extra"],
+        "got unexpected extra argument",
+    ),
+    ("journal export", ["--journal"], "option '--journal' requires an argument"),
+    ("journal", ["bogus"], "no such command 'bogus'"),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "wanted"),
+    USAGE_ERRORS,
+    ids=[f"{c or 'arcsm'}:{' '.join(a)}" for c, a, _ in USAGE_ERRORS],
+)
+def test_a_usage_error_is_one_line_naming_the_command_and_its_help(
+    command: str, args: list[str], wanted: str
+) -> None:
+    path = f"arcsm {command}".strip()
+    code, err = arcsm(*command.split(), *args)
+    assert code == 2
+    assert len(err.splitlines()) == 1 and err.endswith(f" (see {path} --help)\n"), err
+    assert err.startswith(f"{path}: {wanted}"), err
+
+
+def test_arcsm_alone_shows_its_help() -> None:
+    code, err = arcsm()
+    assert code == 2
+    assert err.startswith("Usage: arcsm [OPTIONS] COMMAND [ARGS]...\n"), err
+    assert "\n  run " in err and "\n  journal " in err
 
 
 async def write_journal(path: Path, count: int = 300) -> None:

@@ -51,6 +51,8 @@ async def test_the_controller_serves_its_history_health_and_metrics_while_it_run
 
                 readiness = await eventually(ready, timeout=TIMEOUT, what="/readyz 200")
                 assert readiness["role"] == "leader" and readiness["synced"] and readiness["journalWritable"]
+                for path in ("/debug/stacks", "/debug/profile"):  # only with --debug-endpoints
+                    assert (await http.get(path)).status_code == 404
 
                 await harness.create(kube, harness.scale_set_body(world))
 

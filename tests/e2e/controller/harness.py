@@ -280,12 +280,14 @@ class Controller:
 
 @contextlib.asynccontextmanager
 async def serving(
-    world: World, directory: Path, timeout: float = 40.0
+    world: World, directory: Path, timeout: float = 40.0, *, debug_endpoints: bool = False
 ) -> AsyncIterator[tuple[ControllerSettings, str]]:
-    """``arcsm run`` in-process with its HTTP API on a free loopback port: its settings and the API's
-    base URL once it listens; stopped as SIGTERM stops it (exit 0) when the block ends."""
+    """``arcsm run`` in-process with its HTTP API on a free loopback port (with ``debug_endpoints``, as
+    ``--debug-endpoints`` serves it): its settings and the API's base URL once it listens; stopped as
+    SIGTERM stops it (exit 0) when the block ends."""
     base = Controller(world, directory).settings
-    settings = dataclasses.replace(base, http=HttpSettings(host="127.0.0.1", port=0))
+    http = HttpSettings(host="127.0.0.1", port=0, debug_endpoints=debug_endpoints)
+    settings = dataclasses.replace(base, http=http)
     urls: list[str] = []
     stop = asyncio.Event()
     task = asyncio.create_task(running.run(settings, stop=stop, on_http=urls.append))

@@ -160,6 +160,7 @@ def run_options() -> set[str]:
         {
             "leaderElection": {"enabled": False},
             "listener": {"entrypoint": "/l", "logLevel": "debug", "logFormat": "text"},
+            "pprof": {"addr": ":6060"},
         },
     ],
 )

@@ -162,6 +162,18 @@ def test_flags_land_in_the_settings(started: Started, kubeconfig: Path) -> None:
     assert started.logging == ("debug", "json")
 
 
+def test_the_debug_endpoints_are_off_unless_asked_for(started: Started, kubeconfig: Path) -> None:
+    served = ("--journal", "j.db", "--kubeconfig", str(kubeconfig), "--http", "127.0.0.1:0")
+    http = settings_of(started, arcsm_run(*served)).http
+    assert http is not None and not http.debug_endpoints
+    for result in (
+        arcsm_run(*served, "--debug-endpoints"),
+        arcsm_run(*served, env={"ARCSM_DEBUG_ENDPOINTS": "true"}),
+    ):
+        http = settings_of(started, result).http
+        assert http is not None and http.debug_endpoints
+
+
 def test_variables_land_in_the_settings_and_repeatable_ones_split_on_spaces_and_commas(
     started: Started, kubeconfig: Path
 ) -> None:
@@ -252,6 +264,7 @@ def test_upstream_chart_variables_are_read_when_the_arcsm_ones_are_unset(
         (["--listener-log-format", "xml"], "--listener-log-format"),
         (["--listener-log-level", "loud"], "--listener-log-level"),
         (["--http", "nowhere"], "HOST:PORT"),
+        (["--debug-endpoints"], "--debug-endpoints serves on the HTTP API: give --http"),
     ],
 )
 def test_a_bad_value_is_one_line_naming_the_flag(

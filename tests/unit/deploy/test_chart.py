@@ -305,10 +305,27 @@ def test_notes_say_which_upstream_keys_arcsm_ignores() -> None:
     with helm.Chart.load(str(deploy.chart_path())) as chart:
         plain = chart.render({}, name="arcsm", namespace="arc-systems")
         ignored = chart.render(
-            {"pprof": {"addr": ":6060"}, "flags": {"healthProbeBindAddress": ":8081"}},
+            {"pprof": {"addr": ":6060"}, "flags": {"healthProbeBindAddress": ":8081", "rateLimiter": "x"}},
             name="arcsm",
             namespace="arc-systems",
         )
     notes = "arcsm/templates/NOTES.txt"
     assert "Ignored" not in plain[notes] and "it finds this controller by itself" in plain[notes]
-    assert "Ignored (arcsm has no use for them): pprof.addr flags.healthProbeBindAddress" in ignored[notes]
+    assert "pprof" not in plain[notes] and "/debug/" not in plain[notes]
+    line = next(line for line in ignored[notes].splitlines() if line.startswith("Ignored"))
+    assert line.startswith("Ignored (arcsm has no use for them): flags.healthProbeBindAddress")
+    assert "flags.rateLimiter" in line and "pprof" not in line
+
+
+def test_upstream_s_pprof_addr_turns_on_the_debug_endpoints_on_the_http_port() -> None:
+    for values in ({}, {"pprof": {}}, {"pprof": {"addr": ""}}):
+        assert "--debug-endpoints" not in container(render(values))["args"], values
+    values = {"pprof": {"addr": ":6060"}, "metrics": {"controllerManagerAddr": ":9090"}}
+    pod = container(render(values))
+    assert "--debug-endpoints" in pod["args"] and "--http=:9090" in pod["args"]
+    assert not [arg for arg in pod["args"] if "6060" in arg]
+    assert [port["containerPort"] for port in pod["ports"]] == [9090]  # nothing listens on pprof's address
+    with helm.Chart.load(str(deploy.chart_path())) as chart:
+        notes = chart.render(values, name="arcsm", namespace="arc-systems")["arcsm/templates/NOTES.txt"]
+    assert "turns on arcsm's debug endpoints instead, on the HTTP port 9090 (not on :6060)" in notes
+    assert "curl -s localhost:8080/debug/stacks" in notes and "/debug/profile?seconds=" in notes

@@ -37,6 +37,9 @@ spec:
         - run
         - --journal=/var/lib/arcsm/journal.db
         - --http={{ .Values.metrics.controllerManagerAddr }}
+        {{- if .Values.pprof.addr }}
+        - --debug-endpoints
+        {{- end }}
         {{- range (include "arcsm.watchNamespaces" . | fromYamlArray) }}
         - --namespace={{ . }}
         {{- end }}
