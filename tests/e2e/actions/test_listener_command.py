@@ -1,7 +1,9 @@
 """``arcsm listener`` as a process: it reads an upstream-shaped config.json, reaches the emulated cluster
 through ``--kubeconfig`` or ``$KUBECONFIG`` (the flag winning), opens a message session on the fake
 GitHub and scales the EphemeralRunnerSet, and on SIGTERM deletes its session and exits 0, having imported
-nothing of the emulator; a bad config exits 1 with one line on stderr.
+nothing of the emulator; a bad config exits 1 with one line on stderr. A config whose credentials are in
+Azure Key Vault has them read from the fake Azure, through the vault's proxy, trusting the CA bundle
+``SSL_CERT_FILE`` names; a vault without the secret ends it with exit 1 and an error saying so.
 
 Inputs: a ``World`` with a fake GitHub in this process, the installed console script in a subprocess.
 """
@@ -25,6 +27,7 @@ from actions.models import RunnerScaleSet
 from actions.redaction import SecretStr
 from sim.github import GitHubFake, GitHubSettings
 from sim.world import World
+from tests import azurevault
 from tests.e2e.actions.runnersets import (
     PAT,
     SCALE_SET,
@@ -169,3 +172,57 @@ async def test_a_bad_config_exits_1_with_one_line(tmp_path: Path) -> None:
         f"arcsm listener: the listener config {config}: runner_scale_set_id is missing or 0; "
         "it is the scale set's id on GitHub"
     ]
+
+
+def with_vault(config: Path, vault: azurevault.Vault, lookup_key: str = azurevault.VAULT_SECRET) -> None:
+    """Rewrite ``config`` as upstream's controller writes a vault scale set's: no credentials, the vault
+    named (here with its proxy, in the form of Go's httpproxy.Config)."""
+    raw = json.loads(config.read_text())
+    raw.update(
+        github_token="",
+        vault_type="azure_key_vault",
+        vault_lookup_key=lookup_key,
+        azure_key_vault={
+            "url": vault.url,
+            "tenant_id": azurevault.TENANT,
+            "client_id": azurevault.CLIENT,
+            "certificate_path": str(vault.certificate_path),
+            "proxy": {"HTTPProxy": "", "HTTPSProxy": vault.proxy_url_with_credentials, "NoProxy": ""},
+        },
+    )
+    config.write_text(json.dumps(raw))
+
+
+async def test_the_listener_command_reads_its_credentials_from_azure_key_vault(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    scale_set_id, config = await prepare(world, kube, tmp_path)
+    async with azurevault.serving(tmp_path / "akv", token=PAT) as vault:
+        with_vault(config, vault)
+        env = environment(tmp_path, SSL_CERT_FILE=str(vault.ca_path))
+        kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+        lines = await scale_and_stop(
+            world, kube, scale_set_id, "--config", str(config), "--kubeconfig", str(kubeconfig), env=env
+        )
+        assert vault.fake.requests_to(f"/secrets/{azurevault.VAULT_SECRET}")
+        assert {"login.microsoftonline.com", f"{azurevault.VAULT}.vault.azure.net"} <= set(
+            vault.proxy.tunnelled
+        )
+    said = "\n".join(lines)
+    assert not [s for s in (PAT, *vault.secrets()) if s in said]
+
+
+async def test_a_listener_whose_vault_has_no_such_secret_exits_1_saying_so(
+    world: World, kube: client.ApiClient, tmp_path: Path
+) -> None:
+    _, config = await prepare(world, kube, tmp_path)
+    async with azurevault.serving(tmp_path / "akv", token=PAT) as vault:
+        with_vault(config, vault, lookup_key="no-such-secret")
+        env = environment(tmp_path, SSL_CERT_FILE=str(vault.ca_path))
+        kubeconfig = world.write_kubeconfig(tmp_path / "kubeconfig")
+        proc = await listener_process("--config", str(config), "--kubeconfig", str(kubeconfig), env=env)
+        _, stderr = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 1
+    [line] = [json.loads(line)["msg"] for line in stderr.decode().splitlines() if '"error"' in line]
+    assert f"the Key Vault {vault.url} has no secret 'no-such-secret'" in line, line
+    assert azurevault.PROXY_PASSWORD not in stderr.decode()

@@ -22,30 +22,34 @@ from __future__ import annotations
 import base64
 import contextlib
 import dataclasses
-import datetime as dt
 import json
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 from kubernetes_asyncio import client
 
 from actions.azurekeyvault import Reach
 from sim.github.records import JobState
-from sim.keyvault import server, tunnel
-from sim.keyvault.service import AzureFake
 from sim.world import World
 from statemachines import conditions, naming
 from statemachines.arsconditions import CONFIGURATION_VALID
 from statemachines.kinds import AL, ARS, ER, ERS
+from tests import azurevault
+from tests.azurevault import (
+    CLIENT,
+    NOT_CREDENTIALS,
+    OTHER_TENANT,
+    PROXY_PASSWORD,
+    PROXY_USER,
+    TENANT,
+    VAULT,
+    VAULT_SECRET,
+    Vault,
+)
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, NS, PAT, Controller, merge_patch
 from tests.e2e.controller.test_controller_seed_story import (
@@ -60,100 +64,42 @@ from tests.helpers import eventually
 pytestmark = pytest.mark.both_worlds
 
 TIMEOUT = 60.0
-TENANT = "7f3c1a52-arcsm-e2e-tenant"
-CLIENT = "c0ffee00-arcsm-e2e-client"
-VAULT = "arcsm-e2e"
-VAULT_SECRET = "github-credentials"
-NOT_CREDENTIALS = "not-github-credentials"
-PROXY_USER, PROXY_PASSWORD = "vault-egress", "vaultProxyPassw0rdNeverShown"
 PROXY_SECRET = "vault-proxy"
 CERTS_SECRET = "akv-client"  # the listener's copy of the certificate and the fake Azure's CA
 GOOD, BAD = "arc", "beside"  # the seed story's steps follow the scale set "arc"
 
 
-@dataclass
-class Vault:
-    """The fake Azure as a test uses it: the fake, its proxy, and the files the controller reads."""
-
-    fake: AzureFake
-    proxy: tunnel.Tunnel
-    served: server.Served
-    directory: Path
-    key_pem: bytes
-
-    @property
-    def certificate_path(self) -> Path:
-        return self.directory / "client.pem"
-
-    @property
-    def ca_path(self) -> Path:
-        return self.directory / "ca.crt"
-
-    def config(self, **azure: str) -> dict[str, Any]:
-        """The ``vaultConfig`` of the tests' scale sets, ``azure`` replacing fields of ``azureKeyVault``."""
-        block = {
-            "url": self.served.vault_url(VAULT),
-            "tenantId": TENANT,
-            "clientId": CLIENT,
-            "certificatePath": str(self.certificate_path),
-            **azure,
-        }
-        https = {"url": self.proxy.url, "credentialSecretRef": PROXY_SECRET}
-        return {"type": "azure_key_vault", "azureKeyVault": block, "proxy": {"https": https}}
-
-    def listener_template(self) -> dict[str, Any]:
-        """Upstream's way to give the listener the certificate: a volume at the same path, and here the
-        CA bundle of the fake Azure named by ``SSL_CERT_FILE``."""
-        container = {
-            "name": "listener",
-            "env": [{"name": "SSL_CERT_FILE", "value": str(self.ca_path)}],
-            "volumeMounts": [{"name": "akv", "mountPath": str(self.directory), "readOnly": True}],
-        }
-        volume = {"name": "akv", "secret": {"secretName": CERTS_SECRET}}
-        return {"spec": {"containers": [container], "volumes": [volume]}}
-
-    def secrets(self) -> tuple[str, ...]:
-        """What must never be journaled, logged or served."""
-        key_body = self.key_pem.decode().splitlines()[3]  # a line of the private key's base64
-        return (PAT, PROXY_PASSWORD, key_body, self.fake.secrets[VAULT_SECRET])
+def vault_config(vault: Vault, **azure: str) -> dict[str, Any]:
+    """The ``vaultConfig`` of the tests' scale sets, ``azure`` replacing fields of ``azureKeyVault``."""
+    block = {
+        "url": vault.url,
+        "tenantId": TENANT,
+        "clientId": CLIENT,
+        "certificatePath": str(vault.certificate_path),
+        **azure,
+    }
+    https = {"url": vault.proxy.url, "credentialSecretRef": PROXY_SECRET}
+    return {"type": "azure_key_vault", "azureKeyVault": block, "proxy": {"https": https}}
 
 
-def client_certificate() -> tuple[bytes, bytes]:
-    """A self-signed certificate and its RSA key, as an Entra application's credential is."""
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "arcsm-e2e")])
-    now = dt.datetime.now(dt.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
-    pem = key.private_bytes(
-        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-    )
-    return certificate.public_bytes(serialization.Encoding.PEM), pem
+def listener_template(vault: Vault) -> dict[str, Any]:
+    """Upstream's way to give the listener the certificate: a volume at the same path, and here the CA
+    bundle of the fake Azure named by ``SSL_CERT_FILE``."""
+    container = {
+        "name": "listener",
+        "env": [{"name": "SSL_CERT_FILE", "value": str(vault.ca_path)}],
+        "volumeMounts": [{"name": "akv", "mountPath": str(vault.directory), "readOnly": True}],
+    }
+    volume = {"name": "akv", "secret": {"secretName": CERTS_SECRET}}
+    return {"spec": {"containers": [container], "volumes": [volume]}}
 
 
 @contextlib.asynccontextmanager
 async def azure(kube: client.ApiClient, directory: Path) -> AsyncIterator[Vault]:
-    certificate, key = client_certificate()
-    fake = AzureFake(TENANT)
-    fake.add_tenant("another-tenant")
-    fake.register(TENANT, CLIENT, certificate)
-    fake.set_secret(VAULT_SECRET, json.dumps({"github_token": PAT}))
-    fake.set_secret(NOT_CREDENTIALS, json.dumps({"token": "x", "github_app_id": "1"}))
-    async with server.serving(fake) as served, tunnel.serving(served, (PROXY_USER, PROXY_PASSWORD)) as proxy:
-        vault = Vault(fake, proxy, served, directory / "akv", key)
-        vault.directory.mkdir()
-        vault.certificate_path.write_bytes(certificate + key)
-        vault.ca_path.write_bytes(served.ca_pem)
+    """The fake Azure, with the listener's copy of the files and the proxy's credentials as Secrets."""
+    async with azurevault.serving(directory / "akv", token=PAT) as vault:
         core = client.CoreV1Api(kube)
-        files = {"client.pem": certificate + key, "ca.crt": served.ca_pem}
+        files = {"client.pem": vault.certificate_path.read_bytes(), "ca.crt": vault.ca_path.read_bytes()}
         data = {name: base64.b64encode(value).decode() for name, value in files.items()}
         await core.create_namespaced_secret(CONTROLLER_NS, {"metadata": {"name": CERTS_SECRET}, "data": data})
         credentials = {"username": PROXY_USER, "password": PROXY_PASSWORD}
@@ -165,8 +111,8 @@ async def azure(kube: client.ApiClient, directory: Path) -> AsyncIterator[Vault]
 
 def vaulted(world: World, vault: Vault, name: str = GOOD, **spec: Any) -> dict[str, Any]:
     body = harness.scale_set_body(world, name, githubConfigSecret=VAULT_SECRET, **spec)
-    body["spec"]["vaultConfig"] = vault.config()
-    body["spec"]["listenerTemplate"] = vault.listener_template()
+    body["spec"]["vaultConfig"] = vault_config(vault)
+    body["spec"]["listenerTemplate"] = listener_template(vault)
     return body
 
 
@@ -267,7 +213,7 @@ async def test_a_scale_set_with_its_credentials_in_azure_key_vault_runs_parks_re
         await eventually(gone, timeout=TIMEOUT, what="the scale set and everything it made deleted")
         assert world.github.scale_set(GOOD) is None, "the registration at GitHub was left behind"
 
-    secrets = vault.secrets()
+    secrets = (PAT, *vault.secrets())
     journal = controller.journal.read_bytes() + b"".join(
         p.read_bytes() for p in controller.journal.parent.glob("journal.db-*")
     )
@@ -282,7 +228,7 @@ BAD_VAULT = [
     # (what is wrong, the vaultConfig.azureKeyVault fields or the secret name that make it so, reason,
     # the field the message names)
     ("no answer", {"url": "https://elsewhere.vault.example.com/"}, "VaultUnreachable", "azureKeyVault.url"),
-    ("wrong tenant", {"tenantId": "another-tenant"}, "VaultAccessDenied", "tenantId"),
+    ("wrong tenant", {"tenantId": OTHER_TENANT}, "VaultAccessDenied", "tenantId"),
     ("unknown client", {"clientId": "not-registered"}, "VaultAccessDenied", "clientId"),
     (
         "no certificate file",
@@ -308,7 +254,7 @@ async def test_bad_vault_input_is_a_condition_naming_the_field_and_an_event_besi
         for what, change, reason, named in BAD_VAULT:
             fields = dict(change)
             spec: dict[str, Any] = {"githubConfigSecret": fields.pop("githubConfigSecret", VAULT_SECRET)}
-            spec["vaultConfig"] = vault.config(**fields)
+            spec["vaultConfig"] = vault_config(vault, **fields)
             await merge_patch(kube, ARS, GOOD, {"spec": spec})
 
             async def reported(reason: str = reason, named: str = named) -> dict[str, Any] | None:
@@ -327,7 +273,10 @@ async def test_bad_vault_input_is_a_condition_naming_the_field_and_an_event_besi
             assert await harness.phase(kube, BAD) == "Running", f"{what}: the scale set beside it stopped"
 
         await merge_patch(
-            kube, ARS, GOOD, {"spec": {"githubConfigSecret": VAULT_SECRET, "vaultConfig": vault.config()}}
+            kube,
+            ARS,
+            GOOD,
+            {"spec": {"githubConfigSecret": VAULT_SECRET, "vaultConfig": vault_config(vault)}},
         )
 
         async def recovered() -> bool:
@@ -338,7 +287,7 @@ async def test_bad_vault_input_is_a_condition_naming_the_field_and_an_event_besi
         await eventually(recovered, timeout=TIMEOUT, what="the fixed vault scale set Running again")
 
     logged = "\n".join(r.getMessage() for r in caplog.records)
-    assert not [s for s in vault.secrets() if s in logged], "a vault secret was logged"
+    assert not [s for s in (PAT, *vault.secrets()) if s in logged], "a vault secret was logged"
 
 
 async def warnings(kube: client.ApiClient, name: str = GOOD) -> list[tuple[str, str]]:
