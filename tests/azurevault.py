@@ -9,19 +9,17 @@ them (asking for credentials), and the certificate and CA bundle as files a proc
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from cryptography.x509.oid import NameOID
 
 from sim.keyvault import server, tunnel
 from sim.keyvault.service import AzureFake
+from tests import keys
 
 TENANT = "7f3c1a52-arcsm-e2e-tenant"
 OTHER_TENANT = "another-tenant"
@@ -66,22 +64,10 @@ class Vault:
 def client_certificate() -> tuple[bytes, bytes]:
     """A self-signed certificate and its RSA key, as an Entra application's credential is."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "arcsm-e2e")])
-    now = dt.datetime.now(dt.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(hours=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .sign(key, hashes.SHA256())
-    )
     pem = key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
     )
-    return certificate.public_bytes(serialization.Encoding.PEM), pem
+    return keys.self_signed(key, "arcsm-e2e"), pem
 
 
 @contextlib.asynccontextmanager

@@ -7,9 +7,10 @@
     └── ScopeUnavailable            an ActionsScope could not be turned into a client or credentials:
                                     a Secret could not be read (CredentialsUnavailable), nor the CA's
                                     ConfigMap (RootCAUnavailable), the credentials are malformed
-                                    (InvalidCredentials), or it asks for what arcsm does not do
-                                    (InvalidConfiguration: a vault). For the scope's own config Secret
-                                    (``githubConfigSecret``) an Actions client reports the two cases a
+                                    (InvalidCredentials); a scope with a vault reports what the vault
+                                    says (``actions.azurekeyvault``'s reasons, Vault*). For the scope's
+                                    own config Secret (``githubConfigSecret``) an Actions client
+                                    reports the two cases a
                                     user must fix precisely: ConfigSecretMissing (no such Secret, or
                                     none named) and ConfigSecretIncomplete (no usable credentials in it);
                                     so for ``githubServerTLS`` and ``proxy``: RootCAMissing (no such
@@ -54,7 +55,6 @@ class ScopeUnavailable(ExecutionError):
 CREDENTIALS_UNAVAILABLE = "CredentialsUnavailable"
 ROOT_CA_UNAVAILABLE = "RootCAUnavailable"
 INVALID_CREDENTIALS = "InvalidCredentials"
-INVALID_CONFIGURATION = "InvalidConfiguration"
 CONFIG_SECRET_MISSING = "ConfigSecretMissing"
 CONFIG_SECRET_INCOMPLETE = "ConfigSecretIncomplete"
 ROOT_CA_MISSING = "RootCAMissing"

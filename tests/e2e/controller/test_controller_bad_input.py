@@ -19,7 +19,6 @@ Adding a bad input is adding a ``Case`` to ``CASES``.
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import itertools
 import json
 import logging
@@ -30,10 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from kubernetes_asyncio import client
 
 from actions.client import ClientSettings
@@ -52,6 +48,7 @@ from statemachines import (
 )
 from statemachines.snapshots import Settings
 from store.records import RecordType
+from tests import keys
 from tests.e2e.controller import harness
 from tests.e2e.controller.harness import CONTROLLER_NS, NS, PAT, Controller
 from tests.helpers import eventually
@@ -211,21 +208,7 @@ async def the_good_url(world: World, kube: Kube) -> None:
 
 def self_signed_ca() -> str:
     """A PEM root CA of its own (the fake GitHub is plain HTTP: the trust store only has to accept it)."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "arcsm test CA")])
-    now = dt.datetime.now(dt.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(days=1))
-        .not_valid_after(now + dt.timedelta(days=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(key, hashes.SHA256())
-    )
-    return cert.public_bytes(serialization.Encoding.PEM).decode()
+    return keys.self_signed(ec.generate_private_key(ec.SECP256R1()), "arcsm test CA", ca=True).decode()
 
 
 def config_map_holding(data: dict[str, str]) -> Step:

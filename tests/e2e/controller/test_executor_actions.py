@@ -306,7 +306,9 @@ async def test_malformed_or_refused_credentials(
 
     assert (malformed["ok"], malformed["error"]) == (False, "ConfigSecretIncomplete")
     assert (refused["ok"], refused["error"]) == (False, "AuthenticationFailed")
-    assert (vaulted["ok"], vaulted["error"]) == (False, "InvalidConfiguration")
+    # A vault without its azureKeyVault block: named before anything is asked of Azure.
+    assert (vaulted["ok"], vaulted["error"]) == (False, "VaultConfigInvalid")
+    assert "spec.vaultConfig.azureKeyVault.url is not set" in vaulted["message"]
     assert "ghp_notTheAllowed" not in refused["message"]
 
 
