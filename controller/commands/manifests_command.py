@@ -7,7 +7,9 @@
 The same chart ``helm install`` installs (``deploy/charts/arcsm``), with the values of the files, then of the
 shorthand options, then of each ``--set``, each merged over the values before it: maps key by key, anything
 else (a list too) replaced whole; see ``controller.installation.manifests``. (Helm parses ``--set`` into the
-values before it, so ``--set list[1]=x`` keeps a file's ``list[0]``; here it does not.)
+values before it, so ``--set list[1]=x`` keeps a file's ``list[0]``; here it does not.) A values file in the
+layout of upstream's experimental controller chart names the image and the replicas under ``controller``,
+keys the chart reads first: ``--image`` and ``--replicas`` then set those too.
 """
 
 from __future__ import annotations
@@ -47,14 +49,30 @@ def set_values(expression: str) -> dict[str, Any]:
     return parsed
 
 
-def shorthand(image: str | None, replicas: int | None, watch_namespaces: list[str]) -> dict[str, Any]:
+def _given(values: dict[str, Any], *path: str) -> bool:
+    for key in path:
+        if not isinstance(values, dict) or key not in values:
+            return False
+        values = values[key]
+    return True
+
+
+def shorthand(
+    image: str | None, replicas: int | None, watch_namespaces: list[str], *, given: dict[str, Any]
+) -> dict[str, Any]:
+    """The values of the shorthand options. The chart reads a key of the experimental controller chart's
+    layout before its counterpart, so where the ``given`` values hold one, the option sets it too."""
     values: dict[str, Any] = {}
     if image is not None:
         values["image"] = manifests.image_values(image)
+        if _given(given, "controller", "manager", "container", "image"):
+            values["controller"] = {"manager": {"container": {"image": image.strip()}}}
     if replicas is not None:
         if replicas < 1:
             raise manifests.RenderError("--replicas must be at least 1")
         values["replicaCount"] = replicas
+        if _given(given, "controller", "replicaCount"):
+            values = merged(values, {"controller": {"replicaCount": replicas}})
     if watch_namespaces:
         values["flags"] = {"watchNamespaces": list(dict.fromkeys(watch_namespaces))}
     return values
@@ -94,7 +112,7 @@ def manifests_command(
         given: dict[str, Any] = {}
         for path in values or ():
             given = merged(given, values_file(path))
-        given = merged(given, shorthand(image, replicas, watch_namespace or []))
+        given = merged(given, shorthand(image, replicas, watch_namespace or [], given=given))
         for expression in set_ or ():
             given = merged(given, set_values(expression))
         release = manifests.Release(name=release_name, namespace=namespace, values=given)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from kubernetes_asyncio import client
 from kubernetes_asyncio.client.exceptions import ApiException
 
@@ -80,6 +81,14 @@ async def stop_pods(world: World) -> None:
 async def create_secret(api: client.ApiClient, namespace: str = NS, name: str = SECRET) -> None:
     body = {"metadata": {"name": name, "namespace": namespace}, "stringData": {"github_token": PAT}}
     await client.CoreV1Api(api).create_namespaced_secret(namespace, body)
+
+
+async def service_account_token(api: client.ApiClient, account: str, namespace: str = CONTROLLER_NS) -> str:
+    """A token of ServiceAccount ``account`` (the TokenRequest subresource), valid for an hour."""
+    answer = await client.CoreV1Api(api).create_namespaced_service_account_token(
+        account, namespace, {"spec": {"expirationSeconds": 3600}}
+    )
+    return str(answer.status.token)
 
 
 def scale_set_body(world: World, name: str = "arc", **spec: Any) -> dict[str, Any]:
@@ -268,6 +277,15 @@ class Controller:
         if export and self.record_to is not None:
             await recording.record(self.journal, self.record_to)
         return code
+
+    def with_token(self, token: str) -> None:
+        """Reach the cluster with ``token`` instead of the world's admin: the controller then has nothing
+        but the grants of the account the token is of."""
+        config = self.world.kubeconfig()
+        config["users"][0]["user"] = {"token": token}
+        kubeconfig = self.directory / "token.kubeconfig"
+        kubeconfig.write_text(yaml.safe_dump(config, sort_keys=False))
+        self.settings = dataclasses.replace(self.settings, cluster=Source.kubeconfig(kubeconfig))
 
     async def __aenter__(self) -> Controller:
         self.start()

@@ -18,19 +18,16 @@ Secret outside the controller's and the scale set's namespaces, and none listed 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from kubernetes_asyncio import client, utils
 from kubernetes_asyncio.client.exceptions import ApiException
 
 from controller.installation import manifests, permissions
 from controller.installation.permissions import Permission
-from controller.loop.kubeconfigs import Source
 from sim import routing
 from sim.world import World
 from tests import worlds
@@ -85,17 +82,7 @@ async def install_rbac(kube: client.ApiClient) -> str:
         await core.create_namespace({"metadata": {"name": CONTROLLER_NS}})
     for document in [*chart_rbac(), *upstream_manager_role(NS)]:
         await utils.create_from_dict(kube, document)
-    answer = await core.create_namespaced_service_account_token(
-        ACCOUNT, CONTROLLER_NS, {"spec": {"expirationSeconds": 3600}}
-    )
-    return str(answer.status.token)
-
-
-def controller_kubeconfig(world: World, token: str, path: Path) -> Path:
-    config = world.kubeconfig()
-    config["users"][0]["user"] = {"token": token}
-    path.write_text(yaml.safe_dump(config, sort_keys=False))
-    return path
+    return await harness.service_account_token(kube, ACCOUNT)
 
 
 def requested(world: World) -> list[tuple[str, Permission, int]]:
@@ -119,8 +106,7 @@ async def test_a_full_run_needs_nothing_but_the_charts_rbac(
 ) -> None:
     token = await install_rbac(kube)
     controller = Controller(world, tmp_path)
-    kubeconfig = controller_kubeconfig(world, token, tmp_path / "controller.kubeconfig")
-    controller.settings = dataclasses.replace(controller.settings, cluster=Source.kubeconfig(kubeconfig))
+    controller.with_token(token)
     async with controller:
         await harness.create(kube, harness.scale_set_body(world, minRunners=1))
 

@@ -99,6 +99,20 @@ def test_values_files_then_shorthand_then_set(tmp_path: Path) -> None:
     assert container["image"] == "x/arcsm:3"
 
 
+def test_image_and_replicas_shorthands_reach_the_experimental_layouts_keys(tmp_path: Path) -> None:
+    # A values file of upstream's experimental controller chart names upstream's image under `controller`,
+    # which the chart reads first: --image must still win.
+    values = tmp_path / "experimental.yaml"
+    values.write_text(
+        "controller:\n  replicaCount: 1\n"
+        "  manager: {container: {image: ghcr.io/actions/gha-runner-scale-set-controller:0.14.2}}\n"
+    )
+    documents = manifests_of("-f", str(values), "--image", "x/arcsm:2", "--replicas", "2")
+    [sts] = by_kind(documents)["StatefulSet"]
+    assert sts["spec"]["replicas"] == 2
+    assert sts["spec"]["template"]["spec"]["containers"][0]["image"] == "x/arcsm:2"
+
+
 def test_skip_crds_leaves_them_out() -> None:
     kinds = by_kind(manifests_of("--skip-crds"))
     assert "CustomResourceDefinition" not in kinds and "Deployment" in kinds
@@ -161,6 +175,29 @@ def run_options() -> set[str]:
             "leaderElection": {"enabled": False},
             "listener": {"entrypoint": "/l", "logLevel": "debug", "logFormat": "text"},
             "pprof": {"addr": ":6060"},
+        },
+        # The layout of upstream's experimental controller chart, with its defaults.
+        {
+            "controller": {
+                "replicaCount": 1,
+                "manager": {
+                    "config": {
+                        "logLevel": "debug",
+                        "logFormat": "text",
+                        "watchSingleNamespace": "",
+                        "runnerMaxConcurrentReconciles": 2,
+                        "excludeLabelPropagationPrefixes": [],
+                        "k8sClientRateLimiterQPS": None,
+                        "k8sClientRateLimiterBurst": None,
+                    },
+                    "container": {"extraArgs": ["--auto-scaling-runner-set-only"]},
+                },
+                "metrics": {
+                    "controllerManagerAddr": ":8080",
+                    "listenerAddr": ":8080",
+                    "listenerEndpoint": "/m",
+                },
+            }
         },
     ],
 )

@@ -1,13 +1,19 @@
 """The arcsm Helm chart, rendered and linted by Helm itself (helm-python-sdk: Helm 4's Go SDK).
 
 Inputs: ``deploy/charts/arcsm``, value sets a user gives (the defaults, the values file of an
-upstream gha-runner-scale-set-controller install, high availability, one namespace, monitoring, no
+upstream gha-runner-scale-set-controller install and the same settings in the layout of upstream's
+gha-runner-scale-set-controller-experimental chart, high availability, one namespace, monitoring, no
 persistence). Outputs: Helm's linter finds nothing wrong with any of them; the chart's version is the
 package's; each upstream key does in arcsm what it did upstream (image, pull secrets, env, service
 account, pod metadata and scheduling, security contexts, resources, log flags, namespaces, label
-prefixes, client rate limits, listener metrics); one replica is a Deployment carrying the labels
-upstream's scale-set chart discovers its controller by, more replicas a StatefulSet whose replica 0
-keeps the one-replica journal; the monitoring objects and the dashboard appear only when asked.
+prefixes, client rate limits, listener metrics); the experimental layout renders what the same settings
+render in the stable one, its key winning over its counterpart, a null not given, a map merged into
+arcsm's defaults, its sidecars, extra ports, other pod fields and whole image reaching the pod, the keys
+arcsm ignores named in the notes as given, a wrong value refused in one line; one replica is a
+Deployment carrying the labels upstream's scale-set chart discovers its controller by (and naming the
+account the experimental layout names, which that chart's scale sets bind), more replicas a StatefulSet
+whose replica 0 keeps the one-replica journal; the monitoring objects and the dashboard appear only
+when asked; no template reads the values but through ``arcsm.values``.
 """
 
 from __future__ import annotations
@@ -67,9 +73,54 @@ UPSTREAM_VALUES: dict[str, Any] = {
     "namespaceOverride": "arc-systems",
 }
 
+# The same settings in a values file written for upstream's gha-runner-scale-set-controller-experimental
+# chart, using its layout (but fullnameOverride, which it does not have): the image named whole.
+EXPERIMENTAL_VALUES: dict[str, Any] = {
+    "labels": UPSTREAM_VALUES["labels"],
+    "namespaceOverride": "arc-systems",
+    "imagePullSecrets": UPSTREAM_VALUES["imagePullSecrets"],
+    "controller": {
+        "replicaCount": 1,
+        "manager": {
+            "config": UPSTREAM_VALUES["flags"],
+            "container": {
+                "image": "registry.example.com/arcsm:0.1.0",
+                "pullPolicy": "Always",
+                "env": UPSTREAM_VALUES["env"],
+                "securityContext": UPSTREAM_VALUES["securityContext"],
+                "resources": UPSTREAM_VALUES["resources"],
+            },
+        },
+        "serviceAccount": UPSTREAM_VALUES["serviceAccount"],
+        "pod": {
+            "metadata": {
+                "labels": UPSTREAM_VALUES["podLabels"],
+                "annotations": UPSTREAM_VALUES["podAnnotations"],
+            },
+            "spec": {
+                "securityContext": UPSTREAM_VALUES["podSecurityContext"],
+                **{
+                    key: UPSTREAM_VALUES[key]
+                    for key in (
+                        "priorityClassName",
+                        "nodeSelector",
+                        "tolerations",
+                        "affinity",
+                        "topologySpreadConstraints",
+                        "volumes",
+                    )
+                },
+            },
+            "volumeMounts": UPSTREAM_VALUES["volumeMounts"],
+        },
+        "metrics": UPSTREAM_VALUES["metrics"],
+    },
+}
+
 VALUE_SETS = {
     "defaults": {},
     "upstream": UPSTREAM_VALUES,
+    "experimental": EXPERIMENTAL_VALUES,
     "high-availability": {"replicaCount": 3},
     "monitoring": {
         "serviceMonitor": {"enabled": True},
@@ -329,3 +380,115 @@ def test_upstream_s_pprof_addr_turns_on_the_debug_endpoints_on_the_http_port() -
         notes = chart.render(values, name="arcsm", namespace="arc-systems")["arcsm/templates/NOTES.txt"]
     assert "turns on arcsm's debug endpoints instead, on the HTTP port 9090 (not on :6060)" in notes
     assert "curl -s localhost:8080/debug/stacks" in notes and "/debug/profile?seconds=" in notes
+
+
+# -- the layout of upstream's experimental controller chart --------------------------------------------
+
+
+def experimental(**controller: Any) -> list[dict[str, Any]]:
+    return render({"controller": controller})
+
+
+def test_experimental_keys_mean_what_the_same_settings_mean_in_upstreams_layout() -> None:
+    same = {key: value for key, value in UPSTREAM_VALUES.items() if key != "fullnameOverride"}
+    assert render(EXPERIMENTAL_VALUES) == render(same)
+    # The Deployment-level labels of the experimental layout: arcsm puts them on all its objects.
+    labelled = experimental(metadata={"labels": {"tier": "ci"}})
+    assert {d["kind"] for d in labelled if d["metadata"]["labels"].get("tier") == "ci"} >= {
+        "Deployment",
+        "ServiceAccount",
+        "ClusterRole",
+    }
+
+
+def test_an_experimental_key_wins_a_null_is_not_given_and_a_map_merges_into_arcsms_defaults() -> None:
+    given = render(
+        {
+            "flags": {"logLevel": "error", "k8sClientRateLimiterQPS": 7},
+            "controller": {
+                "manager": {
+                    "config": {"logLevel": "debug", "k8sClientRateLimiterQPS": None},
+                    "container": {"securityContext": {"runAsUser": 1000, "readOnlyRootFilesystem": False}},
+                },
+                "serviceAccount": {"create": False, "name": "existing"},
+                "pod": {"spec": {"terminationGracePeriodSeconds": None}},
+            },
+        }
+    )
+    c = container(given)
+    assert "--log-level=debug" in c["args"] and "--qps=7" in c["args"]
+    assert c["securityContext"]["runAsUser"] == 1000
+    assert c["securityContext"]["readOnlyRootFilesystem"] is False  # false is given, not dropped
+    assert c["securityContext"]["capabilities"] == {"drop": ["ALL"]}  # arcsm's default stays
+    assert workload(given)["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] == 30
+    assert "ServiceAccount" not in {d["kind"] for d in given}
+    assert workload(given)["spec"]["template"]["spec"]["serviceAccountName"] == "existing"
+    assert workload(experimental(replicaCount=2))["kind"] == "StatefulSet"
+
+
+def test_what_only_the_experimental_layout_says_goes_to_the_pod_as_there() -> None:
+    sidecar = {"name": "proxy", "image": "registry.example.com/proxy:1"}
+    documents = experimental(
+        manager={"container": {"extraPorts": [{"name": "debug", "containerPort": 9999, "protocol": "TCP"}]}},
+        pod={"spec": {"containers": [sidecar], "hostAliases": [{"ip": "10.0.0.1", "hostnames": ["github"]}]}},
+    )
+    spec = workload(documents)["spec"]["template"]["spec"]
+    arcsm, proxy = spec["containers"]
+    assert arcsm["name"] == "arcsm" and proxy == sidecar
+    assert arcsm["ports"][1] == {"name": "debug", "containerPort": 9999, "protocol": "TCP"}
+    assert spec["hostAliases"] == [{"ip": "10.0.0.1", "hostnames": ["github"]}]
+    # The image named whole serves the listeners too.
+    named = container(experimental(manager={"container": {"image": "registry.example.com/arcsm@sha256:ab"}}))
+    assert named["image"] == "registry.example.com/arcsm@sha256:ab"
+    env = {e["name"]: e.get("value") for e in named["env"]}
+    assert env["CONTROLLER_MANAGER_CONTAINER_IMAGE"] == "registry.example.com/arcsm@sha256:ab"
+
+
+def test_the_experimental_scale_set_chart_binds_the_account_the_experimental_values_name() -> None:
+    # That chart looks for no controller: its controllerServiceAccount names the account, which keeps
+    # its name when arcsm is installed with the controller values it was given.
+    documents = experimental(serviceAccount={"name": "arc-gha-rs-controller"})
+    assert one(documents, "ServiceAccount")["metadata"]["name"] == "arc-gha-rs-controller"
+    labels = one(documents, "Deployment")["metadata"]["labels"]
+    assert labels["actions.github.com/controller-service-account-name"] == "arc-gha-rs-controller"
+    with helm.Chart.load(str(deploy.chart_path())) as chart:
+        notes = chart.render(
+            {"controller": {"serviceAccount": {"name": "arc-gha-rs-controller"}}},
+            name="arcsm",
+            namespace="arc-systems",
+        )["arcsm/templates/NOTES.txt"]
+    assert "--set controllerServiceAccount.name=arc-gha-rs-controller" in notes
+
+
+def test_notes_name_the_experimental_keys_arcsm_ignores_as_given() -> None:
+    with helm.Chart.load(str(deploy.chart_path())) as chart:
+        notes = chart.render(
+            {
+                "controller": {
+                    "manager": {
+                        "container": {"extraArgs": ["--auto-scaling-runner-set-only"]},
+                        "config": {"healthProbeBindAddress": ":8081", "rateLimiter": {"name": "bucket"}},
+                    }
+                }
+            },
+            name="arcsm",
+            namespace="arc-systems",
+        )["arcsm/templates/NOTES.txt"]
+    [line] = [line for line in notes.splitlines() if line.startswith("Ignored")]
+    assert "controller.manager.container.extraArgs" in line
+    assert "controller.manager.config.healthProbeBindAddress" in line
+    assert "controller.manager.config.rateLimiter" in line
+    assert "flags." not in line
+
+
+def test_a_wrong_experimental_value_is_refused_in_one_line() -> None:
+    with pytest.raises(manifests.RenderError, match="values don't meet the specifications") as refused:
+        experimental(manager={"config": {"logLevel": "loud"}})
+    assert "\n" not in str(refused.value)
+
+
+def test_no_template_reads_the_values_but_through_arcsm_values() -> None:
+    # Else a key of the experimental layout would not reach it.
+    templates = deploy.chart_path() / "templates"
+    readers = [p.name for p in templates.iterdir() if p.name != "_values.tpl" and ".Values" in p.read_text()]
+    assert readers == []

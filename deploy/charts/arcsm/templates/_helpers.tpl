@@ -1,15 +1,17 @@
-{{/* Names, labels and the values derived from several keys. */}}
+{{/* Names, labels and the values derived from several keys (each reads the values of arcsm.values). */}}
 
 {{- define "arcsm.name" -}}
-{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- $v := include "arcsm.values" . | fromYaml -}}
+{{- default .Chart.Name $v.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{/* The release name, or <release>-arcsm when the release name does not contain the chart's. */}}
 {{- define "arcsm.fullname" -}}
-{{- if .Values.fullnameOverride }}
-{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- $v := include "arcsm.values" . | fromYaml -}}
+{{- if $v.fullnameOverride }}
+{{- $v.fullnameOverride | trunc 63 | trimSuffix "-" }}
 {{- else }}
-{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- $name := default .Chart.Name $v.nameOverride }}
 {{- if contains $name .Release.Name }}
 {{- .Release.Name | trunc 63 | trimSuffix "-" }}
 {{- else }}
@@ -19,7 +21,8 @@
 {{- end }}
 
 {{- define "arcsm.namespace" -}}
-{{- default .Release.Namespace .Values.namespaceOverride }}
+{{- $v := include "arcsm.values" . | fromYaml -}}
+{{- default .Release.Namespace $v.namespaceOverride }}
 {{- end }}
 
 {{- define "arcsm.chart" -}}
@@ -37,40 +40,49 @@ Every object's labels. arcsm takes the place of the gha-rs-controller applicatio
 its part-of label, which upstream's gha-runner-scale-set chart looks for (see the Deployment).
 */}}
 {{- define "arcsm.labels" -}}
+{{- $v := include "arcsm.values" . | fromYaml -}}
 helm.sh/chart: {{ include "arcsm.chart" . }}
 {{ include "arcsm.selectorLabels" . }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/part-of: gha-rs-controller
 app.kubernetes.io/managed-by: {{ .Release.Service }}
-{{- range $k, $v := .Values.labels }}
-{{ $k }}: {{ $v | quote }}
+{{- range $key, $value := $v.labels }}
+{{ $key }}: {{ $value | quote }}
 {{- end }}
 {{- end }}
 
 {{- define "arcsm.serviceAccountName" -}}
-{{- if eq .Values.serviceAccount.name "default" }}
+{{- $v := include "arcsm.values" . | fromYaml -}}
+{{- if eq $v.serviceAccount.name "default" }}
 {{- fail "serviceAccount.name cannot be \"default\": the controller needs a ServiceAccount of its own" }}
 {{- end }}
-{{- if .Values.serviceAccount.create }}
-{{- default (include "arcsm.fullname" .) .Values.serviceAccount.name }}
-{{- else if .Values.serviceAccount.name }}
-{{- .Values.serviceAccount.name }}
+{{- if $v.serviceAccount.create }}
+{{- default (include "arcsm.fullname" .) $v.serviceAccount.name }}
+{{- else if $v.serviceAccount.name }}
+{{- $v.serviceAccount.name }}
 {{- else }}
 {{- fail "serviceAccount.name must name an existing ServiceAccount when serviceAccount.create is false" }}
 {{- end }}
 {{- end }}
 
+{{/* The image: the experimental layout's controller.manager.container.image names it whole. */}}
 {{- define "arcsm.image" -}}
-{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion | toString) }}
+{{- $v := include "arcsm.values" . | fromYaml -}}
+{{- with dig "controller" "manager" "container" "image" "" $v }}
+{{- . }}
+{{- else }}
+{{- printf "%s:%s" $v.image.repository ($v.image.tag | default .Chart.AppVersion | toString) }}
+{{- end }}
 {{- end }}
 
 {{/* The namespaces the controller watches, as a YAML list; empty: every namespace. */}}
 {{- define "arcsm.watchNamespaces" -}}
+{{- $v := include "arcsm.values" . | fromYaml -}}
 {{- $namespaces := list }}
-{{- with .Values.flags.watchSingleNamespace }}
+{{- with $v.flags.watchSingleNamespace }}
 {{- $namespaces = append $namespaces . }}
 {{- end }}
-{{- range .Values.flags.watchNamespaces }}
+{{- range $v.flags.watchNamespaces }}
 {{- $namespaces = append $namespaces . }}
 {{- end }}
 {{- toYaml (uniq $namespaces) }}
@@ -78,7 +90,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/* The port of metrics.controllerManagerAddr, where arcsm serves its API, probes and metrics. */}}
 {{- define "arcsm.httpPort" -}}
-{{- $addr := toString .Values.metrics.controllerManagerAddr }}
+{{- $v := include "arcsm.values" . | fromYaml -}}
+{{- $addr := toString $v.metrics.controllerManagerAddr }}
 {{- $port := regexFind "[0-9]+$" $addr }}
 {{- if or (not (contains ":" $addr)) (not $port) (eq $port "0") }}
 {{- fail (printf "metrics.controllerManagerAddr %q must be an address with a port, like \":8080\": arcsm serves its probes, API and metrics there" $addr) }}
@@ -88,7 +101,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 
 {{/* The Lease of leader election. */}}
 {{- define "arcsm.leaseName" -}}
-{{- default (printf "%s-controller" (include "arcsm.fullname" .)) .Values.leaderElection.leaseName }}
+{{- $v := include "arcsm.values" . | fromYaml -}}
+{{- default (printf "%s-controller" (include "arcsm.fullname" .)) $v.leaderElection.leaseName }}
 {{- end }}
 
 {{/* The claim of a one-replica install: named as a StatefulSet names its replica 0's claim, so that
@@ -98,12 +112,13 @@ journal-{{ include "arcsm.fullname" . }}-0
 {{- end }}
 
 {{- define "arcsm.journalClaimSpec" -}}
+{{- $v := include "arcsm.values" . | fromYaml -}}
 accessModes:
-  {{- toYaml .Values.journal.persistence.accessModes | nindent 2 }}
-{{- with .Values.journal.persistence.storageClass }}
+  {{- toYaml $v.journal.persistence.accessModes | nindent 2 }}
+{{- with $v.journal.persistence.storageClass }}
 storageClassName: {{ if eq . "-" }}""{{ else }}{{ . | quote }}{{ end }}
 {{- end }}
 resources:
   requests:
-    storage: {{ .Values.journal.persistence.size | quote }}
+    storage: {{ $v.journal.persistence.size | quote }}
 {{- end }}

@@ -3,59 +3,64 @@ The controller's pod: `arcsm run` with its journal on /var/lib/arcsm and the HTT
 metrics) on metrics.controllerManagerAddr. The Deployment and the StatefulSet share it.
 */}}
 {{- define "arcsm.podTemplate" -}}
+{{- $v := include "arcsm.values" . | fromYaml -}}
+{{- /* What the experimental layout gives the pod beyond the keys of arcsm.experimentalKeys. */}}
+{{- $container := dig "controller" "manager" "container" dict $v }}
+{{- $podSpec := dig "controller" "pod" "spec" dict $v }}
+{{- $podFields := omit $podSpec "containers" "serviceAccountName" "imagePullSecrets" "securityContext" "priorityClassName" "terminationGracePeriodSeconds" "volumes" "nodeSelector" "affinity" "topologySpreadConstraints" "tolerations" }}
 {{- $port := include "arcsm.httpPort" . -}}
 metadata:
   annotations:
     kubectl.kubernetes.io/default-container: arcsm
-    {{- with .Values.podAnnotations }}
+    {{- with $v.podAnnotations }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
   labels:
     {{- include "arcsm.labels" . | nindent 4 }}
-    {{- with .Values.podLabels }}
+    {{- with $v.podLabels }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
 spec:
   serviceAccountName: {{ include "arcsm.serviceAccountName" . }}
-  {{- with .Values.imagePullSecrets }}
+  {{- with $v.imagePullSecrets }}
   imagePullSecrets:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- with .Values.podSecurityContext }}
+  {{- with $v.podSecurityContext }}
   securityContext:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- with .Values.priorityClassName }}
+  {{- with $v.priorityClassName }}
   priorityClassName: {{ . | quote }}
   {{- end }}
-  terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
+  terminationGracePeriodSeconds: {{ $v.terminationGracePeriodSeconds }}
   containers:
     - name: arcsm
       image: {{ include "arcsm.image" . | quote }}
-      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      imagePullPolicy: {{ $v.image.pullPolicy }}
       args:
         - run
         - --journal=/var/lib/arcsm/journal.db
-        - --http={{ .Values.metrics.controllerManagerAddr }}
-        {{- if .Values.pprof.addr }}
+        - --http={{ $v.metrics.controllerManagerAddr }}
+        {{- if $v.pprof.addr }}
         - --debug-endpoints
         {{- end }}
         {{- range (include "arcsm.watchNamespaces" . | fromYamlArray) }}
         - --namespace={{ . }}
         {{- end }}
-        - --log-level={{ .Values.flags.logLevel }}
-        - --log-format={{ .Values.flags.logFormat }}
-        - --runner-concurrency={{ .Values.flags.runnerMaxConcurrentReconciles | default 2 }}
-        {{- range .Values.flags.excludeLabelPropagationPrefixes }}
+        - --log-level={{ $v.flags.logLevel }}
+        - --log-format={{ $v.flags.logFormat }}
+        - --runner-concurrency={{ $v.flags.runnerMaxConcurrentReconciles | default 2 }}
+        {{- range $v.flags.excludeLabelPropagationPrefixes }}
         - --exclude-label-propagation-prefix={{ . }}
         {{- end }}
-        {{- with .Values.flags.k8sClientRateLimiterQPS }}
+        {{- with $v.flags.k8sClientRateLimiterQPS }}
         - --qps={{ . }}
         {{- end }}
-        {{- with .Values.flags.k8sClientRateLimiterBurst }}
+        {{- with $v.flags.k8sClientRateLimiterBurst }}
         - --burst={{ . }}
         {{- end }}
-        {{- with .Values.http }}
+        {{- with $v.http }}
         {{- with .maxConnections }}
         - --http-max-connections={{ . }}
         {{- end }}
@@ -72,38 +77,38 @@ spec:
         - --http-write-timeout={{ . }}
         {{- end }}
         {{- end }}
-        - --listener-metrics-addr={{ .Values.metrics.listenerAddr | default "0" }}
-        - --listener-metrics-endpoint={{ .Values.metrics.listenerEndpoint }}
-        {{- range .Values.imagePullSecrets }}
+        - --listener-metrics-addr={{ $v.metrics.listenerAddr | default "0" }}
+        - --listener-metrics-endpoint={{ $v.metrics.listenerEndpoint }}
+        {{- range $v.imagePullSecrets }}
         - --listener-image-pull-secret={{ .name }}
         {{- end }}
-        {{- with .Values.listener.entrypoint }}
+        {{- with $v.listener.entrypoint }}
         - --listener-entrypoint={{ . }}
         {{- end }}
-        {{- with .Values.listener.logLevel }}
+        {{- with $v.listener.logLevel }}
         - --listener-log-level={{ . }}
         {{- end }}
-        {{- with .Values.listener.logFormat }}
+        {{- with $v.listener.logFormat }}
         - --listener-log-format={{ . }}
         {{- end }}
-        {{- if .Values.leaderElection.enabled }}
+        {{- if $v.leaderElection.enabled }}
         - --leader-elect
         - --lease-name={{ include "arcsm.leaseName" . }}
-        - --lease-duration={{ .Values.leaderElection.leaseDuration }}
-        - --renew-deadline={{ .Values.leaderElection.renewDeadline }}
-        - --retry-period={{ .Values.leaderElection.retryPeriod }}
+        - --lease-duration={{ $v.leaderElection.leaseDuration }}
+        - --renew-deadline={{ $v.leaderElection.renewDeadline }}
+        - --retry-period={{ $v.leaderElection.retryPeriod }}
         {{- else }}
         - --no-leader-elect
         {{- end }}
-        - --journal-retain-days={{ .Values.journal.retention.days }}
-        - --journal-retain-records={{ .Values.journal.retention.records | int64 }}
-        - --journal-retain-bytes={{ .Values.journal.retention.bytes }}
-        - --history-retain-days={{ .Values.journal.history.days }}
-        - --history-retain-records={{ .Values.journal.history.records | int64 }}
+        - --journal-retain-days={{ $v.journal.retention.days }}
+        - --journal-retain-records={{ $v.journal.retention.records | int64 }}
+        - --journal-retain-bytes={{ $v.journal.retention.bytes }}
+        - --history-retain-days={{ $v.journal.history.days }}
+        - --history-retain-records={{ $v.journal.history.records | int64 }}
       env:
         # The image of the listener pods, and the namespace they live in (upstream's variables).
         - name: CONTROLLER_MANAGER_CONTAINER_IMAGE
-          value: {{ .Values.listener.image | default (include "arcsm.image" .) | quote }}
+          value: {{ $v.listener.image | default (include "arcsm.image" .) | quote }}
         - name: CONTROLLER_MANAGER_POD_NAMESPACE
           valueFrom:
             fieldRef:
@@ -113,13 +118,16 @@ spec:
           valueFrom:
             fieldRef:
               fieldPath: metadata.name
-        {{- with .Values.env }}
+        {{- with $v.env }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
       ports:
         - name: http
           containerPort: {{ $port }}
           protocol: TCP
+        {{- with $container.extraPorts }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
       startupProbe:
         httpGet:
           path: /healthz
@@ -141,11 +149,11 @@ spec:
         timeoutSeconds: 5
         # Kubernetes' default: one slow answer on a busy node does not take the pod out of the Service.
         failureThreshold: 3
-      {{- with .Values.resources }}
+      {{- with $v.resources }}
       resources:
         {{- toYaml . | nindent 8 }}
       {{- end }}
-      {{- with .Values.securityContext }}
+      {{- with $v.securityContext }}
       securityContext:
         {{- toYaml . | nindent 8 }}
       {{- end }}
@@ -154,37 +162,43 @@ spec:
           mountPath: /var/lib/arcsm
         - name: tmp
           mountPath: /tmp
-        {{- with .Values.volumeMounts }}
+        {{- with $v.volumeMounts }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
+    {{- with $podSpec.containers }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
   volumes:
     - name: tmp
       emptyDir: {}
-    {{- if not .Values.journal.persistence.enabled }}
+    {{- if not $v.journal.persistence.enabled }}
     - name: journal
       emptyDir: {}
-    {{- else if eq (int .Values.replicaCount) 1 }}
+    {{- else if eq (int $v.replicaCount) 1 }}
     - name: journal
       persistentVolumeClaim:
         claimName: {{ include "arcsm.journalClaim" . }}
     {{- end }}
-    {{- with .Values.volumes }}
+    {{- with $v.volumes }}
     {{- toYaml . | nindent 4 }}
     {{- end }}
-  {{- with .Values.nodeSelector }}
+  {{- with $v.nodeSelector }}
   nodeSelector:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- with .Values.affinity }}
+  {{- with $v.affinity }}
   affinity:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- with .Values.topologySpreadConstraints }}
+  {{- with $v.topologySpreadConstraints }}
   topologySpreadConstraints:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-  {{- with .Values.tolerations }}
+  {{- with $v.tolerations }}
   tolerations:
     {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with $podFields }}
+  {{- toYaml . | nindent 2 }}
   {{- end }}
 {{- end }}
