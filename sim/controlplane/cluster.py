@@ -57,6 +57,16 @@ class ControlPlaneError(Exception):
     """A component did not start; the message says which and ends with its last log line."""
 
 
+class PortTaken(ControlPlaneError):
+    """A component exited because a port picked free for it was taken before it bound it."""
+
+
+# How often a component is started again on other free ports when one it was given was taken first: a
+# port free when picked may be another process's (an outgoing connection's local port) by the time the
+# component binds it, the more often the busier the machine.
+BIND_ATTEMPTS = 3
+
+
 def free_port(host: str = HOST) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
@@ -208,13 +218,31 @@ class ControlPlane:
         )
         self.files = pki.write(self.state_dir / "pki", identities)
         self.log_dir.mkdir(parents=True, exist_ok=True)
-        await self._start_etcd()
-        await self._start_apiserver()
+        # etcd is started again on an empty data directory: the one it left was made for other ports.
+        await self._on_free_ports(
+            self._start_etcd, then=lambda: shutil.rmtree(self.state_dir / "etcd", ignore_errors=True)
+        )
+        await self._on_free_ports(self._start_apiserver)
         await self._install(self.crds, self.namespaces)
         if self.with_controller_manager:
-            await self._start_controller_manager()
+            await self._on_free_ports(self._start_controller_manager)
         if self.with_scheduler:
-            await self._start_scheduler()
+            await self._on_free_ports(self._start_scheduler)
+
+    @staticmethod
+    async def _on_free_ports(
+        start: Callable[[], Awaitable[None]], then: Callable[[], object] = lambda: None
+    ) -> None:
+        """``start`` a component, again on other free ports (after ``then``) while one it was given is
+        taken first."""
+        for attempt in range(1, BIND_ATTEMPTS + 1):
+            try:
+                await start()
+                return
+            except PortTaken:
+                if attempt == BIND_ATTEMPTS:
+                    raise
+                then()
 
     async def stop(self, *, keep_state: bool = False) -> None:
         for component in reversed(list(self.components.values())):
@@ -298,7 +326,8 @@ class ControlPlane:
         async with aiohttp.ClientSession() as session:
             while True:
                 if component.returncode is not None:
-                    raise ControlPlaneError(
+                    error = PortTaken if "address already in use" in component.tail() else ControlPlaneError
+                    raise error(
                         f"{component.name} exited with status {component.returncode}: "
                         f"{component.tail(1) or 'no output'} (log: {component.log})"
                     )

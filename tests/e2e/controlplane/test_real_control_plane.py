@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -21,7 +22,7 @@ import pytest
 from kubernetes_asyncio import client, config
 from kubernetes_asyncio.client.rest import ApiException
 
-from sim.controlplane import build, pki
+from sim.controlplane import build, cluster, pki
 from sim.controlplane.world import RealWorld
 from tests import worlds
 from tests.helpers import ARCSM, eventually
@@ -216,3 +217,34 @@ async def test_arcsm_sim_serves_the_real_control_plane_with_the_same_lines_and_k
         if proc.returncode is None:
             proc.kill()
             await proc.wait()
+
+
+async def test_a_port_taken_before_a_component_binds_it_is_given_up_for_another(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first port picked for etcd and the first for kube-apiserver are held by a listener here, as
+    # another process's connection can take a port between its pick and the component's bind.
+    held = [socket.create_server((cluster.HOST, 0)) for _ in range(2)]
+    taken = {0: held[0].getsockname()[1], 4: held[1].getsockname()[1]}  # etcd: picks 0-1, 2-3 again
+    picked: list[int] = []
+    fresh = cluster.free_port
+
+    def pick(host: str = cluster.HOST) -> int:
+        picked.append(taken.get(len(picked)) or fresh(host))
+        return picked[-1]
+
+    monkeypatch.setattr(cluster, "free_port", pick)
+    plane = cluster.ControlPlane(
+        build.binaries(), state_dir=tmp_path / "state", controller_manager=False, scheduler=False
+    )
+    try:
+        async with plane:
+            cert, key = plane.keys.client(pki.ADMIN)
+            async with httpx.AsyncClient(verify=str(plane.ca_file), cert=(str(cert), str(key))) as http:
+                assert (await http.get(f"{plane.url}/readyz")).status_code == 200
+            assert plane.port != taken[4]
+            logs = {name: (plane.log_dir / f"{name}.log").read_text() for name in ("etcd", "kube-apiserver")}
+    finally:
+        for listener in held:
+            listener.close()
+    assert all("address already in use" in log for log in logs.values()), "a component met no taken port"
