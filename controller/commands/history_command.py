@@ -4,7 +4,9 @@ It prints what ``GET /api/v1/namespaces/{namespace}/{plural}/{name}/phases`` ans
 with ``--reaffirmed``, as ``?include=reaffirmed``), one transition a line (seq, time, from → to, or
 ``(deleted)`` for the end of the object's history, trigger: reason, the revisions the guard read, and
 ``[observed]`` for a phase change this replica only observed while another one decided), or with ``--json``
-the items as that endpoint serves them, one JSON object a line. It reads through a read-only connection
+the items as that endpoint serves them, one JSON object a line. A time is the record's journal time, shown
+as every command shows one (``clocks.shown_time``: ``arcsm replay`` gives the same seq the same text); the
+JSON keeps the journal's own text. It reads through a read-only connection
 (``store.readonly``), so it works while a controller holds the journal, as ``arcsm journal export`` does; it
 scans the journal (``phases.page``), as there is no running app whose index it could ask. It has SQLite check
 the file's pages first (``ReadOnlyJournal.check``), so a damaged journal is reported, exit 1, rather than read
@@ -29,6 +31,7 @@ import typer
 
 from api import phasehistory, phases, positions
 from api.models import ObjectAt, PhaseItem
+from store import clocks
 from store.errors import JournalCorrupt, JournalError
 from store.readonly import ReadOnlyJournal
 
@@ -80,7 +83,8 @@ def state_lines(state: ObjectAt) -> list[str]:
     """``state`` as the lines ``arcsm history --at`` prints."""
     lines = [
         f"{state.kind} {state.namespace}/{state.name} at seq {state.seq}",
-        f"  phase {state.phase or '(none)'}  (observed at seq {state.observed_seq}, {state.observed_at})",
+        f"  phase {state.phase or '(none)'}  "
+        f"(observed at seq {state.observed_seq}, {clocks.shown_time(state.observed_at)})",
     ]
     for condition in state.conditions:
         lines.append(
@@ -95,7 +99,8 @@ def state_lines(state: ObjectAt) -> list[str]:
         lines.append("  decision in force: none yet")
         return lines
     trigger = decision.trigger or "(no transition)"
-    lines.append(f"  decision in force: seq {decision.seq}  {decision.at}  {trigger}: {decision.reason}")
+    at = clocks.shown_time(decision.at)
+    lines.append(f"  decision in force: seq {decision.seq}  {at}  {trigger}: {decision.reason}")
     lines.extend(f"    {line(item)}" for item in decision.transitions)
     lines.extend(f"    effect {effect}" for effect in decision.effects)
     return lines
@@ -103,7 +108,8 @@ def state_lines(state: ObjectAt) -> list[str]:
 
 def line(item: PhaseItem) -> str:
     to = "(deleted)" if item.to is None else item.to
-    text = f"seq {item.seq}  {item.at}  {item.from_ or '(none)'} → {to}  {item.trigger}: {item.reason}"
+    at = clocks.shown_time(item.at)
+    text = f"seq {item.seq}  {at}  {item.from_ or '(none)'} → {to}  {item.trigger}: {item.reason}"
     if item.revisions:
         text += "  (" + ", ".join(f"{key} {value}" for key, value in item.revisions.items()) + ")"
     if item.source == phasehistory.OBSERVED:
