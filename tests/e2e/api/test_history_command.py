@@ -16,9 +16,11 @@ from typing import Any
 
 from typer.testing import CliRunner, Result
 
+from api import phasehistory
 from api.models import PhaseItem
 from controller.commands.cli import app
 from controller.commands.history_command import Life, line, split_lives
+from statemachines import diagrams
 from store import exporting
 from store.clocks import shown_time
 from store.journal import Journal
@@ -133,22 +135,31 @@ async def test_a_name_held_by_two_objects_in_turn_prints_each_life_under_its_uid
     assert [served_item(json.loads(i)) for i in as_json.output.splitlines()] == items
 
 
+def phase_item(seq: int, **fields: Any) -> PhaseItem:
+    """An item of the runner default/arc-runner at ``seq`` (and a time of that many seconds), with
+    ``fields`` changed."""
+    return PhaseItem(
+        **{
+            "seq": seq,
+            "at": f"2026-01-01T00:00:{seq:02d}.123456Z",
+            "kind": "EphemeralRunner",
+            "namespace": "default",
+            "name": "arc-runner",
+            "uid": "u1",
+            "from_": None,
+            "to": "Running",
+            "trigger": "pod_phase",
+            "reason": "",
+            "revisions": {},
+            "source": "decided",
+            **fields,
+        }
+    )
+
+
 def test_a_life_whose_deletion_is_not_journaled_still_ends_where_the_next_uid_starts() -> None:
     def item(seq: int, uid: str, to: str | None) -> PhaseItem:
-        return PhaseItem(
-            seq=seq,
-            at=f"2026-01-01T00:00:{seq:02d}.123456Z",
-            kind="EphemeralRunner",
-            namespace="default",
-            name="arc-runner",
-            uid=uid,
-            from_=None,
-            to=to,
-            trigger="pod_phase",
-            reason="",
-            revisions={},
-            source="observed",
-        )
+        return phase_item(seq, uid=uid, to=to)
 
     # Retention dropped u1's deletion; an item without a uid stays with the object before it.
     items = [item(1, "u1", "Running"), item(5, "u2", "Pending"), item(6, "", "Running"), item(7, "u2", None)]
@@ -166,22 +177,22 @@ def test_a_life_whose_deletion_is_not_journaled_still_ends_where_the_next_uid_st
 
 
 def test_a_phase_change_only_observed_is_marked() -> None:
-    item = PhaseItem(
-        seq=7,
-        at="2026-01-01T00:00:00Z",
-        kind="AutoscalingRunnerSet",
-        namespace="default",
-        name="arc",
-        uid="u1",
+    item = phase_item(
+        7,
         from_="Running",
         to="Outdated",
         trigger="runners_rejected_spec",
         reason="rejected",
-        revisions={},
         source="observed",
     )
     assert line(item).endswith("Running → Outdated  runners_rejected_spec: rejected  [observed]")
     assert "[observed]" not in line(item.model_copy(update={"source": "decided"}))
+
+
+def test_an_end_is_printed_as_arcsm_graph_draws_it() -> None:
+    end = phase_item(9, from_="Running", to=None, trigger=phasehistory.DELETED, reason=phasehistory.RELEASED)
+    assert f"Running → {diagrams.ENDED}  {diagrams.DELETED}: " in line(end)
+    assert f"Running --> {diagrams.END} : {diagrams.DELETED}" in diagrams.mermaid("EphemeralRunner")
 
 
 async def observed_only_journal(path: Path, *, pruned: bool) -> None:

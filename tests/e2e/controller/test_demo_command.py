@@ -49,6 +49,38 @@ async def arcsm_demo(*args: str) -> tuple[int, list[str], str]:
     return process.returncode, out.decode().splitlines(), err.decode()
 
 
+async def started(*args: str) -> asyncio.subprocess.Process:
+    """``arcsm demo ARGS`` started, its stdout a pipe (its stderr dropped)."""
+    return await asyncio.create_subprocess_exec(
+        ARCSM,
+        "demo",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+async def lines_until(process: asyncio.subprocess.Process, text: str) -> list[str]:
+    """The demo's lines up to the first that holds ``text`` (the last one); fails if it ends first."""
+    assert process.stdout is not None
+    lines: list[str] = []
+    async with asyncio.timeout(60):
+        while text not in (lines[-1] if lines else ""):
+            line = (await process.stdout.readline()).decode()
+            assert line, f"the demo ended before saying {text!r}: {lines}"
+            lines.append(line)
+    return lines
+
+
+async def interrupted(process: asyncio.subprocess.Process) -> str:
+    """Interrupt the demo as Ctrl-C does; the rest of its output once it ended."""
+    process.send_signal(signal.SIGINT)
+    async with asyncio.timeout(60):
+        out, _ = await process.communicate()
+    return out.decode()
+
+
 async def test_demo_once_plays_the_story_and_leaves_the_phase_history_in_its_journal(tmp_path: Path) -> None:
     journal = tmp_path / "demo.db"
     code, lines, err = await arcsm_demo("--once", "--journal", str(journal), "--http", "127.0.0.1:0")
@@ -131,56 +163,22 @@ def test_the_pace_is_a_few_seconds_at_a_terminal_and_none_elsewhere_unless_given
 
 async def test_a_paced_demo_waits_before_its_first_step_until_interrupted(tmp_path: Path) -> None:
     journal = tmp_path / "demo.db"
-    process = await asyncio.create_subprocess_exec(
-        ARCSM,
-        "demo",
-        "--pace",
-        "3600",
-        "--journal",
-        str(journal),
-        "--http",
-        "127.0.0.1:0",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert process.stdout is not None
-    lines: list[str] = []
+    process = await started("--pace", "3600", "--journal", str(journal), "--http", "127.0.0.1:0")
     try:
-        async with asyncio.timeout(60):
-            while "the story waits 3600 s before each step" not in (
-                line := (await process.stdout.readline()).decode()
-            ):
-                assert line, f"the demo ended before pacing its story: {lines}"
-                lines.append(line)
+        before = await lines_until(process, "the story waits 3600 s before each step")
     finally:
-        process.send_signal(signal.SIGINT)
-        async with asyncio.timeout(60):
-            out, _ = await process.communicate()
-    assert process.returncode == 130, out.decode()
-    assert "arcsm demo: interrupted before the story ended" in out.decode()
-    assert "created Secret" not in "".join(lines) + out.decode(), "the pause comes before the first step"
+        out = await interrupted(process)
+    assert process.returncode == 130, out
+    assert "arcsm demo: interrupted before the story ended" in out
+    assert "created Secret" not in "".join(before) + out, "the pause comes before the first step"
     observed = await harness.journaled(journal, {RecordType.OBSERVED})
     assert not [r for r in observed if r.kind == "AutoscalingRunnerSet"], "no scale set was created"
 
 
 async def test_demo_keeps_its_http_api_to_the_bounds_it_is_given() -> None:
-    process = await asyncio.create_subprocess_exec(
-        ARCSM,
-        "demo",
-        "--http",
-        "127.0.0.1:0",
-        "--http-max-streams",
-        "1",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert process.stdout is not None
+    process = await started("--http", "127.0.0.1:0", "--http-max-streams", "1")
     try:
-        async with asyncio.timeout(60):
-            while "journal stream: curl -sN '" not in (line := (await process.stdout.readline()).decode()):
-                assert line, "the demo ended before serving"
+        line = (await lines_until(process, "journal stream: curl -sN '"))[-1]
         url = line.split("'")[1].split("/api/")[0]
         async with (
             httpx.AsyncClient(base_url=url, timeout=10) as http,
@@ -191,9 +189,7 @@ async def test_demo_keeps_its_http_api_to_the_bounds_it_is_given() -> None:
             assert second.status_code == 503
             assert "1 journal streams open" in second.json()["detail"]
     finally:
-        process.send_signal(signal.SIGINT)
-        async with asyncio.timeout(60):
-            await process.communicate()
+        await interrupted(process)
 
 
 async def test_demo_refuses_an_address_that_is_not_host_and_port(tmp_path: Path) -> None:

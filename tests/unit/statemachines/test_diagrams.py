@@ -1,7 +1,7 @@
 """The lifecycle diagrams (``statemachines.diagrams``) come from the transition tables: every row and
 source phase is an edge with its trigger and guards' names, deletion is a final state ``(deleted)`` as in
-``arcsm history``, the docs page is what the tables render now, and ``arcsm graph`` prints them, with
-one-line errors for a bad kind or format."""
+``arcsm history`` (which prints it so: ``tests/e2e/api/test_history_command.py``), the docs page is what
+the tables render now, and ``arcsm graph`` prints them, with one-line errors for a bad kind or format."""
 
 from __future__ import annotations
 
@@ -12,10 +12,7 @@ import pydot
 import pytest
 from typer.testing import CliRunner
 
-from api import phasehistory
-from api.models import PhaseItem
 from controller.commands.cli import app
-from controller.commands.history_command import line
 from statemachines import autoscalingrunnersets, diagrams
 
 PAGE = Path(__file__).resolve().parents[3] / "docs" / "lifecycles.md"
@@ -89,25 +86,6 @@ def test_every_phase_can_end_in_deleted_and_nothing_leaves_it(kind: str) -> None
     )
     assert not [edge for edge in drawn if edge[0] == "deleted"]
     assert text.splitlines()[-1] == "    deleted --> [*]", "a final state"
-
-
-def test_the_end_is_drawn_as_the_history_prints_it() -> None:
-    end = PhaseItem(
-        seq=9,
-        at="2026-01-01T00:00:00Z",
-        kind="EphemeralRunner",
-        namespace="default",
-        name="arc-runner-x",
-        uid="u1",
-        from_="Running",
-        to=None,
-        trigger=phasehistory.DELETED,
-        reason=phasehistory.RELEASED,
-        revisions={},
-        source=phasehistory.DECIDED,
-    )
-    assert f"Running → {diagrams.ENDED}  {diagrams.DELETED}: " in line(end)
-    assert f"Running --> deleted : {diagrams.DELETED}" in diagrams.mermaid("EphemeralRunner")
 
 
 def graph(*args: str) -> tuple[int, str, str]:
