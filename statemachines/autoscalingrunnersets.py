@@ -17,7 +17,7 @@ The table itself (states, triggers, guards) is drawn from ``TABLE`` by ``statema
 * A6 ``recovery_republished``: the runner spec republished at max(rev, app) + 1 (C7);
 * A7 ``parked``: the listener kept absent, the runner set re-pinned to 0/0;
 * A8 ``deleted``: our finalizer removed at the end of the deletion (the phase stays as it was; the phase
-  history serves this row as the object's end).
+  history serves this row as the object's end, and the diagram draws it as an edge to ``(deleted)``).
 
 Decisions where the spec leaves room, each marked [R] in the spec or argued here:
 

@@ -1,7 +1,13 @@
-"""The time a record is given when it is appended: an injectable clock, and the journal's time format.
+"""The time a record is given when it is appended: an injectable clock, the journal's time format, and the
+one way a time is shown to a person.
 
-Times are RFC 3339 in UTC with microseconds (``2026-11-30T10:43:36.123456Z``): one fixed width, so they
-sort as strings. Replay injects a clock that returns the recorded times.
+The journal's times are RFC 3339 in UTC with microseconds (``2026-11-30T10:43:36.123456Z``): one fixed
+width, so they sort as strings. Replay injects a clock that returns the recorded times.
+
+A person reads a time (a log line's stamp, a transition's time in ``arcsm history`` or ``arcsm replay``)
+as ``shown_time`` writes it: RFC 3339 in UTC to the millisecond (``2026-11-30T10:43:36.123Z``), truncated,
+so one record's time reads the same wherever it is printed, never later than it was journaled. What a
+program reads (a JSON answer, an export) keeps the journal's own text.
 """
 
 from __future__ import annotations
@@ -48,6 +54,22 @@ class TimeFormatter:
             self._second = second
             self._prefix = moment.replace(microsecond=0, tzinfo=None).isoformat()
         return f"{self._prefix}.{moment.microsecond:06d}Z"
+
+
+def shown_time(moment: datetime | str) -> str:
+    """``moment`` (a datetime, or a time as the journal holds it) as a person reads it: RFC 3339 in UTC to
+    the millisecond. A naive datetime is taken as UTC; a text that is no RFC 3339 time is shown as it is
+    (a journal imported from elsewhere may hold one), rather than failing the command that prints it."""
+    if isinstance(moment, str):
+        try:
+            parsed = datetime.fromisoformat(moment)
+        except ValueError:
+            return moment
+    else:
+        parsed = moment
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(UTC).replace(tzinfo=None)
+    return parsed.isoformat(timespec="milliseconds") + "Z"
 
 
 def parse_time(text: str) -> datetime:

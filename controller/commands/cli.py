@@ -48,7 +48,8 @@ class ArcsmCommands(LazyGroup, OneLineUsageGroup):
         "graph": Lazy(
             "controller.commands.graph_command",
             "graph",
-            "Print each machine's lifecycle, drawn from its transition table (states, triggers, guards).",
+            "Print each machine's lifecycle, drawn from its transition table (states, triggers, guards), "
+            "ending in (deleted) as arcsm history does.",
         ),
         "manifests": Lazy(
             "controller.commands.manifests_command",

@@ -3,7 +3,8 @@
 It prints ``statemachines.diagrams``: one kind's diagram (named as ``arcsm history --kind`` takes it: kind,
 plural, singular or short name), or every kind's one after the other, as Mermaid (the default) or
 Graphviz dot (``--format dot``); ``--format markdown`` prints the lifecycle page the docs carry
-(``docs/lifecycles.md``), for all kinds. A bad kind or format is one line on stderr, exit 2.
+(``docs/lifecycles.md``), for all kinds. Each ends where ``arcsm history`` ends an object, in a final state
+``(deleted)``. A bad kind or format is one line on stderr, exit 2.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ def graph(
         str, typer.Option("--format", help="mermaid, dot, or markdown (the docs page).")
     ] = "mermaid",
 ) -> None:
-    """Print each machine's lifecycle, drawn from its transition table (states, triggers, guards)."""
+    """Print each machine's lifecycle, drawn from its transition table (states, triggers, guards), ending
+    in (deleted) as arcsm history does."""
     if fmt not in FORMATS:
         typer.echo(f"arcsm graph: --format {fmt!r} is not one of {', '.join(FORMATS)}", err=True)
         raise typer.Exit(2)

@@ -4,7 +4,16 @@ It prints what ``GET /api/v1/namespaces/{namespace}/{plural}/{name}/phases`` ans
 with ``--reaffirmed``, as ``?include=reaffirmed``), one transition a line (seq, time, from → to, or
 ``(deleted)`` for the end of the object's history, trigger: reason, the revisions the guard read, and
 ``[observed]`` for a phase change this replica only observed while another one decided), or with ``--json``
-the items as that endpoint serves them, one JSON object a line. It reads through a read-only connection
+the items as that endpoint serves them, one JSON object a line. A time is the record's journal time, shown
+as every command shows one (``clocks.shown_time``: ``arcsm replay`` gives the same seq the same text); the
+JSON keeps the journal's own text.
+
+A name can be held by several objects in turn: one deleted, another created under the same name with a new
+uid. The API serves their items in one list, each with its ``uid``, the first object's ending with its
+deletion (``phasehistory``: a new uid starts over). The text splits that list into lives, oldest first, each
+under a line with its uid's first eight characters, the first record the journal holds of it (``first
+seen``: its creation, when the controller watched it being created) and its deletion, if journaled; the
+transitions of that life follow, indented. It reads through a read-only connection
 (``store.readonly``), so it works while a controller holds the journal, as ``arcsm journal export`` does; it
 scans the journal (``phases.page``), as there is no running app whose index it could ask. It has SQLite check
 the file's pages first (``ReadOnlyJournal.check``), so a damaged journal is reported, exit 1, rather than read
@@ -22,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
@@ -29,17 +40,92 @@ import typer
 
 from api import phasehistory, phases, positions
 from api.models import ObjectAt, PhaseItem
+from store import clocks
 from store.errors import JournalCorrupt, JournalError
 from store.readonly import ReadOnlyJournal
 
 PAGE = 1_000
+SEEN_PAGE = 100  # records of the name read at a time while looking for a life's first one
+SHORT_UID = 8
+
+
+@dataclass(frozen=True)
+class Life:
+    """One object of the name: its items (of one uid, oldest first) and the first record the journal
+    holds of it."""
+
+    uid: str
+    items: tuple[PhaseItem, ...]
+    first_seq: int
+    first_at: str
+
+    @property
+    def end(self) -> PhaseItem | None:
+        last = self.items[-1]
+        return last if last.to is None else None
+
+    def header(self, *, last: bool) -> str:
+        text = (
+            f"uid {self.uid[:SHORT_UID] or '(none)'}: first seen at seq {self.first_seq} "
+            f"({clocks.shown_time(self.first_at)})"
+        )
+        end = self.end
+        if end is not None:
+            return f"{text}, deleted at seq {end.seq} ({clocks.shown_time(end.at)})"
+        return f"{text}, {'not deleted' if last else 'its deletion not in the journal'}"
+
+
+def split_lives(items: Sequence[PhaseItem]) -> list[list[PhaseItem]]:
+    """``items`` split where another object of the name starts: after an end (``to`` None), or at an item
+    of another uid. An item without a uid stays with the one before it."""
+    found: list[list[PhaseItem]] = []
+    uid = ""
+    for item in items:
+        if not found or found[-1][-1].to is None or (item.uid and uid and item.uid != uid):
+            found.append([])
+            uid = ""
+        found[-1].append(item)
+        uid = uid or item.uid
+    return found
+
+
+async def _first_seen(
+    journal: ReadOnlyJournal, items: list[PhaseItem], *, after: int, kind: str, namespace: str, name: str
+) -> tuple[int, str]:
+    """The seq and time of the first record of the name after ``after`` that has the uid of ``items``,
+    up to their first; the first item's own when none is found (no uid, or its records pruned)."""
+    uid, first = next((i.uid for i in items if i.uid), ""), items[0]
+    while uid:
+        page = await journal.read(
+            after=after, through=first.seq, limit=SEEN_PAGE, kind=kind, namespace=namespace, name=name
+        )
+        found = next((r for r in page if r.uid == uid and r.seq is not None), None)
+        if found is not None and found.seq is not None:
+            return found.seq, found.at
+        if len(page) < SEEN_PAGE:
+            break
+        after = page[-1].seq or after
+    return first.seq, first.at
+
+
+async def lives_of(
+    journal: ReadOnlyJournal, items: list[PhaseItem], *, kind: str, namespace: str, name: str
+) -> list[Life]:
+    """``items`` as the lives of the objects that held the name, oldest first."""
+    lives: list[Life] = []
+    for part in split_lives(items):
+        after = lives[-1].items[-1].seq if lives else 0
+        seq, at = await _first_seen(journal, part, after=after, kind=kind, namespace=namespace, name=name)
+        uid = next((i.uid for i in part if i.uid), "")
+        lives.append(Life(uid=uid, items=tuple(part), first_seq=seq, first_at=at))
+    return lives
 
 
 async def history_of(
     path: Path, *, kind: str, namespace: str, name: str, reaffirmed: bool = False
-) -> tuple[bool, list[PhaseItem]]:
-    """Whether the journal knows the object, and every transition it recorded for it, oldest first
-    (``reaffirmed``: with the items that re-affirm a phase)."""
+) -> tuple[bool, list[Life]]:
+    """Whether the journal knows the object, and every transition it recorded for the objects of that
+    name, oldest first, life by life (``reaffirmed``: with the items that re-affirm a phase)."""
     async with await ReadOnlyJournal.open(path) as journal:
         await journal.check()  # a scan by object reads only some pages: damage elsewhere must not pass
         if not await phases.known(journal, kind=kind, namespace=namespace, name=name):
@@ -59,7 +145,7 @@ async def history_of(
             )
             items.extend(page.items)
             after = page.next
-        return True, items
+        return True, await lives_of(journal, items, kind=kind, namespace=namespace, name=name)
 
 
 async def state_of(path: Path, *, kind: str, namespace: str, name: str, at: str) -> ObjectAt:
@@ -80,7 +166,8 @@ def state_lines(state: ObjectAt) -> list[str]:
     """``state`` as the lines ``arcsm history --at`` prints."""
     lines = [
         f"{state.kind} {state.namespace}/{state.name} at seq {state.seq}",
-        f"  phase {state.phase or '(none)'}  (observed at seq {state.observed_seq}, {state.observed_at})",
+        f"  phase {state.phase or '(none)'}  "
+        f"(observed at seq {state.observed_seq}, {clocks.shown_time(state.observed_at)})",
     ]
     for condition in state.conditions:
         lines.append(
@@ -95,7 +182,8 @@ def state_lines(state: ObjectAt) -> list[str]:
         lines.append("  decision in force: none yet")
         return lines
     trigger = decision.trigger or "(no transition)"
-    lines.append(f"  decision in force: seq {decision.seq}  {decision.at}  {trigger}: {decision.reason}")
+    at = clocks.shown_time(decision.at)
+    lines.append(f"  decision in force: seq {decision.seq}  {at}  {trigger}: {decision.reason}")
     lines.extend(f"    {line(item)}" for item in decision.transitions)
     lines.extend(f"    effect {effect}" for effect in decision.effects)
     return lines
@@ -103,7 +191,8 @@ def state_lines(state: ObjectAt) -> list[str]:
 
 def line(item: PhaseItem) -> str:
     to = "(deleted)" if item.to is None else item.to
-    text = f"seq {item.seq}  {item.at}  {item.from_ or '(none)'} → {to}  {item.trigger}: {item.reason}"
+    at = clocks.shown_time(item.at)
+    text = f"seq {item.seq}  {at}  {item.from_ or '(none)'} → {to}  {item.trigger}: {item.reason}"
     if item.revisions:
         text += "  (" + ", ".join(f"{key} {value}" for key, value in item.revisions.items()) + ")"
     if item.source == phasehistory.OBSERVED:
@@ -141,7 +230,10 @@ def history(
         ),
     ] = None,
 ) -> None:
-    """Print an object's phase history from a journal, oldest first (works while a controller runs)."""
+    """Print an object's phase history from a journal, oldest first (works while a controller runs).
+
+    Objects that held the name in turn (one deleted, another created under the same name) are printed one
+    after the other, each under a line with its uid, when the journal first saw it and its deletion."""
     namespace, sep, name = target.partition("/")
     if not sep or not namespace or not name or "/" in name:
         typer.echo(f"arcsm history: {target!r} is not NAMESPACE/NAME (e.g. default/arc)", err=True)
@@ -155,7 +247,7 @@ def history(
         _print_state(journal, kind=found_kind, namespace=namespace, name=name, at=at, as_json=as_json)
         return
     try:
-        known, items = asyncio.run(
+        known, lives = asyncio.run(
             history_of(journal, kind=found_kind, namespace=namespace, name=name, reaffirmed=reaffirmed)
         )
     except JournalCorrupt as exc:
@@ -172,11 +264,14 @@ def history(
             err=True,
         )
         raise typer.Exit(1)
-    for item in items:
-        if as_json:
-            typer.echo(json.dumps(item.model_dump(mode="json", by_alias=True), separators=(",", ":")))
-        else:
-            typer.echo(line(item))
+    for i, life in enumerate(lives):
+        if not as_json:
+            typer.echo(life.header(last=i == len(lives) - 1))
+        for item in life.items:
+            if as_json:
+                typer.echo(json.dumps(item.model_dump(mode="json", by_alias=True), separators=(",", ":")))
+            else:
+                typer.echo(f"  {line(item)}")
 
 
 def _print_state(path: Path, *, kind: str, namespace: str, name: str, at: str, as_json: bool) -> None:

@@ -7,9 +7,10 @@ an object (kind, namespace, name, seq, from_phase, to_phase, trigger), and ``err
 when there is one. A text line is the message, which names its object and phases itself.
 
 Both formats stamp a line with its time in RFC 3339, in UTC, to the millisecond
-(``2026-12-01T23:25:38.123Z``): what log collectors parse without a format of their own, and one order
-for the lines of several pods. A local offset would have two replicas, or a pod and the person reading
-its logs, write the same moment differently; UTC is also what Kubernetes stamps its own times in.
+(``2026-12-01T23:25:38.123Z``, ``store.clocks.shown_time``, as every command prints a time): what log
+collectors parse without a format of their own, and one order for the lines of several pods. A local
+offset would have two replicas, or a pod and the person reading its logs, write the same moment
+differently; UTC is also what Kubernetes stamps its own times in.
 """
 
 from __future__ import annotations
@@ -17,10 +18,11 @@ from __future__ import annotations
 import json
 import logging
 import sys
-import time
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from controller.loop import logkeys
+from store import clocks
 
 # Upstream ARC's names, and Python's "warning" for "warn".
 LEVELS = {
@@ -53,11 +55,11 @@ def object_keys(record: logging.LogRecord) -> dict[str, Any]:
 class Rfc3339(logging.Formatter):
     """A formatter whose times (``%(asctime)s``, ``formatTime``) are RFC 3339 in UTC with milliseconds."""
 
-    # logging's hooks for ``formatTime`` without a date format: the record's time as UTC, then its
-    # milliseconds (``record.msecs``) and the zone.
-    converter = staticmethod(time.gmtime)
-    default_time_format = "%Y-%m-%dT%H:%M:%S"
-    default_msec_format = "%s.%03dZ"
+    def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
+        # The record's whole seconds and logging's own milliseconds (``record.msecs``), so the stamp is
+        # never rounded up past the moment the record was made.
+        second = datetime.fromtimestamp(int(record.created), UTC)
+        return clocks.shown_time(second.replace(microsecond=int(record.msecs) * 1000))
 
 
 class JsonLines(Rfc3339):

@@ -3,7 +3,9 @@
 FILE is a JSONL export (``arcsm journal export``; gzipped when its name ends in ``.gz``), or with
 ``--journal-file`` a journal file itself (read through a read-only connection). Without ``--check``:
 print the phase timeline (one line per transition: seq, time, kind namespace/name, from → to, trigger,
-reason) and each decision's effects (type and key), as the machines decide them again, and exit 0. With
+reason) and each decision's effects (type and key), as the machines decide them again, and exit 0. The
+time is the recorded decision record's, shown as ``arcsm history`` shows the same seq
+(``clocks.shown_time``). With
 ``--check``: compare each decision with the recorded one; exit 0 with ``N decisions replayed, all
 equal``, exit 1 with the first decision that differs (its seq and where). With ``--diff``: compare them
 too, and print per object the first decision that differs, with the transitions and effects recorded

@@ -18,6 +18,9 @@ One line on stdout per step, each waiting on what it says with a deadline:
 6. a job queued on the fake service, run by a runner;
 7. the phase history, read from the controller's HTTP API on its pod's address.
 
+With a pace (``demostory.Pace``, ``arcsm demo --pace``) it waits that long before steps 4 and 6, the things
+it does once the timeline page can be opened.
+
 It needs Helm's SDK (the ``helm`` extra) and a machine that allows mount namespaces (root or
 CAP_SYS_ADMIN), which the kubelet's process containers use; without either it says so in one line.
 """
@@ -98,6 +101,7 @@ class InClusterStory:
         self.core = client.CoreV1Api(kube)
         self.port = port if port else free_port()
         self.timeout = 60.0
+        self.pace = demostory.Pace()
         self.url = ""
 
     async def until(self, predicate: Callable[[], Any], step: str) -> Any:
@@ -114,7 +118,10 @@ class InClusterStory:
             )
         await self.install_chart()
         await self.controller_ready()
+        # Paced once the timeline page (the pod's) can be opened: before each thing done to the cluster.
+        await self.pace.pause()
         await self.install_scale_set()
+        await self.pace.pause()
         await self.run_a_job()
         await self.show_history()
 

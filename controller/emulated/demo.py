@@ -3,8 +3,8 @@ the seed's story while the timeline page shows it; or, with ``--in-cluster``, ar
 Helm chart on the emulated cluster and run there (``controller.emulated.clusterdemo``).
 
     arcsm demo [--journal PATH] [--http HOST:PORT] [--http-max-streams N] [...] [--once]
-               [--step-timeout SECONDS]
-    arcsm demo --in-cluster [--http HOST:PORT] [--once] [--step-timeout SECONDS]
+               [--pace SECONDS] [--step-timeout SECONDS]
+    arcsm demo --in-cluster [--http HOST:PORT] [--once] [--pace SECONDS] [--step-timeout SECONDS]
 
 It starts ``sim.world.World`` with the fake GitHub (refusing runners older than
 ``demostory.MINIMUM_VERSION``; its kubelet runs listener pods as arcsm's own listener, in process),
@@ -14,12 +14,19 @@ running until SIGINT or SIGTERM, or ends at once with ``--once``. Exit status 0 
 when a step timed out or failed (the line says which), 2 for bad options. The HTTP API keeps to the
 bounds of ``arcsm run``'s, set by the same ``--http-*`` flags (not with ``--in-cluster``: there the
 chart's ``http`` values set them).
+
+The story is paced for a person (``demostory.Pace``): before each thing it does it waits ``--pace`` seconds,
+by default ``PACE`` when stdout is a terminal and none otherwise. Played at the controller's speed the story
+is over within seconds of the timeline page being reachable, before anyone has opened it; whoever
+runs the demo at a terminal is there to watch it, while a script, a test or CI that pipes its output wants
+it over as soon as the controller has done it. The pace is no part of a step's ``--step-timeout``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import signal
 import sys
 import tempfile
@@ -48,6 +55,7 @@ PREFIX = "arcsm demo:"
 LIMITS = HttpLimits()  # arcsm run's defaults, for the help
 INTERRUPTED = 130  # the shell's status for a process ended by SIGINT
 STOP_TIMEOUT = 30.0
+PACE = 3.0  # seconds before each step of the story when stdout is a terminal (a person watches)
 
 
 def say(line: str) -> None:
@@ -106,6 +114,14 @@ def demo(
         ),
     ] = None,
     once: Annotated[bool, typer.Option("--once", help="End after the story instead of running on.")] = False,
+    pace: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            help=f"Wait this long before each step the story takes, to watch it on the timeline page "
+            f"(default: {PACE:g} when stdout is a terminal, else 0; not counted in --step-timeout).",
+        ),
+    ] = None,
     step_timeout: Annotated[
         float, typer.Option(help="How long each step of the story may take before the demo gives up.")
     ] = 60.0,
@@ -133,6 +149,8 @@ def demo(
         raise typer.BadParameter(str(exc), param_hint="--http") from None
     if step_timeout <= 0:
         raise typer.BadParameter("must be positive", param_hint="--step-timeout")
+    if pace is not None and not (math.isfinite(pace) and pace >= 0):
+        raise typer.BadParameter("must be 0 or more seconds", param_hint="--pace")
     if log_level not in LEVELS:
         raise typer.BadParameter(f"must be one of {', '.join(LEVELS)}", param_hint="--log-level")
     given = (
@@ -158,13 +176,37 @@ def demo(
         typer.echo(f"arcsm demo: {journal} already exists; name a new journal file or remove it", err=True)
         raise typer.Exit(2)
     configure_logging(log_level)
+    paced = demostory.Pace(pace_for(pace, terminal=sys.stdout.isatty()))
     if in_cluster:
-        code = asyncio.run(play_in_cluster(port=port, once=once, step_timeout=step_timeout))
+        code = asyncio.run(play_in_cluster(port=port, once=once, step_timeout=step_timeout, pace=paced))
     else:
         code = asyncio.run(
-            play(journal=journal, host=host, port=port, once=once, step_timeout=step_timeout, limits=limits)
+            play(
+                journal=journal,
+                host=host,
+                port=port,
+                once=once,
+                step_timeout=step_timeout,
+                limits=limits,
+                pace=paced,
+            )
         )
     raise typer.Exit(code)
+
+
+def pace_for(given: float | None, *, terminal: bool) -> float:
+    """The pause before each step: ``given``, else ``PACE`` when stdout is a ``terminal``, else none."""
+    if given is not None:
+        return given
+    return PACE if terminal else 0.0
+
+
+def _announce(pace: demostory.Pace) -> None:
+    if pace.seconds > 0:
+        say(
+            f"the story waits {pace.seconds:g} s before each step, to watch it on the timeline page "
+            "(--pace SECONDS to change it, 0 for none)"
+        )
 
 
 def _limits(
@@ -192,8 +234,10 @@ async def play(
     once: bool,
     step_timeout: float,
     limits: HttpLimits | None = None,
+    pace: demostory.Pace | None = None,
 ) -> int:
-    """Run everything, play the story, then wait for a signal (or not, with ``once``); the exit status."""
+    """Run everything, play the story (at ``pace``), then wait for a signal (or not, with ``once``); the exit
+    status."""
     stopping = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -208,6 +252,8 @@ async def play(
                 )
                 async with running_demo as (story, controller):
                     story.timeout = step_timeout
+                    story.pace = pace or demostory.Pace()
+                    _announce(story.pace)
                     code = await _until_first(story.play(), stopping, once=once, controller=controller)
             except demostory.DemoFailed as exc:
                 refuse(str(exc))
@@ -219,7 +265,9 @@ async def play(
     return code
 
 
-async def play_in_cluster(*, port: int, once: bool, step_timeout: float) -> int:
+async def play_in_cluster(
+    *, port: int, once: bool, step_timeout: float, pace: demostory.Pace | None = None
+) -> int:
     """``--in-cluster``: ``clusterdemo``'s steps, then run on until a signal (or not, ``once``)."""
     from controller.emulated import clusterdemo
     from controller.installation import manifests
@@ -240,6 +288,8 @@ async def play_in_cluster(*, port: int, once: bool, step_timeout: float) -> int:
             say(f"emulated cluster at {world.url} (pods: {world.https_url}), fake GitHub {world.github_url}")
             story = clusterdemo.InClusterStory(world, kube, say, port=port)
             story.timeout = step_timeout
+            story.pace = pace or demostory.Pace()
+            _announce(story.pace)
             code = await _until_first(story.play(), stopping, once=once)
             await _uninstall(kube)
     finally:

@@ -12,10 +12,16 @@ it; a check that fails raises ``StoryFailed``. Nothing here sleeps to fake progr
 two looks at the state are the polling interval of those waits. The story writes to the cluster through the
 executor's adapter (``controller.executor.kubewriting.Kube``), so its merge patches are sent as the
 controller's are.
+
+The one other pause is the pace (``Pace``), for a person watching: before each thing the story does (create
+the scale set, patch the parked runner set, fix the image, queue jobs) it waits that long on the event
+loop's timer, so each one and what the controller makes of it shows on the timeline page before the next.
+The controller's own reactions are never held back, and no step's deadline counts the pause.
 """
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -67,6 +73,17 @@ class StoryFailed(Exception):
 async def until(predicate: Callable[[], Awaitable[T | None]], *, step: str, timeout: float) -> T:
     """Look at the state until ``predicate`` returns something truthy; ``StepTimedOut`` after ``timeout``."""
     return await waiting.until(predicate, what=f"the step {step!r}", timeout=timeout, interval=POLL)
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How long a story waits before each thing it does (0: not at all)."""
+
+    seconds: float = 0.0
+
+    async def pause(self) -> None:
+        if self.seconds > 0:
+            await asyncio.sleep(self.seconds)
 
 
 @dataclass(frozen=True)
@@ -145,6 +162,7 @@ class Story:
     journal: JournalWatch
     say: Callable[[str], None]
     timeout: float = 60.0
+    pace: Pace = field(default_factory=Pace)
     objects: Kube = field(init=False)
 
     def __post_init__(self) -> None:
@@ -187,6 +205,7 @@ class Story:
     # -- the story ----------------------------------------------------------------------------------------
 
     async def play(self) -> None:
+        await self.pace.pause()
         await self.create_scale_set()
         running = await until(
             lambda: self.transition("Running", after=0), step="the scale set Running", timeout=self.timeout
@@ -211,8 +230,11 @@ class Story:
             "none idle"
         )
         parked_at = self.journal.seq
+        await self.pace.pause()
         await self.late_listener_patch()
+        await self.pace.pause()
         await self.fix_image(parked_at)
+        await self.pace.pause()
         await self.run_jobs()
         history = self.journal.phase_history()
         self.say(f"phase history of {NAMESPACE}/{NAME}: {' → '.join(history)}")

@@ -1,7 +1,8 @@
 """Decision diffs: where the installed machines decide a recorded journal differently, object by object.
 
 ``arcsm replay FILE --diff`` replays a journal (``replaying.Replay``) and, for each object whose decisions
-come out differently, keeps the first such decision: its seq and clock, the transitions and effects the
+come out differently, keeps the first such decision: its seq and journal time (in text as every command
+shows a time, ``clocks.shown_time``; in JSON the journal's own text), the transitions and effects the
 journal recorded beside the ones decided again, and the first difference in their journaled form
 (``replaying.first_difference``, which also catches a difference inside an effect's body). This is how
 an operator checks an upgrade against a journal of their own before rolling it out.
@@ -20,6 +21,7 @@ from typing import Any
 from controller.loop import replaying
 from controller.loop.replaying import Mismatch, Step
 from statemachines.decisions import Decision
+from store import clocks
 from store.records import Record, RecordType
 
 
@@ -78,7 +80,8 @@ class Diff:
     difference: str
 
     def lines(self) -> list[str]:
-        found = [f"{self.kind} {self.namespace}/{self.name}: first differs at seq {self.seq} ({self.at})"]
+        head = f"{self.kind} {self.namespace}/{self.name}: first differs at seq {self.seq}"
+        found = [f"{head} ({clocks.shown_time(self.at)})"]
         if self.recorded.transitions != self.replayed.transitions:
             found.append(f"  transitions recorded: {_transitions(self.recorded)}")
             found.append(f"  transitions replayed: {_transitions(self.replayed)}")
@@ -146,7 +149,7 @@ class Diffs:
                 self.by_object[key] = Diff(
                     *key,
                     seq=step.seq,
-                    at=step.now,
+                    at=step.at,
                     recorded=recorded,
                     replayed=Taken.from_decision(step.decision),
                     difference=mismatch.difference,

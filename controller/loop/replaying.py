@@ -54,17 +54,19 @@ class Mismatch:
 
 @dataclass(frozen=True)
 class Step:
-    """One recorded decision as the machines decided it again: the recorded decision record's seq, the
-    clock it was decided at (the prefix's ``now``), and the replayed decision (None: nothing to do)."""
+    """One recorded decision as the machines decided it again: the recorded decision record's seq and
+    journal time (its ``at``, the time ``arcsm history`` and the API give that seq; the clock the machines
+    decide at is the time of the record the decision read, which may be earlier), and the replayed
+    decision (None: nothing to do)."""
 
     seq: int
-    now: str
+    at: str
     subject: str
     decision: Decision | None
 
     def lines(self) -> list[str]:
         """One line per phase transition, then one per effect (its type and key)."""
-        head = f"seq {self.seq}  {self.now}"
+        head = f"seq {self.seq}  {clocks.shown_time(self.at)}"
         if self.decision is None:
             return [f"{head}  {self.subject}  (no decision: nothing to do)"]
         found = [
@@ -230,13 +232,12 @@ def _decide_again(fold: Fold, recorded: _Recorded, settings: MachineSettings) ->
     ref = ObjectRef(record.kind, record.namespace, record.name)
     view = fold.view()
     snapshot = snapshotting.build(view, ref, settings)
-    now = clocks.format_time(snapshot.now)
     decider = reconciling.DECIDERS.get(ref.kind)
     if decider is None:
-        recorded.step = Step(recorded.seq, now, _subject(record), None)
+        recorded.step = Step(recorded.seq, record.at, _subject(record), None)
         return
     decision = decider(snapshot)
-    recorded.step = Step(recorded.seq, now, _subject(record), None if decision.is_noop else decision)
+    recorded.step = Step(recorded.seq, record.at, _subject(record), None if decision.is_noop else decision)
     if decision.is_noop:
         recorded.replayed = _Replayed(None)
         return

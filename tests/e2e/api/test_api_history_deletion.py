@@ -34,6 +34,7 @@ from controller.commands.cli import app
 from controller.loop import running
 from controller.loop.settings import HttpSettings, LeaderElectionSettings
 from store import exporting
+from store.clocks import shown_time
 from store.journal import Journal
 from store.records import Record, RecordType, Seq
 from store.settings import RetentionSettings
@@ -129,7 +130,8 @@ async def test_a_deleted_scale_set_and_its_runners_end_their_histories(journal: 
         CliRunner().invoke, app, ["history", "default/arc", "--journal", str(journal.path)]
     )
     assert result.exit_code == 0, result.output
-    assert result.output.splitlines()[-1].startswith(f"seq {end['seq']}  ")
+    assert result.output.splitlines()[0].endswith(f", deleted at seq {end['seq']} ({shown_time(end['at'])})")
+    assert result.output.splitlines()[-1].startswith(f"  seq {end['seq']}  ")
     assert f"{end['from']} → (deleted)  deleted: {end['reason']}" in result.output.splitlines()[-1]
 
 

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from controller.commands.cli import app
 from store import exporting
-from store.clocks import parse_time
+from store.clocks import parse_time, shown_time
 from store.journal import Journal
 from store.projection import Projection
 from store.records import Record, RecordType, Seq
@@ -230,7 +230,7 @@ async def test_a_deleted_scale_set_did_not_exist_after_its_deletion(tmp_path: Pa
         assert text.exit_code == 0, text.output
         lines = text.output.splitlines()
         assert lines[0] == f"AutoscalingRunnerSet default/arc at seq {end['seq']}"
-        assert f"decision in force: seq {end['seq']}  {end['at']}  deleted: " in text.output
+        assert f"decision in force: seq {end['seq']}  {shown_time(end['at'])}  deleted: " in text.output
         after = await asyncio.to_thread(
             runner.invoke, app, ["history", "default/arc", "--journal", path, "--at", str(deleted)]
         )

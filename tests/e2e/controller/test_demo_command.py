@@ -1,7 +1,9 @@
 """``arcsm demo`` as a user runs it: a subprocess that plays the seed's story and leaves its journal.
 
 ``--once`` ends after the story; the phase history is then read from the journal the demo leaves (through
-a read-only connection, as ``arcsm journal export`` does), not from what the demo printed.
+a read-only connection, as ``arcsm journal export`` does), not from what the demo printed. Its output is a
+pipe, so it plays unpaced (``--pace`` defaults to 0 off a terminal); where the pauses fall is checked in
+process, with a pace that notes what was said at each pause instead of waiting.
 """
 
 from __future__ import annotations
@@ -10,10 +12,13 @@ import asyncio
 import itertools
 import os
 import signal
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+import pytest
 
+from controller.emulated import demo, demostory
 from controller.emulated.demostory import DEMO_PAT
 from store.records import RecordType
 from tests.e2e.controller import harness
@@ -42,6 +47,38 @@ async def arcsm_demo(*args: str) -> tuple[int, list[str], str]:
         raise AssertionError(f"arcsm demo did not end within {DEADLINE:g} s:\n{out.decode()}") from None
     assert process.returncode is not None
     return process.returncode, out.decode().splitlines(), err.decode()
+
+
+async def started(*args: str) -> asyncio.subprocess.Process:
+    """``arcsm demo ARGS`` started, its stdout a pipe (its stderr dropped)."""
+    return await asyncio.create_subprocess_exec(
+        ARCSM,
+        "demo",
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+
+
+async def lines_until(process: asyncio.subprocess.Process, text: str) -> list[str]:
+    """The demo's lines up to the first that holds ``text`` (the last one); fails if it ends first."""
+    assert process.stdout is not None
+    lines: list[str] = []
+    async with asyncio.timeout(60):
+        while text not in (lines[-1] if lines else ""):
+            line = (await process.stdout.readline()).decode()
+            assert line, f"the demo ended before saying {text!r}: {lines}"
+            lines.append(line)
+    return lines
+
+
+async def interrupted(process: asyncio.subprocess.Process) -> str:
+    """Interrupt the demo as Ctrl-C does; the rest of its output once it ended."""
+    process.send_signal(signal.SIGINT)
+    async with asyncio.timeout(60):
+        out, _ = await process.communicate()
+    return out.decode()
 
 
 async def test_demo_once_plays_the_story_and_leaves_the_phase_history_in_its_journal(tmp_path: Path) -> None:
@@ -82,23 +119,66 @@ async def test_demo_once_plays_the_story_and_leaves_the_phase_history_in_its_jou
     )
 
 
-async def test_demo_keeps_its_http_api_to_the_bounds_it_is_given() -> None:
-    process = await asyncio.create_subprocess_exec(
-        ARCSM,
-        "demo",
-        "--http",
-        "127.0.0.1:0",
-        "--http-max-streams",
-        "1",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+@dataclass(frozen=True)
+class Noting(demostory.Pace):
+    """A pace that, at each pause, notes the lines the demo said since the pause before, and does not wait."""
+
+    capture: pytest.CaptureFixture[str] | None = None
+    said: list[list[str]] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        assert self.capture is not None
+        return [line.removeprefix("arcsm demo: ") for line in self.capture.readouterr().out.splitlines()]
+
+    async def pause(self) -> None:
+        self.said.append(self.lines())
+
+
+async def test_the_story_pauses_before_each_thing_it_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pace = Noting(capture=capsys)
+    code = await demo.play(
+        journal=tmp_path / "demo.db", host="127.0.0.1", port=0, once=True, step_timeout=60, pace=pace
     )
-    assert process.stdout is not None
+    said = [*pace.said, pace.lines()]
+    assert code == 0, said
+    before, *steps = said
+    assert before[-1].startswith("journal stream: curl"), "the first pause comes once the page is served"
+    assert [lines[0].split(":")[0].split(" ")[:2] for lines in steps] == [
+        ["created", "Secret"],
+        ["a", "late"],
+        ["fixed", "the"],
+        ["queued", "3"],
+    ], said
+    assert any(line.startswith("parked: ") for line in steps[0]), "the controller's reactions are not held"
+
+
+def test_the_pace_is_a_few_seconds_at_a_terminal_and_none_elsewhere_unless_given() -> None:
+    assert demo.pace_for(None, terminal=True) == demo.PACE > 0
+    assert demo.pace_for(None, terminal=False) == 0
+    assert demo.pace_for(0, terminal=True) == 0
+    assert demo.pace_for(0.5, terminal=False) == 0.5
+
+
+async def test_a_paced_demo_waits_before_its_first_step_until_interrupted(tmp_path: Path) -> None:
+    journal = tmp_path / "demo.db"
+    process = await started("--pace", "3600", "--journal", str(journal), "--http", "127.0.0.1:0")
     try:
-        async with asyncio.timeout(60):
-            while "journal stream: curl -sN '" not in (line := (await process.stdout.readline()).decode()):
-                assert line, "the demo ended before serving"
+        before = await lines_until(process, "the story waits 3600 s before each step")
+    finally:
+        out = await interrupted(process)
+    assert process.returncode == 130, out
+    assert "arcsm demo: interrupted before the story ended" in out
+    assert "created Secret" not in "".join(before) + out, "the pause comes before the first step"
+    observed = await harness.journaled(journal, {RecordType.OBSERVED})
+    assert not [r for r in observed if r.kind == "AutoscalingRunnerSet"], "no scale set was created"
+
+
+async def test_demo_keeps_its_http_api_to_the_bounds_it_is_given() -> None:
+    process = await started("--http", "127.0.0.1:0", "--http-max-streams", "1")
+    try:
+        line = (await lines_until(process, "journal stream: curl -sN '"))[-1]
         url = line.split("'")[1].split("/api/")[0]
         async with (
             httpx.AsyncClient(base_url=url, timeout=10) as http,
@@ -109,9 +189,7 @@ async def test_demo_keeps_its_http_api_to_the_bounds_it_is_given() -> None:
             assert second.status_code == 503
             assert "1 journal streams open" in second.json()["detail"]
     finally:
-        process.send_signal(signal.SIGINT)
-        async with asyncio.timeout(60):
-            await process.communicate()
+        await interrupted(process)
 
 
 async def test_demo_refuses_an_address_that_is_not_host_and_port(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """The lifecycle diagrams (``statemachines.diagrams``) come from the transition tables: every row and
-source phase is an edge with its trigger and guards' names, the docs page is what the tables render now,
-and ``arcsm graph`` prints them, with one-line errors for a bad kind or format."""
+source phase is an edge with its trigger and guards' names, deletion is a final state ``(deleted)`` as in
+``arcsm history`` (which prints it so: ``tests/e2e/api/test_history_command.py``), the docs page is what
+the tables render now, and ``arcsm graph`` prints them, with one-line errors for a bad kind or format."""
 
 from __future__ import annotations
 
@@ -33,9 +34,12 @@ def test_every_row_and_source_is_an_edge_with_its_trigger_and_guards(kind: str) 
     for row in lifecycle.machine.rows:
         sources = lifecycle.states if row.source == ("*",) else row.source
         guards = [g.__name__ for g in row.guards]
+        dest = "deleted" if row.trigger == "deleted" else str(row.dest) or "none"
         for source in sources:
             text = str(row.trigger) + (f" [{', '.join(guards)}]" if guards else "")
-            expected.append((str(source) or "none", str(row.dest) or "none", text))
+            expected.append((str(source) or "none", dest, text))
+    if not any(row.trigger == "deleted" for row in lifecycle.machine.rows):
+        expected += [(state or "none", "deleted", "deleted") for state in lifecycle.states]
     assert [(s, d, re.sub(r"^A\d+ ", "", t)) for s, d, t in drawn] == expected
     (graph,) = pydot.graph_from_dot_data(diagrams.dot(kind)) or [None]
     assert graph is not None, "the dot text parses"
@@ -47,7 +51,12 @@ def test_every_row_and_source_is_an_edge_with_its_trigger_and_guards(kind: str) 
     labels = {
         n.get_name(): n.get("label") for n in graph.get_nodes() if n.get_name() not in ("node", "start")
     }
-    assert labels == {(p or "none"): f'"{p or diagrams.NONE}"' for p in lifecycle.states}
+    assert labels == {
+        **{(p or "none"): f'"{p or diagrams.NONE}"' for p in lifecycle.states},
+        "deleted": '"(deleted)"',
+    }
+    (end,) = graph.get_node("deleted")
+    assert end.get("peripheries") == "2", "the end is drawn as a final state"
 
 
 def test_the_scale_set_rows_carry_their_ids() -> None:
@@ -58,6 +67,25 @@ def test_the_scale_set_rows_carry_their_ids() -> None:
         assert f": {row_id} " in text
     assert "Outdated --> Outdated : A7 parked [generation_applied]" in text
     assert "none --> Pending : A1 generation_advanced [generation_ahead]" in text
+    assert "Running --> deleted : A8 deleted [deletion_requested]" in text
+    assert "Running --> Running : A8" not in text, "A8 keeps the phase in the machine, not in the drawing"
+
+
+@pytest.mark.parametrize("kind", list(diagrams.LIFECYCLES))
+def test_every_phase_can_end_in_deleted_and_nothing_leaves_it(kind: str) -> None:
+    lifecycle = diagrams.LIFECYCLES[kind]
+    assert "deleted" not in lifecycle.states, "the end's node is no phase's"
+    text = diagrams.mermaid(kind)
+    assert '    state "(deleted)" as deleted' in text.splitlines()
+    drawn = [m.groups() for line in text.splitlines() if (m := EDGE.match(line))]
+    assert {source for source, dest, _ in drawn if dest == "deleted"} == {
+        p or "none" for p in lifecycle.states
+    }
+    assert all(
+        label.split(" [")[0].split(" ")[-1] == "deleted" for _, dest, label in drawn if dest == "deleted"
+    )
+    assert not [edge for edge in drawn if edge[0] == "deleted"]
+    assert text.splitlines()[-1] == "    deleted --> [*]", "a final state"
 
 
 def graph(*args: str) -> tuple[int, str, str]:
