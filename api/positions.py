@@ -12,8 +12,9 @@ record is answered at that record (nothing later is known), and says so in ``seq
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from api import phases
@@ -34,12 +35,26 @@ class NotThere(Exception):
 
 
 def parse_time(text: str) -> datetime:
-    """An RFC 3339 time with its zone (``2026-01-01T14:02:00Z``); ``NotThere`` 422 otherwise."""
+    """An RFC 3339 time with its zone (``2026-01-01T14:02:00Z``); ``NotThere`` 422 otherwise.
+
+    A time stands for the whole of its last digit: ``…:42.399Z`` (as ``arcsm history`` prints a record's
+    time, to the millisecond) is the last microsecond of that millisecond, so the record printed with it
+    is at or before it; a time to the second is the end of that second."""
     try:
         moment = datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
     except ValueError:
         raise NotThere(422, f"time {text!r} is not an RFC 3339 time (e.g. 2026-01-01T14:02:00Z)") from None
-    return zoned(moment, text)
+    return zoned(moment, text) + _rest_of_last_digit(text)
+
+
+_FRACTION = re.compile(r"T\d\d:\d\d:\d\d(?:[.,](\d+))?")
+
+
+def _rest_of_last_digit(text: str) -> timedelta:
+    """What is left of the last digit ``text`` gives, in microseconds: 999 for milliseconds."""
+    found = _FRACTION.search(text)
+    digits = len(found.group(1) or "") if found else 6
+    return timedelta(microseconds=10 ** max(0, 6 - digits) - 1)
 
 
 def zoned(moment: datetime, text: str) -> datetime:

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Response
+from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
@@ -155,6 +155,7 @@ AT: dict[int | str, dict[str, Any]] = {
     summary="One object as arcsm had observed and decided it at a journal position",
 )
 async def object_at(
+    request: Request,
     state: State,
     namespace: Namespace,
     plural: Plural,
@@ -166,8 +167,9 @@ async def object_at(
     time: Annotated[
         datetime | None,
         Query(
-            description="An RFC 3339 time: the last record journaled at or before it (with seq too: the "
-            "earlier of the two positions; with neither: the last record)."
+            description="An RFC 3339 time, standing for the whole of its last digit: the last record "
+            "journaled at or before it (with seq too: the earlier of the two positions; with neither: the "
+            "last record)."
         ),
     ] = None,
     if_none_match: IfNoneMatch = None,
@@ -175,7 +177,8 @@ async def object_at(
     try:
         position = seq if seq is not None else MAX_SEQ
         if time is not None:
-            moment = positions.zoned(time, time.isoformat())
+            # As written: a time stands for the whole of its last digit, as ``arcsm history --at`` reads it.
+            moment = positions.parse_time(request.query_params.get("time") or time.isoformat())
             position = min(position, await positions.seq_of_time(state.journal, moment))
         found = await positions.state_at(
             state.journal, kind=plural.kind, namespace=namespace, name=name, seq=position

@@ -117,3 +117,16 @@ def test_replay_diff_prints_the_first_difference_at_the_time_history_prints(
     as_json = arcsm("replay", str(path), "--diff", "--json")
     objects = json.loads(as_json.stdout)["objects"]
     assert [o["at"] for o in objects] == [first.at], "the JSON keeps the journal's own text"
+
+
+def test_a_time_copied_from_a_history_line_falls_on_that_lines_record(
+    journal: Path, history: dict[int, set[str]]
+) -> None:
+    # Printed to the millisecond, a record's time is before it to the microsecond: --at reads a time as
+    # the whole of its last digit, so the line's own decision is in force at the time the line shows.
+    arc = arcsm("history", "default/arc", "--journal", str(journal))
+    for seq, shown in sorted(times(arc.stdout).items())[:5]:
+        (text,) = shown
+        result = arcsm("history", "default/arc", "--journal", str(journal), "--at", text)
+        (in_force,) = re.findall(r"decision in force: seq (\d+)  ", result.stdout)
+        assert int(in_force) >= seq, (seq, text, result.stdout)
