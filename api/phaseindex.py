@@ -12,7 +12,8 @@ the items it returns, not a scan of the journal.
   skipped by the tail without a word, so a request that finds none left up to the journal's last seq
   moves the index there itself (``reached``).
 * Live: the index is ``live`` once it first reached the journal's end; until then requests do not wait
-  for it (``phases.ready_index``: a small journal is scanned, a large one answers 503).
+  for it (``phases.ready_index``: one object's history, and any request on a small journal, is scanned;
+  anything else on a large one answers 503).
 * Bounded: ``keep`` items are held (the newest; 50,000 by default). An item is held as a ``Held`` tuple
   with its repeated strings interned (about a third of a ``PhaseItem`` model's memory); the models are
   built only for the items a request returns. The oldest are dropped
@@ -28,6 +29,10 @@ the items it returns, not a scan of the journal.
 * The scale set view's validator: the seq of the last observed record about each object the view shows
   (``observed_seq``, kept only for the four ARC kinds and Pods while they exist), so its ETag changes when
   something it shows does, not on every append.
+* Filled a page at a time: until it is live, the index reads the journal ``CATCH_UP`` records per read
+  and wakes the requests waiting on it once per page (waking them per record cost a quarter of the
+  fill), then tails it from there; the event loop is held for one page at a time. (Reading only the
+  record types it folds was slower: SQLite takes the type index and sorts.)
 """
 
 from __future__ import annotations
@@ -37,12 +42,12 @@ import bisect
 import logging
 import sys
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from api import phasehistory
 from api.models import PhaseItem, PhasePage
 from store.errors import JournalClosed
-from store.ports import JournalTail
+from store.ports import JournalReader, JournalTail
 from store.records import Record, RecordType
 
 log = logging.getLogger("arcsm.api")
@@ -51,8 +56,13 @@ KEEP = 50_000  # items held in memory
 RESTART = 0.5  # seconds before following again after an error, doubled per failure in a row
 RESTART_MAX = 30.0
 OBSERVED_KINDS = phasehistory.KINDS | {"Pod"}
+CATCH_UP = 1_000  # records read at a time while the index first fills
 
 Key = tuple[str, str, str]
+
+
+class Followed(JournalReader, JournalTail, Protocol):
+    """What the index follows: a journal it reads while it fills, then tails."""
 
 
 class Held(NamedTuple):
@@ -166,7 +176,7 @@ class PhaseIndex:
         async with self._folded:
             self._folded.notify_all()
 
-    async def follow(self, journal: JournalTail) -> None:
+    async def follow(self, journal: Followed) -> None:
         """Fold every record of ``journal`` from its first, then each new one, until the journal closes or
         the task is cancelled; after any other error, log it and follow again from the last record folded
         (requests scan meanwhile)."""
@@ -195,9 +205,11 @@ class PhaseIndex:
             await asyncio.sleep(delay)
             delay = min(RESTART_MAX, delay * 2)
 
-    async def _follow(self, journal: JournalTail) -> None:
+    async def _follow(self, journal: Followed) -> None:
         self.following = True
         try:
+            if not self.live:
+                await self._fill(journal)
             async for record in journal.tail(after=self.seq):
                 self.feed(record)
                 if not self.live and self.seq >= journal.last_seq:
@@ -208,6 +220,20 @@ class PhaseIndex:
             self.following = False
             async with self._folded:
                 self._folded.notify_all()
+
+    async def _fill(self, journal: Followed) -> None:
+        """Fold every record up to the journal's last seq now, a page at a time."""
+        tip = journal.last_seq
+        while self.seq < tip:
+            batch = await journal.read(after=self.seq, through=tip, limit=CATCH_UP)
+            for record in batch:
+                self.feed(record)
+            if len(batch) < CATCH_UP:
+                self.seq = tip  # retention pruned the rest up to the tip
+            async with self._folded:
+                self._folded.notify_all()
+        if self.seq >= journal.last_seq:
+            self.live = True
 
     async def caught_up(self, seq: int) -> bool:
         """Wait until every record up to ``seq`` is folded; False when the index does not follow."""

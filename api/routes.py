@@ -4,9 +4,9 @@
 The phase history routes leave out the items that re-affirm a phase (from = to) unless asked
 ``?include=reaffirmed``; an object's history ends with its deletion (``phasehistory``). History answers
 carry an ETag (``etags``); a bad parameter is a 422 and an object the journal holds nothing about a 404,
-each with a one-line ``detail`` (``errors``). The phase history routes and the scale set answer 503
-with Retry-After while the phase history index first folds a large journal (``phases.Loading``). Every
-route only reads.
+each with a one-line ``detail`` (``errors``). While the phase history index first folds a large journal,
+``/phases`` across objects answers 503 with Retry-After (``phases.Loading``); one object's history and
+the scale set are read from that object's records meanwhile. Every route only reads.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def _loaded() -> Iterator[None]:
 @router.get(
     "/namespaces/{namespace}/{plural}/{name}/phases",
     response_model=PhasePage,
-    responses={**HISTORY, **errors.NOT_FOUND, **LOADING},
+    responses={**HISTORY, **errors.NOT_FOUND},
     summary="One object's phase history, oldest first",
 )
 async def object_phases(
@@ -128,17 +128,16 @@ async def object_phases(
             status_code=404,
             detail=f"the journal holds nothing about {kind} {namespace}/{name}; check the namespace and name",
         )
-    with _loaded():
-        found = await phases.served_page(
-            state.phases,
-            state.journal,
-            after=after,
-            limit=limit,
-            kind=kind,
-            namespace=namespace,
-            name=name,
-            reaffirmed=_reaffirmed(include),
-        )
+    found = await phases.served_page(
+        state.phases,
+        state.journal,
+        after=after,
+        limit=limit,
+        kind=kind,
+        namespace=namespace,
+        name=name,
+        reaffirmed=_reaffirmed(include),
+    )
     return _history(state, found, if_none_match)
 
 
@@ -335,14 +334,13 @@ def _seq(text: str | None) -> int:
 @router.get(
     "/namespaces/{namespace}/autoscalingrunnersets/{name}",
     response_model=ScaleSetView,
-    responses={**HISTORY, **errors.NOT_FOUND, **LOADING},
+    responses={**HISTORY, **errors.NOT_FOUND},
     summary="A scale set as arcsm sees it now",
 )
 async def scale_set(
     state: State, namespace: Namespace, name: Name, if_none_match: IfNoneMatch = None
 ) -> Response:
-    with _loaded():
-        found = await scalesets.view(state.journal, namespace, name, index=state.phases)
+    found = await scalesets.view(state.journal, namespace, name, index=state.phases)
     if found is None:
         raise HTTPException(status_code=404, detail=await _gone(state, namespace, name))
     return etags.respond(found, if_none_match)
@@ -351,10 +349,9 @@ async def scale_set(
 async def _gone(state: ApiState, namespace: str, name: str) -> str:
     """Why the scale set view has nothing to show: deleted (its history's end), or never observed."""
     kind = Kind.AUTOSCALING_RUNNER_SET
-    with _loaded():
-        ended = await phases.served_last(
-            state.phases, state.journal, kind=kind, namespace=namespace, name=name, count=1
-        )
+    ended = await phases.served_last(
+        state.phases, state.journal, kind=kind, namespace=namespace, name=name, count=1
+    )
     if ended and ended[-1].to is None:
         return (
             f"{kind} {namespace}/{name} was deleted (seq {ended[-1].seq}); its history stays at "

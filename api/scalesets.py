@@ -72,7 +72,7 @@ async def view(
     journal: JournalView, namespace: str, name: str, *, index: PhaseIndex | None = None
 ) -> ScaleSetView | None:
     """The scale set ``namespace/name`` now, or None when the projection does not hold it."""
-    ready = await phases.ready_index(index, journal)
+    ready = await phases.ready_index(index, journal, scoped=True)
     objects, seq = journal.projection, journal.last_seq
     ars = objects.get(phases.Kind.AUTOSCALING_RUNNER_SET, namespace, name)
     if ars is None:

@@ -15,6 +15,7 @@ import pytest
 from api import phaseindex, phases
 from api.app import create_app
 from api.phaseindex import PhaseIndex
+from api.ports import ReadinessReport
 from store.projection import Projection
 from store.records import Record, RecordType, Seq
 from tests.helpers import eventually
@@ -118,8 +119,8 @@ async def test_the_index_follows_again_after_an_error(
     index = PhaseIndex(phases.items_of)
     with caplog.at_level(logging.ERROR, logger="arcsm.api"):
         async for _ in following(index, journal):
-            await eventually(lambda: index.seq == 2, what="the index folded the journal after two failures")
-    assert index.restarts == 2 and journal.tails == 3
+            await eventually(lambda: journal.tails == 3, what="the index tailing again after two failures")
+    assert index.restarts == 2 and index.seq == 2
     lines = [r.getMessage() for r in caplog.records if "phase history index" in r.getMessage()]
     assert len(lines) == 2 and all("disk I/O error" in line and "\n" not in line for line in lines)
     assert [i.to for i in index.page(after=0, limit=10).items] == ["Pending", "Running"]  # type: ignore[union-attr]
@@ -154,3 +155,61 @@ def test_past_keep_trimmed_objects_every_object_counts_as_trimmed() -> None:
     for seq in range(1, 10):
         index.feed(decided(seq, "Pending", name=f"r{seq}"))
     assert index.trimmed((ARS, "default", "never-seen"))
+
+
+async def test_one_objects_history_and_its_scale_set_are_read_from_its_records_while_the_index_loads() -> (
+    None
+):
+    big = phases.SCAN_WHILE_LOADING + 1
+    index = PhaseIndex(phases.items_of)
+    journal = ListJournal([decided(big, "Pending")], last_seq=big)
+    with pytest.raises(phases.Loading):
+        await phases.ready_index(index, journal)
+    assert await phases.ready_index(index, journal, scoped=True) is None, "scanned, not refused"
+    app = create_app(journal, readiness=NoController())  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=app)  # no lifespan: the index never starts following
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
+        answer = await http.get("/api/v1/namespaces/default/autoscalingrunnersets/arc/phases")
+    assert answer.status_code == 200
+    assert [item["to"] for item in answer.json()["items"]] == ["Pending"]
+
+
+class NoController:
+    def report(self) -> ReadinessReport:
+        return ReadinessReport(journal_writable=True, synced=True, role="none")
+
+
+def effect(seq: int, body: dict[str, object], *, type_: RecordType = RecordType.EFFECT) -> Record:
+    return Record(type=type_, kind=ARS, namespace="default", name="arc", body=body, seq=Seq(seq), at="t")
+
+
+def warning(seq: int, reason: str, *, event_type: str = "Warning", name: str = "arc") -> Record:
+    target = {"kind": ARS, "namespace": "default", "name": name}
+    body = {"type": "EmitEvent", "target": target, "event_type": event_type, "reason": reason, "message": "m"}
+    return effect(seq, body)
+
+
+class ReadCounting(ListJournal):
+    """A ListJournal that counts the records each read returned."""
+
+    def __init__(self, records: list[Record]) -> None:
+        super().__init__(records)
+        self.pages: list[int] = []
+
+    async def read(self, **filters: object) -> list[Record]:  # type: ignore[override]
+        found = await super().read(**filters)  # type: ignore[arg-type]
+        self.pages.append(len(found))
+        return found
+
+
+async def test_the_index_fills_a_page_at_a_time_then_tails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(phaseindex, "CATCH_UP", 2)
+    result = effect(2, {"ok": True}, type_=RecordType.EFFECT_RESULT)
+    records = [decided(1, "Pending"), result, warning(3, "Refused"), decided(4, "Running"), effect(5, {})]
+    journal = ReadCounting(records)
+    index = PhaseIndex(phases.items_of)
+    async for _ in following(index, journal):
+        await eventually(lambda: index.live, what="the index filled")
+        assert index.seq == 5 and journal.pages == [2, 2, 1], "CATCH_UP (2) records a read"
+        assert journal.tails == 1, "then it tails"
+        assert [i.to for i in index.page(after=0, limit=10).items] == ["Pending", "Running"]  # type: ignore[union-attr]
