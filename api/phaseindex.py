@@ -29,6 +29,9 @@ the items it returns, not a scan of the journal.
 * The scale set view's validator: the seq of the last observed record about each object the view shows
   (``observed_seq``, kept only for the four ARC kinds and Pods while they exist), so its ETag changes when
   something it shows does, not on every append.
+* Warnings: the last Warning Event arcsm emitted about each object (an ``EmitEvent`` effect record whose
+  event type is Warning, ``warning``), kept while the object exists (its DELETED drops it), for the
+  fleet overview and the scale set view.
 * Filled a page at a time: until it is live, the index reads the journal ``CATCH_UP`` records per read
   and wakes the requests waiting on it once per page (waking them per record cost a quarter of the
   fill), then tails it from there; the event loop is held for one page at a time. (Reading only the
@@ -41,11 +44,12 @@ import asyncio
 import bisect
 import logging
 import sys
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple, Protocol
 
 from api import phasehistory
 from api.models import PhaseItem, PhasePage
+from statemachines.jsonvalues import section, str_or_none
 from store.errors import JournalClosed
 from store.ports import JournalReader, JournalTail
 from store.records import Record, RecordType
@@ -63,6 +67,35 @@ Key = tuple[str, str, str]
 
 class Followed(JournalReader, JournalTail, Protocol):
     """What the index follows: a journal it reads while it fills, then tails."""
+
+
+class Warned(NamedTuple):
+    """The last Warning Event arcsm emitted about an object (``EmitEvent`` effect record)."""
+
+    seq: int
+    at: str
+    kind: str
+    namespace: str
+    name: str
+    reason: str
+    message: str
+
+    @classmethod
+    def of(cls, record: Record) -> Warned | None:
+        """The Warning ``record`` emits, or None (another effect, or a Normal Event)."""
+        body = record.body
+        if body.get("type") != "EmitEvent" or body.get("event_type") != "Warning":
+            return None
+        target = section(body, "target")
+        return cls(
+            record.seq or 0,
+            record.at,
+            str_or_none(target.get("kind")) or record.kind,
+            str_or_none(target.get("namespace")) or record.namespace,
+            str_or_none(target.get("name")) or record.name,
+            str_or_none(body.get("reason")) or "",
+            str_or_none(body.get("message")) or "",
+        )
 
 
 class Held(NamedTuple):
@@ -128,6 +161,7 @@ class PhaseIndex:
         self._items: list[Held] = []
         self._by_object: dict[Key, list[Held]] = {}  # lists: a deque holds a block of about 600 bytes
         self._observed: dict[Key, int] = {}
+        self._warnings: dict[Key, Warned] = {}
         self._folded = asyncio.Condition()
 
     # -- feeding ---------------------------------------------------------------------------------------------
@@ -142,8 +176,11 @@ class PhaseIndex:
             key = (record.kind, record.namespace, record.name)
             if record.body.get("event") == "DELETED":
                 self._observed.pop(key, None)
+                self._warnings.pop(key, None)
             else:
                 self._observed[key] = record.seq or 0
+        elif record.type is RecordType.EFFECT and (warned := Warned.of(record)) is not None:
+            self._warnings[(warned.kind, warned.namespace, warned.name)] = warned
         self.seq = max(self.seq, record.seq or 0)
         if len(self._items) > self.keep + self.keep // 4:  # trim in batches: amortised O(1) per item
             self._drop(len(self._items) - self.keep)
@@ -293,6 +330,28 @@ class PhaseIndex:
                 if len(newest) == count:
                     break
         return newest[::-1]
+
+    def newest(
+        self, *, kind: str, count: int, keep: Callable[[str, str], bool] = lambda namespace, name: True
+    ) -> list[PhaseItem]:
+        """The newest ``count`` phase changes (no re-affirmations, no ends) of objects of ``kind`` that
+        ``keep(namespace, name)`` accepts, newest first."""
+        found: list[PhaseItem] = []
+        for item in reversed(self._items):
+            if len(found) >= count:
+                break
+            if (
+                item.kind == kind
+                and item.to is not None
+                and not phasehistory.reaffirms(item)
+                and keep(item.namespace, item.name)
+            ):
+                found.append(item.as_item())
+        return found
+
+    def warning(self, key: Key) -> Warned | None:
+        """The last Warning Event emitted about the object ``key`` while it exists, if any."""
+        return self._warnings.get(key)
 
     def observed_seq(self, keys: Iterable[Key]) -> int:
         """The seq of the last observed record about any of ``keys`` (0 for none)."""

@@ -1,4 +1,5 @@
-"""The /api/v1 routes: phase history, journal records and their stream, and a scale set now.
+"""The /api/v1 routes: phase history, journal records and their stream, the fleet, and a scale set now
+with its runners.
 
 ``/at?seq=N`` (or ``?time=``) answers one object as the journal had it at a position (``positions``).
 The phase history routes leave out the items that re-affirm a phase (from = to) unless asked
@@ -22,8 +23,17 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Resp
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from api import errors, etags, journalfeed, phases, positions, scalesets
-from api.models import JournalPage, ObjectAt, PhasePage, Problem, Replica, ScaleSetView
+from api import errors, etags, fleet, journalfeed, phases, positions, runners, scalesets
+from api.models import (
+    FleetPage,
+    JournalPage,
+    ObjectAt,
+    PhasePage,
+    Problem,
+    Replica,
+    RunnerPage,
+    ScaleSetView,
+)
 from api.phases import Kind, Plural
 from api.state import ApiState, of
 from store.records import RecordType
@@ -341,6 +351,86 @@ async def scale_set(
     state: State, namespace: Namespace, name: Name, if_none_match: IfNoneMatch = None
 ) -> Response:
     found = await scalesets.view(state.journal, namespace, name, index=state.phases)
+    if found is None:
+        raise HTTPException(status_code=404, detail=await _gone(state, namespace, name))
+    return etags.respond(found, if_none_match)
+
+
+Offset = Annotated[int, Query(ge=0, le=MAX_SEQ, description="Skip this many items of the list.")]
+
+
+class ReadyStatus(enum.StrEnum):
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+@router.get(
+    "/fleet",
+    response_model=FleetPage,
+    responses=HISTORY,
+    summary="Every scale set with what to check first, filtered and paged; the fleet counted",
+)
+async def fleet_overview(
+    state: State,
+    namespace: Annotated[str | None, Query(description="Only scale sets in this namespace.")] = None,
+    search: Annotated[
+        str | None, Query(max_length=253, description="Only scale sets whose name holds this text.")
+    ] = None,
+    phase: Annotated[
+        str | None, Query(max_length=63, description='Only scale sets in this phase ("": none yet).')
+    ] = None,
+    ready: Annotated[
+        ReadyStatus | None, Query(description="Only scale sets whose Ready condition has this status.")
+    ] = None,
+    order: Annotated[
+        fleet.Order,
+        Query(
+            description="attention: Outdated or badly configured first, then not Ready, then with failed "
+            "runners, each by namespace and name; name; changed: the newest change first."
+        ),
+    ] = fleet.Order.ATTENTION,
+    offset: Offset = 0,
+    limit: Limit = 100,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    found = await fleet.overview(
+        state.journal,
+        state.phases,
+        namespace=namespace,
+        search=search,
+        phase=phase,
+        ready=None if ready is None else ready.value,
+        order=order,
+        offset=offset,
+        limit=limit,
+    )
+    return etags.respond(found, if_none_match)
+
+
+@router.get(
+    "/namespaces/{namespace}/autoscalingrunnersets/{name}/runners",
+    response_model=RunnerPage,
+    responses={**HISTORY, **errors.NOT_FOUND},
+    summary="A scale set's runners, alive or deleted, a page at a time",
+)
+async def scale_set_runners(
+    state: State,
+    namespace: Namespace,
+    name: Name,
+    listed: Annotated[
+        runners.Listed,
+        Query(
+            alias="state",
+            description="live: the runners that exist now, failed first, then pending, running, the rest; "
+            "deleted: those its runner set saw deleted, newest first.",
+        ),
+    ] = runners.Listed.LIVE,
+    offset: Offset = 0,
+    limit: Limit = 100,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    found = await runners.page(state.journal, namespace, name, listed=listed, offset=offset, limit=limit)
     if found is None:
         raise HTTPException(status_code=404, detail=await _gone(state, namespace, name))
     return etags.respond(found, if_none_match)

@@ -213,3 +213,30 @@ async def test_the_index_fills_a_page_at_a_time_then_tails(monkeypatch: pytest.M
         assert index.seq == 5 and journal.pages == [2, 2, 1], "CATCH_UP (2) records a read"
         assert journal.tails == 1, "then it tails"
         assert [i.to for i in index.page(after=0, limit=10).items] == ["Pending", "Running"]  # type: ignore[union-attr]
+        warned = index.warning((ARS, "default", "arc"))
+        assert warned is not None and (warned.reason, warned.seq) == ("Refused", 3)
+
+
+def test_the_last_warning_of_an_object_is_kept_while_it_exists() -> None:
+    index = PhaseIndex(phases.items_of)
+    index.feed(warning(1, "First"))
+    index.feed(warning(2, "Second"))
+    index.feed(warning(3, "Fine", event_type="Normal"))
+    index.feed(
+        effect(4, {"type": "MergePatch", "target": {"kind": ARS, "namespace": "default", "name": "arc"}})
+    )
+    index.feed(warning(5, "Other", name="other"))
+    warned = index.warning((ARS, "default", "arc"))
+    assert warned is not None and (warned.reason, warned.seq, warned.at) == ("Second", 2, "t")
+    gone = Record(
+        type=RecordType.OBSERVED,
+        kind=ARS,
+        namespace="default",
+        name="arc",
+        body={"event": "DELETED", "object": {"metadata": {"name": "arc", "namespace": "default"}}},
+        seq=Seq(6),
+        at="t",
+    )
+    index.feed(gone)
+    assert index.warning((ARS, "default", "arc")) is None
+    assert index.warning((ARS, "default", "other")) is not None
