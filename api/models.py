@@ -260,6 +260,12 @@ class RunnerPage(BaseModel):
     items: list[RunnerRow]
     live: int = Field(description="The runners of its runner set that exist now.")
     deleted: int = Field(description="The runners of its runner set the journal saw deleted.")
+    last_seq: int = Field(
+        default=0,
+        serialization_alias="lastSeq",
+        description="The journal's last seq when answered: follow the journal stream from it for what "
+        "changes next.",
+    )
 
 
 class Health(BaseModel):

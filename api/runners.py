@@ -8,7 +8,8 @@
   runner set that was replaced took its deleted runners' history with it (they named its uid).
 
 Either list answers how many there are of both (``live``, ``deleted``), so the page shows both counts with
-one request. None when the projection holds no such scale set.
+one request, and the journal's last seq (``lastSeq``), where a stream of what changes next starts. None
+when the projection holds no such scale set.
 """
 
 from __future__ import annotations
@@ -80,4 +81,11 @@ async def page(
     else:
         items = [row(section(r.body, "object"), r) for r in gone.records]
         total = gone.total
-    return RunnerPage(total=total, offset=offset, items=items, live=len(alive), deleted=gone.total)
+    return RunnerPage(
+        total=total,
+        offset=offset,
+        items=items,
+        live=len(alive),
+        deleted=gone.total,
+        last_seq=journal.last_seq,
+    )

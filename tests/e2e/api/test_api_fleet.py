@@ -122,6 +122,7 @@ async def test_a_page_of_the_fleet_is_the_slice_asked_for(client: httpx.AsyncCli
 async def test_a_scale_sets_runners_alive_first_and_deleted_apart(client: httpx.AsyncClient) -> None:
     live = (await client.get(RUNNERS)).json()
     assert (live["live"], live["deleted"], live["total"]) == (2, 3, 2)
+    assert live["lastSeq"] == len(fleetworld.fleet()), "where a stream of what follows starts"
     assert [r["name"] for r in live["items"]] == ["calm-a", "calm-b"]
     assert all(r["deletedAt"] is None and r["phase"] == "Running" for r in live["items"])
     deleted = (await client.get(RUNNERS, params={"state": "deleted", "limit": 2})).json()
