@@ -298,29 +298,32 @@ export class ScaleSetView {
     return owners.some((ref) => ref && ref.kind === ERS && ref.name === set);
   }
 
-  // A record of the namespace: a runner's new status straight into its row; anything else of this scale
-  // set makes the server be asked again (coalesced).
-  apply(record) {
-    if (!record) {
-      this.refresher.ask();
-      return;
-    }
-    if (record.kind === ER) {
-      if (record.type === "observed" && this.ours(record)) {
-        const event = record.body.event;
-        if (event === "MODIFIED") {
-          this.live.patch((item) => item.name === record.name, (item) => runnerRow(record.body.object, item));
-        }
-        this.refresher.ask(); // the counts, and a runner added or gone
-      } else if (this.runnerHistory && record.name === this.runnerHistory.name && record.type === "decision") {
-        this.refresher.ask();
-      }
-      return;
-    }
+  // A batch of the namespace's records: each runner's newest status straight into its row (one redraw of
+  // the rows on screen for the batch); anything else of this scale set makes the server be asked again
+  // (coalesced). An empty batch (a poll while the stream is down) asks again.
+  apply(records) {
+    const newest = new Map(); // runner name -> its last observed object in the batch
+    let ask = !records.length;
     const set = this.view && this.view.runnerSet ? this.view.runnerSet.name : null;
-    if ((record.kind === ARS && record.name === this.name) || (record.kind === ERS && record.name === set)) {
-      this.refresher.ask();
+    for (const record of records) {
+      if (record.kind === ER) {
+        if (record.type === "observed" && this.ours(record)) {
+          if (record.body.event === "MODIFIED") newest.set(record.name, record.body.object);
+          ask = true; // the counts, and a runner added or gone
+        } else if (this.runnerHistory && record.name === this.runnerHistory.name) {
+          ask = true;
+        }
+      } else if ((record.kind === ARS && record.name === this.name) || (record.kind === ERS && record.name === set)) {
+        ask = true;
+      }
     }
+    if (newest.size) {
+      this.live.patch(
+        (item) => newest.has(item.name),
+        (item) => runnerRow(newest.get(item.name), item),
+      );
+    }
+    if (ask) this.refresher.ask();
   }
 
   async start() {
@@ -336,7 +339,7 @@ export class ScaleSetView {
     const query = new URLSearchParams({ namespace: this.namespace });
     for (const type of ["observed", "decision", "effect"]) query.append("type", type);
     for (const kind of [ARS, ERS, ER]) query.append("kind", kind);
-    const main = new Follower(query, (record) => this.apply(record));
+    const main = new Follower(query, (records) => this.apply(records));
     main.start(this.lastSeq);
     this.followers.push(main);
     if (this.view && this.view.listener) {

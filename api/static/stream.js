@@ -1,27 +1,34 @@
 // Following the journal: server-sent events of the records a view shows (api/v1/journal/stream, filtered
-// by kind, type and namespace on the server), each handed to the view as it arrives. The status says
-// "connecting" until the stream opens, "live" while it is open, "reconnecting" while the browser retries
-// by itself; only once the browser gave up (the stream refused) does the view poll instead, and a new
-// stream is tried later. A view applies records as they come and coalesces what it must ask the server
-// again (``Throttle``): never a request, nor a re-render of everything, per record.
+// by kind, type and namespace on the server), handed to the view in batches. The browser dispatches every
+// event of a chunk it received in one task, so a burst of a thousand records arrives at once: an event
+// only queues its text, and the queue is parsed and handed over a slice at a time (SLICE_MS of work, then
+// the main thread is given back), so no burst holds the page. The status says "connecting" until the
+// stream opens, "live" while it is open, "reconnecting" while the browser retries by itself; only once the
+// browser gave up (the stream refused) does the view poll instead, and a new stream is tried later. A
+// view applies a batch at once and coalesces what it must ask the server again (``Throttle``): never a
+// request, nor a re-render of everything, per record.
 
 import { setStatus } from "./format.js";
 
 const POLL_MS = 5000;
 const RETRY_MS = 30000;
+const SLICE_MS = 8;
 
 export class Follower {
-  // ``query``: the stream's filters (URLSearchParams); ``onRecord(record)`` per record, ``onRecord(null)``
-  // per poll while the stream is down; ``quiet``: leave the page's status alone (a second stream).
-  constructor(query, onRecord, { quiet = false } = {}) {
+  // ``query``: the stream's filters (URLSearchParams); ``onRecords(records)`` per batch, in journal order,
+  // ``onRecords([])`` per poll while the stream is down; ``quiet``: leave the page's status alone (a
+  // second stream).
+  constructor(query, onRecords, { quiet = false } = {}) {
     this.query = query;
-    this.onRecord = onRecord;
+    this.onRecords = onRecords;
     this.quiet = quiet;
     this.source = null;
     this.poller = null;
     this.retry = null;
     this.after = 0;
     this.stopped = false;
+    this.queue = []; // the text of records received, not yet handed over
+    this.draining = false;
   }
 
   status(state, text) {
@@ -45,9 +52,12 @@ export class Follower {
       this.status("live", "live");
     };
     source.addEventListener("record", (event) => {
-      const record = JSON.parse(event.data);
-      this.after = Math.max(this.after, record.seq || 0);
-      this.onRecord(record);
+      this.after = Math.max(this.after, Number(event.lastEventId) || 0);
+      this.queue.push(event.data);
+      if (!this.draining) {
+        this.draining = true;
+        setTimeout(() => this.drain(), 0);
+      }
     });
     source.onerror = () => {
       if (this.source !== source || this.stopped) return;
@@ -63,9 +73,25 @@ export class Follower {
     };
   }
 
+  // Parse and hand over the queued records for SLICE_MS at most, then give the main thread back.
+  drain() {
+    if (this.stopped) return;
+    const began = performance.now();
+    const batch = [];
+    let taken = 0;
+    while (taken < this.queue.length && performance.now() - began < SLICE_MS) {
+      batch.push(JSON.parse(this.queue[taken]));
+      taken += 1;
+    }
+    this.queue.splice(0, taken);
+    this.onRecords(batch);
+    if (this.queue.length) setTimeout(() => this.drain(), 0);
+    else this.draining = false;
+  }
+
   poll() {
     this.status("polling", `the journal stream is refused: polling every ${POLL_MS / 1000} s`);
-    if (!this.poller) this.poller = setInterval(() => this.onRecord(null), POLL_MS);
+    if (!this.poller) this.poller = setInterval(() => this.onRecords([]), POLL_MS);
   }
 
   stop() {
