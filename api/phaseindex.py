@@ -24,6 +24,12 @@ the items it returns, not a scan of the journal.
   ``keep`` of them, every object counts as trimmed), so an object's last items come from memory unless
   it lost some. Retention may since have pruned the records of items the index still holds; the index
   keeps serving them (history is worth more than the seqs it came from).
+* Scale sets kept whole: the items of scale sets, runner sets and listeners (``KEPT``) stay with their
+  object when the oldest are dropped, up to ``KEPT_ITEMS`` per object (past that its oldest go and it
+  counts as trimmed), until the object's history has ended before the horizon. On a journal of 20,000
+  runners the runners' items fill ``keep`` many times over, and without this every scale set view and
+  history would be a scan of the scale set's records (each runner's change observes it again); these
+  objects are few, so the memory stays bounded by the fleet, not by the journal.
 * Resilient: an error while following is logged and the follow restarts where it stopped, after a backoff
   that doubles from ``RESTART`` up to ``RESTART_MAX`` seconds (back to ``RESTART`` once a record folds).
 * The scale set view's validator: the seq of the last observed record about each object the view shows
@@ -61,6 +67,8 @@ RESTART = 0.5  # seconds before following again after an error, doubled per fail
 RESTART_MAX = 30.0
 OBSERVED_KINDS = phasehistory.KINDS | {"Pod"}
 CATCH_UP = 1_000  # records read at a time while the index first fills
+KEPT = frozenset({"AutoscalingRunnerSet", "EphemeralRunnerSet", "AutoscalingListener"})
+KEPT_ITEMS = 1_000  # items a kept object holds at most
 
 Key = tuple[str, str, str]
 
@@ -158,6 +166,8 @@ class PhaseIndex:
         self.restarts = 0
         self._history = phasehistory.History(items_of_decision)
         self._trimmed: set[Key] | None = set()  # None: too many to track, every object may have lost items
+        self.kept_items = KEPT_ITEMS if keep else 0  # an index that keeps nothing keeps no scale set either
+        self._kept_trimmed: set[Key] | None = set()  # the objects of KEPT kinds that lost items
         self._items: list[Held] = []
         self._by_object: dict[Key, list[Held]] = {}  # lists: a deque holds a block of about 600 bytes
         self._observed: dict[Key, int] = {}
@@ -187,8 +197,12 @@ class PhaseIndex:
 
     def _drop(self, count: int) -> None:
         dropped, self._items = self._items[:count], self._items[count:]
+        kept: set[Key] = set()
         for item in dropped:
             key = (item.kind, item.namespace, item.name)
+            if item.kind in KEPT and self.kept_items:
+                kept.add(key)  # stays with its object: see below
+                continue
             held = self._by_object.get(key)
             if self._trimmed is not None:
                 self._trimmed.add(key)
@@ -199,9 +213,27 @@ class PhaseIndex:
                 if not held:
                     del self._by_object[key]
         self.horizon = max(self.horizon, dropped[-1].seq)
+        for key in kept:
+            held = self._by_object.get(key)
+            if not held:
+                continue
+            if held[-1].to is None and held[-1].seq <= self.horizon:  # it ended before the horizon
+                del self._by_object[key]
+                self._trim_kept(key)
+            elif len(held) > self.kept_items:
+                del held[: len(held) - self.kept_items]
+                self._trim_kept(key)
+
+    def _trim_kept(self, key: Key) -> None:
+        if self._kept_trimmed is not None:
+            self._kept_trimmed.add(key)
+            if len(self._kept_trimmed) > self.keep:
+                self._kept_trimmed = None
 
     def trimmed(self, key: Key) -> bool:
         """Whether the index dropped items of the object ``key``."""
+        if key[0] in KEPT and self.kept_items:
+            return self._kept_trimmed is None or key in self._kept_trimmed
         return self._trimmed is None or key in self._trimmed
 
     async def reached(self, seq: int) -> None:
@@ -291,7 +323,8 @@ class PhaseIndex:
         reaffirmed: bool = True,
     ) -> PhasePage | None:
         """As ``phases.page`` answers, from memory; None when items after ``after`` may have been dropped."""
-        if after < self.horizon:
+        whole = kind in KEPT and namespace is not None and name is not None
+        if after < self.horizon and not (whole and not self.trimmed((str(kind), str(namespace), str(name)))):
             return None
         if kind is not None and namespace is not None and name is not None:
             candidates: Iterable[Held] = _after(list(self._by_object.get((kind, namespace, name), ())), after)

@@ -24,11 +24,11 @@ from tests.unit.api.listreader import ListReader
 ARS = "AutoscalingRunnerSet"
 
 
-def decided(seq: int, to: str, *, name: str = "arc") -> Record:
-    subject = {"kind": ARS, "namespace": "default", "name": name}
+def decided(seq: int, to: str, *, name: str = "arc", kind: str = ARS) -> Record:
+    subject = {"kind": kind, "namespace": "default", "name": name}
     return Record(
         type=RecordType.DECISION,
-        kind=ARS,
+        kind=kind,
         namespace="default",
         name=name,
         uid=f"u-{name}",
@@ -127,25 +127,27 @@ async def test_the_index_follows_again_after_an_error(
 
 
 async def test_an_object_that_lost_no_items_is_served_from_memory_after_a_trim() -> None:
-    # "busy" decides often and loses its oldest items; "calm" decided once, lately, and keeps it.
+    # Runners (a scale set keeps its items whole): "busy" decides often and loses its oldest items;
+    # "calm" decided once, lately, and keeps it.
+    er = "EphemeralRunner"
     records = [
-        *(decided(seq, "Running", name="busy") for seq in range(1, 11)),
-        decided(11, "Pending", name="calm"),
+        *(decided(seq, "Running", name="busy", kind=er) for seq in range(1, 11)),
+        decided(11, "Pending", name="calm", kind=er),
     ]
     journal = ListJournal(records)
     index = PhaseIndex(phases.items_of, keep=4)
     for record in records:
         index.feed(record)
     await index.reached(journal.last_seq)
-    assert index.horizon > 1 and index.trimmed((ARS, "default", "busy"))
-    assert not index.trimmed((ARS, "default", "calm"))
+    assert index.horizon > 1 and index.trimmed((er, "default", "busy"))
+    assert not index.trimmed((er, "default", "calm"))
 
-    calm = await phases.served_last(index, journal, kind=ARS, namespace="default", name="calm", count=5)
+    calm = await phases.served_last(index, journal, kind=er, namespace="default", name="calm", count=5)
     assert journal.reads == 0, "no scan for an object that lost nothing"
-    assert calm == await phases.last(journal, kind=ARS, namespace="default", name="calm", count=5)
+    assert calm == await phases.last(journal, kind=er, namespace="default", name="calm", count=5)
 
     reads = journal.reads
-    busy = await phases.served_last(index, journal, kind=ARS, namespace="default", name="busy", count=5)
+    busy = await phases.served_last(index, journal, kind=er, namespace="default", name="busy", count=5)
     assert journal.reads > reads, "an object that lost items is scanned"
     assert [i.seq for i in busy] == [6, 7, 8, 9, 10]
 
@@ -153,8 +155,10 @@ async def test_an_object_that_lost_no_items_is_served_from_memory_after_a_trim()
 def test_past_keep_trimmed_objects_every_object_counts_as_trimmed() -> None:
     index = PhaseIndex(phases.items_of, keep=2)
     for seq in range(1, 10):
-        index.feed(decided(seq, "Pending", name=f"r{seq}"))
-    assert index.trimmed((ARS, "default", "never-seen"))
+        index.feed(decided(seq, "Pending", name=f"r{seq}", kind="EphemeralRunner"))
+    assert index.trimmed(("EphemeralRunner", "default", "never-seen"))
+    # A scale set's items are kept whole, so one never seen has none: nothing to scan for.
+    assert not index.trimmed((ARS, "default", "never-seen"))
 
 
 async def test_one_objects_history_and_its_scale_set_are_read_from_its_records_while_the_index_loads() -> (
