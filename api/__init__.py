@@ -12,6 +12,8 @@ It reads the journal and never writes it. Modules, by what they hold:
 * ``phases`` — phase history pages, from decision records and the observed phase changes between them
   (``phasehistory`` folds them; ``phaseindex`` keeps them in memory per app); ``journalfeed`` — raw
   records as served, and their event stream; ``scalesets`` — a scale set as the projection shows it now;
+  ``fleet`` — every scale set with what to check first, paged; ``runners`` — a scale set's runners,
+  alive or deleted, paged;
 * ``models`` — the JSON shapes (the contract); ``etags``, ``errors``, ``health``, ``metrics``;
 * ``ports`` — what the API reads (the journal, readiness, the controller's counters). A journal file read
   beside the controller that holds it (``arcsm history``) is ``store.readonly.ReadOnlyJournal``.

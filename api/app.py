@@ -3,7 +3,9 @@
     GET /api/v1/namespaces/{namespace}/{plural}/{name}/phases   one object's phase history
     GET /api/v1/phases                                          transitions across objects
     GET /api/v1/journal, /api/v1/journal/stream                 raw records, and server-sent events
+    GET /api/v1/fleet                                           every scale set, filtered and paged
     GET /api/v1/namespaces/{namespace}/autoscalingrunnersets/{name}   a scale set now
+    GET /api/v1/namespaces/{namespace}/autoscalingrunnersets/{name}/runners   its runners, a page
     GET /healthz, /readyz, /metrics, /openapi.json, and the timeline page (``api.pages``)
     GET /debug/stacks, /debug/profile                           when asked for (``api.debugging``)
 
@@ -14,9 +16,9 @@ of about 3 MB of minified JavaScript, refreshed when someone asks, that every co
 for a page no probe or collector reads. ``/openapi.json`` stays: any OpenAPI viewer on a workstation
 renders it, and the timeline page at ``/`` is the API's page for a person.
 
-Routes live in ``routes`` (history, journal, scale sets) and ``probes`` (health, metrics); this module
-wires them to the journal and starts the tasks that follow it: the metrics' counters and the phase
-history index (``phaseindex``).
+Routes live in ``routes`` (history, journal, the fleet, scale sets and their runners) and ``probes``
+(health, metrics); this module wires them to the journal and starts the tasks that follow it: the
+metrics' counters and the phase history index (``phaseindex``).
 """
 
 from __future__ import annotations

@@ -105,6 +105,30 @@ class RunnerSetState(BaseModel):
     replicas: int | None
 
 
+class Condition(BaseModel):
+    """A status condition as the object carries it."""
+
+    type: str
+    status: str = Field(description="True, False or Unknown.")
+    reason: str = ""
+    message: str = ""
+    last_transition_time: str | None = Field(
+        default=None, serialization_alias="lastTransitionTime", description="RFC 3339, as written."
+    )
+
+
+class WarningEvent(BaseModel):
+    """The last Warning Event arcsm emitted about an object (``kubectl describe`` shows it too)."""
+
+    seq: int = Field(description="The seq of the effect record that emitted it.")
+    at: str = Field(description="When that record was journaled (RFC 3339, UTC).")
+    kind: str = Field(description="The object it is about: the scale set, its runner set or its listener.")
+    namespace: str
+    name: str
+    reason: str
+    message: str
+
+
 class ListenerState(BaseModel):
     name: str
     namespace: str
@@ -112,6 +136,7 @@ class ListenerState(BaseModel):
     pod_phase: str | None = Field(
         serialization_alias="podPhase", description="The listener pod's phase, if it exists."
     )
+    ready: Condition | None = Field(default=None, description="The listener's Ready condition.")
 
 
 class ScaleSetView(BaseModel):
@@ -129,6 +154,118 @@ class ScaleSetView(BaseModel):
     listener: ListenerState | None
     transitions: list[PhaseItem] = Field(description="The last phase transitions, oldest first.")
     seq: int = Field(description="The journal seq this view was read at.")
+    min_runners: int | None = Field(default=None, serialization_alias="minRunners")
+    max_runners: int | None = Field(default=None, serialization_alias="maxRunners")
+    last_warning: WarningEvent | None = Field(
+        default=None,
+        serialization_alias="lastWarning",
+        description="The newest Warning Event about the scale set, its runner set or its listener (null: "
+        "none, or the phase history is still being loaded: see historyLoaded).",
+    )
+    history_loaded: bool = Field(
+        default=True,
+        serialization_alias="historyLoaded",
+        description="Whether the phase history index had read the whole journal (until then the "
+        "transitions are read from the scale set's records, and lastWarning is not known).",
+    )
+
+
+class ListenerSummary(BaseModel):
+    name: str
+    namespace: str
+    ready: Condition | None = Field(description="The listener's Ready condition (its reason: PodRunning…).")
+    pod_phase: str | None = Field(serialization_alias="podPhase", description="The listener pod's phase.")
+
+
+class ScaleSetSummary(BaseModel):
+    """One scale set as the fleet overview lists it: what an operator checks first."""
+
+    namespace: str
+    name: str
+    uid: str
+    phase: str | None
+    ready: Condition | None
+    configuration_valid: Condition | None = Field(serialization_alias="configurationValid")
+    min_runners: int | None = Field(serialization_alias="minRunners")
+    max_runners: int | None = Field(serialization_alias="maxRunners")
+    desired: int | None = Field(description="The runner set's replicas: the runners the scale set wants now.")
+    runners: dict[str, int] = Field(description="Its EphemeralRunners by phase (no phase counts as Pending).")
+    runner_set: str | None = Field(serialization_alias="runnerSet", description="Its runner set's name.")
+    listener: ListenerSummary | None
+    last_warning: WarningEvent | None = Field(
+        serialization_alias="lastWarning",
+        description="The newest Warning Event about the scale set, its runner set or its listener (null "
+        "while the phase history is being loaded: see the page's history).",
+    )
+    changed_at: str | None = Field(
+        serialization_alias="changedAt",
+        description="The newest lastTransitionTime of its conditions: when its phase or readiness last "
+        "changed, as its status says.",
+    )
+
+
+class HistoryState(BaseModel):
+    """How far the phase history index has read the journal."""
+
+    live: bool = Field(
+        description="Whether it has read the whole journal once (then it follows new records)."
+    )
+    folded: int = Field(description="The seq of the last record it has read.")
+    last_seq: int = Field(serialization_alias="lastSeq", description="The journal's last seq.")
+
+
+class FleetPage(BaseModel):
+    """The scale sets that match the filters, a page of them, and the fleet counted."""
+
+    total: int = Field(description="How many scale sets match every filter.")
+    offset: int = Field(description="The position of the first item among them.")
+    items: list[ScaleSetSummary]
+    phases: dict[str, int] = Field(
+        description='The scale sets matching the namespace and name filters, by phase (none: "").'
+    )
+    ready: dict[str, int] = Field(
+        description="The same scale sets by the status of their Ready condition (True, False, Unknown)."
+    )
+    runners: dict[str, int] = Field(description="Their EphemeralRunners by phase.")
+    recent: list[PhaseItem] = Field(
+        description="The newest phase changes of those scale sets, newest first (empty while the phase "
+        "history is being loaded)."
+    )
+    history: HistoryState
+
+
+class RunnerRow(BaseModel):
+    """One EphemeralRunner of a scale set, alive or deleted."""
+
+    name: str
+    namespace: str
+    uid: str
+    phase: str | None
+    ready: Condition | None = Field(description="Its Ready condition: why it is in its phase.")
+    runner_id: int | None = Field(serialization_alias="runnerId", description="Its runner id in GitHub.")
+    created_at: str | None = Field(serialization_alias="createdAt")
+    terminating: bool = Field(description="Its deletion has started (metadata.deletionTimestamp).")
+    deleted_seq: int | None = Field(
+        serialization_alias="deletedSeq", description="The seq of its DELETED record (null while alive)."
+    )
+    deleted_at: str | None = Field(serialization_alias="deletedAt", description="When it was deleted.")
+
+
+class RunnerPage(BaseModel):
+    """A page of a scale set's runners: alive (failed first, then pending, running, the rest; by name) or
+    deleted (newest first)."""
+
+    total: int = Field(description="How many runners are in the list asked for.")
+    offset: int
+    items: list[RunnerRow]
+    live: int = Field(description="The runners of its runner set that exist now.")
+    deleted: int = Field(description="The runners of its runner set the journal saw deleted.")
+    last_seq: int = Field(
+        default=0,
+        serialization_alias="lastSeq",
+        description="The journal's last seq when answered: follow the journal stream from it for what "
+        "changes next.",
+    )
 
 
 class Health(BaseModel):

@@ -1,10 +1,11 @@
 """The timeline page: ``GET /`` and the static assets it loads.
 
-The page is plain HTML, CSS and JavaScript shipped inside the package (``api/static``) and read with
-``importlib.resources``, so it works from a wheel or a source checkout alike, with no build step and
-nothing fetched from a CDN. The script reads the JSON phase history (``/api/v1/phases``) and refreshes
-when the journal stream (``/api/v1/journal/stream``, filtered to decision records and observed records of
-the four ARC kinds) says a phase may have changed, one fetch at a time.
+The page is plain HTML, CSS and JavaScript modules shipped inside the package (``api/static``) and read
+with ``importlib.resources``, so it works from a wheel or a source checkout alike, with no build step and
+nothing fetched from a CDN. It opens on the fleet (``/api/v1/fleet``) and shows a scale set with its
+runners (``.../autoscalingrunnersets/NAME``, ``.../runners``) and each object's phase history
+(``.../phases``), every list paged by the server; the journal stream (``/api/v1/journal/stream``, filtered
+by kind, type and namespace) brings what changes.
 """
 
 from __future__ import annotations

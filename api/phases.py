@@ -19,9 +19,11 @@ The app answers from its ``phaseindex.PhaseIndex`` (``served_page``, ``served_la
 a journal file offline: they read the decision and observed records of the filter from the journal's start
 (an observed change needs the phase before it), a chunk at a time, and return the items after ``after``.
 
-While the index first folds the journal (``PhaseIndex.live`` is false), a request does not wait for it: a
-journal of at most ``SCAN_WHILE_LOADING`` records is scanned at once, and a larger one answers ``Loading``
-(the routes' 503 with Retry-After), so requests neither wait nor compete with the fold by full scans.
+While the index first folds the journal (``PhaseIndex.live`` is false), a request does not wait for it:
+one object's history (``scoped``: its records are found by the journal's object index, so the scan costs
+that object's records, not the journal's) and any request on a journal of at most ``SCAN_WHILE_LOADING``
+records are scanned at once; any other answers ``Loading`` (the routes' 503 with Retry-After), so
+requests neither wait nor compete with the fold by full scans.
 """
 
 from __future__ import annotations
@@ -185,9 +187,12 @@ async def known(reader: JournalReader, *, kind: str, namespace: str, name: str) 
     return bool(await reader.read(after=0, limit=1, kind=kind, namespace=namespace, name=name))
 
 
-async def ready_index(index: PhaseIndex | None, journal: JournalView) -> PhaseIndex | None:
+async def ready_index(
+    index: PhaseIndex | None, journal: JournalView, *, scoped: bool = False
+) -> PhaseIndex | None:
     """``index`` once it folded every record committed now; None when there is none or it cannot follow
-    (the caller scans). Raises ``Loading`` while the index first folds a journal too large to scan."""
+    (the caller scans). While the index first folds a journal too large to scan, None for a request
+    about one object (``scoped``), else raises ``Loading``."""
     if index is None:
         return None
     seq = journal.last_seq
@@ -200,7 +205,7 @@ async def ready_index(index: PhaseIndex | None, journal: JournalView) -> PhaseIn
     if caught:
         await index.reached(seq)
     if not index.live:
-        if seq <= SCAN_WHILE_LOADING:
+        if scoped or seq <= SCAN_WHILE_LOADING:
             return None
         raise Loading(retry_after=max(1, min(60, -(-(seq - index.seq) // FOLD_RATE))))
     try:
@@ -222,7 +227,8 @@ async def served_page(
     reaffirmed: bool = True,
 ) -> PhasePage:
     """``page`` answered from the index when it holds everything after ``after``, else by a scan."""
-    ready = await ready_index(index, journal)
+    one = kind is not None and namespace is not None and name is not None
+    ready = await ready_index(index, journal, scoped=one)
     found = (
         None
         if ready is None
@@ -255,7 +261,7 @@ async def served_last(
     reaffirmed: bool = True,
 ) -> list[PhaseItem]:
     """``last`` answered from the index (the newest items it holds), else by a scan."""
-    ready = await ready_index(index, journal)
+    ready = await ready_index(index, journal, scoped=True)
     if ready is not None:
         found = ready.last(kind=kind, namespace=namespace, name=name, count=count, reaffirmed=reaffirmed)
         # Fewer than ``count`` held is all there is unless the index dropped some of this object's items.

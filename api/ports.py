@@ -4,8 +4,9 @@ The API only reads: none of these can append to the journal.
 
 * ``JournalView`` — the journal: the readers of ``store.ports`` (``JournalReader``: ``read`` filtered in
   seq order; ``JournalTail``: ``last_seq`` and ``tail`` to follow new records; ``PositionReader``: an
-  object at a journal position), plus ``append_refusal`` (why the journal takes no appends now, asked
-  without appending), ``writer_failure`` (why its writer stopped for good) and its ``projection``.
+  object at a journal position; ``DeletionReader``: the deleted objects an owner had), plus
+  ``append_refusal`` (why the journal takes no appends now, asked without appending), ``writer_failure``
+  (why its writer stopped for good) and its ``projection``.
   ``store.journal.Journal`` is one.
 * ``Objects`` — the projection (``store.ports.ObjectIndex``: the latest object per key, the owner index)
   and which kinds are listed.
@@ -26,7 +27,7 @@ from typing import Protocol
 
 from prometheus_client.registry import Collector
 
-from store.ports import JournalReader, JournalTail, ObjectIndex, PositionReader
+from store.ports import DeletionReader, JournalReader, JournalTail, ObjectIndex, PositionReader
 
 __all__ = [
     "ControllerStats",
@@ -43,7 +44,7 @@ class Objects(ObjectIndex, Protocol):
         ...
 
 
-class JournalView(JournalReader, JournalTail, PositionReader, Protocol):
+class JournalView(JournalReader, JournalTail, PositionReader, DeletionReader, Protocol):
     @property
     def projection(self) -> Objects: ...
 

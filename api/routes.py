@@ -1,12 +1,13 @@
-"""The /api/v1 routes: phase history, journal records and their stream, and a scale set now.
+"""The /api/v1 routes: phase history, journal records and their stream, the fleet, and a scale set now
+with its runners.
 
 ``/at?seq=N`` (or ``?time=``) answers one object as the journal had it at a position (``positions``).
 The phase history routes leave out the items that re-affirm a phase (from = to) unless asked
 ``?include=reaffirmed``; an object's history ends with its deletion (``phasehistory``). History answers
 carry an ETag (``etags``); a bad parameter is a 422 and an object the journal holds nothing about a 404,
-each with a one-line ``detail`` (``errors``). The phase history routes and the scale set answer 503
-with Retry-After while the phase history index first folds a large journal (``phases.Loading``). Every
-route only reads.
+each with a one-line ``detail`` (``errors``). While the phase history index first folds a large journal,
+``/phases`` across objects answers 503 with Retry-After (``phases.Loading``); one object's history and
+the scale set are read from that object's records meanwhile. Every route only reads.
 """
 
 from __future__ import annotations
@@ -22,8 +23,17 @@ from fastapi import APIRouter, Depends, Header, HTTPException, Path, Query, Requ
 from fastapi.responses import StreamingResponse
 from starlette.types import Receive, Scope, Send
 
-from api import errors, etags, journalfeed, phases, positions, scalesets
-from api.models import JournalPage, ObjectAt, PhasePage, Problem, Replica, ScaleSetView
+from api import errors, etags, fleet, journalfeed, phases, positions, runners, scalesets
+from api.models import (
+    FleetPage,
+    JournalPage,
+    ObjectAt,
+    PhasePage,
+    Problem,
+    Replica,
+    RunnerPage,
+    ScaleSetView,
+)
 from api.phases import Kind, Plural
 from api.state import ApiState, of
 from store.records import RecordType
@@ -109,7 +119,7 @@ def _loaded() -> Iterator[None]:
 @router.get(
     "/namespaces/{namespace}/{plural}/{name}/phases",
     response_model=PhasePage,
-    responses={**HISTORY, **errors.NOT_FOUND, **LOADING},
+    responses={**HISTORY, **errors.NOT_FOUND},
     summary="One object's phase history, oldest first",
 )
 async def object_phases(
@@ -128,17 +138,16 @@ async def object_phases(
             status_code=404,
             detail=f"the journal holds nothing about {kind} {namespace}/{name}; check the namespace and name",
         )
-    with _loaded():
-        found = await phases.served_page(
-            state.phases,
-            state.journal,
-            after=after,
-            limit=limit,
-            kind=kind,
-            namespace=namespace,
-            name=name,
-            reaffirmed=_reaffirmed(include),
-        )
+    found = await phases.served_page(
+        state.phases,
+        state.journal,
+        after=after,
+        limit=limit,
+        kind=kind,
+        namespace=namespace,
+        name=name,
+        reaffirmed=_reaffirmed(include),
+    )
     return _history(state, found, if_none_match)
 
 
@@ -338,14 +347,93 @@ def _seq(text: str | None) -> int:
 @router.get(
     "/namespaces/{namespace}/autoscalingrunnersets/{name}",
     response_model=ScaleSetView,
-    responses={**HISTORY, **errors.NOT_FOUND, **LOADING},
+    responses={**HISTORY, **errors.NOT_FOUND},
     summary="A scale set as arcsm sees it now",
 )
 async def scale_set(
     state: State, namespace: Namespace, name: Name, if_none_match: IfNoneMatch = None
 ) -> Response:
-    with _loaded():
-        found = await scalesets.view(state.journal, namespace, name, index=state.phases)
+    found = await scalesets.view(state.journal, namespace, name, index=state.phases)
+    if found is None:
+        raise HTTPException(status_code=404, detail=await _gone(state, namespace, name))
+    return etags.respond(found, if_none_match)
+
+
+Offset = Annotated[int, Query(ge=0, le=MAX_SEQ, description="Skip this many items of the list.")]
+
+
+class ReadyStatus(enum.StrEnum):
+    TRUE = "True"
+    FALSE = "False"
+    UNKNOWN = "Unknown"
+
+
+@router.get(
+    "/fleet",
+    response_model=FleetPage,
+    responses=HISTORY,
+    summary="Every scale set with what to check first, filtered and paged; the fleet counted",
+)
+async def fleet_overview(
+    state: State,
+    namespace: Annotated[str | None, Query(description="Only scale sets in this namespace.")] = None,
+    search: Annotated[
+        str | None, Query(max_length=253, description="Only scale sets whose name holds this text.")
+    ] = None,
+    phase: Annotated[
+        str | None, Query(max_length=63, description='Only scale sets in this phase ("": none yet).')
+    ] = None,
+    ready: Annotated[
+        ReadyStatus | None, Query(description="Only scale sets whose Ready condition has this status.")
+    ] = None,
+    order: Annotated[
+        fleet.Order,
+        Query(
+            description="attention: Outdated or badly configured first, then not Ready, then with failed "
+            "runners, each by namespace and name; name; changed: the newest change first."
+        ),
+    ] = fleet.Order.ATTENTION,
+    offset: Offset = 0,
+    limit: Limit = 100,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    found = await fleet.overview(
+        state.journal,
+        state.phases,
+        namespace=namespace,
+        search=search,
+        phase=phase,
+        ready=None if ready is None else ready.value,
+        order=order,
+        offset=offset,
+        limit=limit,
+    )
+    return etags.respond(found, if_none_match)
+
+
+@router.get(
+    "/namespaces/{namespace}/autoscalingrunnersets/{name}/runners",
+    response_model=RunnerPage,
+    responses={**HISTORY, **errors.NOT_FOUND},
+    summary="A scale set's runners, alive or deleted, a page at a time",
+)
+async def scale_set_runners(
+    state: State,
+    namespace: Namespace,
+    name: Name,
+    listed: Annotated[
+        runners.Listed,
+        Query(
+            alias="state",
+            description="live: the runners that exist now, failed first, then pending, running, the rest; "
+            "deleted: those its runner set saw deleted, newest first.",
+        ),
+    ] = runners.Listed.LIVE,
+    offset: Offset = 0,
+    limit: Limit = 100,
+    if_none_match: IfNoneMatch = None,
+) -> Response:
+    found = await runners.page(state.journal, namespace, name, listed=listed, offset=offset, limit=limit)
     if found is None:
         raise HTTPException(status_code=404, detail=await _gone(state, namespace, name))
     return etags.respond(found, if_none_match)
@@ -354,10 +442,9 @@ async def scale_set(
 async def _gone(state: ApiState, namespace: str, name: str) -> str:
     """Why the scale set view has nothing to show: deleted (its history's end), or never observed."""
     kind = Kind.AUTOSCALING_RUNNER_SET
-    with _loaded():
-        ended = await phases.served_last(
-            state.phases, state.journal, kind=kind, namespace=namespace, name=name, count=1
-        )
+    ended = await phases.served_last(
+        state.phases, state.journal, kind=kind, namespace=namespace, name=name, count=1
+    )
     if ended and ended[-1].to is None:
         return (
             f"{kind} {namespace}/{name} was deleted (seq {ended[-1].seq}); its history stays at "

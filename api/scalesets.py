@@ -6,8 +6,11 @@
 * its EphemeralRunners (owned by the runner set) counted by phase, a runner without a phase counting as
   Pending as the runner set's scaling does;
 * its AutoscalingListener (in the controller namespace, naming the scale set in its spec): the
-  listener machine's last recorded state and the listener pod's phase;
-* its last phase transitions (from the app's phase index, ``phaseindex``), without re-affirmations.
+  listener machine's last recorded state, its Ready condition and the listener pod's phase;
+* its last phase transitions (from the app's phase index, ``phaseindex``), without re-affirmations;
+* ``minRunners`` and ``maxRunners`` from its spec, and the newest Warning Event arcsm emitted about it,
+  its runner set or its listener (``PhaseIndex.warning``; none until the index has read the whole
+  journal, ``historyLoaded``).
 
 A scale set whose history ended (``phasehistory``: arcsm released its finalizer, or it was observed
 DELETED) is not shown: the view is None, as for a name never seen.
@@ -24,13 +27,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from api import phases
-from api.models import ListenerState, Revisions, RunnerSetState, ScaleSetView
+from api.models import Condition, ListenerState, Revisions, RunnerSetState, ScaleSetView, WarningEvent
 from api.phaseindex import PhaseIndex
 from api.ports import JournalView, Objects
-from statemachines.jsonvalues import int_or_none, section, str_or_none
+from statemachines.jsonvalues import as_mappings, int_or_none, section, str_or_none
 from statemachines.phases import ErPhase
 
 RECENT = 20  # transitions shown with the scale set
+READY, CONFIGURATION_VALID = "Ready", "ConfigurationValid"
 RUNNER_PHASES = tuple(p.value for p in ErPhase if p is not ErPhase.NONE)
 
 
@@ -57,6 +61,43 @@ def runners_by_phase(objects: Objects, ars: Mapping[str, Any]) -> dict[str, int]
     return counts
 
 
+def condition(obj: Mapping[str, Any], kind: str) -> Condition | None:
+    """The status condition of type ``kind``, or None."""
+    for found in as_mappings(section(obj, "status").get("conditions")):
+        if found.get("type") == kind:
+            return Condition(
+                type=kind,
+                status=str(found.get("status") or "Unknown"),
+                reason=str(found.get("reason") or ""),
+                message=str(found.get("message") or ""),
+                last_transition_time=str_or_none(found.get("lastTransitionTime")),
+            )
+    return None
+
+
+def latest_warning(index: PhaseIndex | None, keys: list[tuple[str, str, str]]) -> WarningEvent | None:
+    """The newest Warning Event about any of the objects ``keys`` the index holds; None before it is live."""
+    if index is None or not index.live:
+        return None
+    found = [w for w in map(index.warning, keys) if w is not None]
+    if not found:
+        return None
+    newest = max(found, key=lambda w: w.seq)
+    return WarningEvent(**newest._asdict())
+
+
+def warned_keys(
+    namespace: str, name: str, ers: Mapping[str, Any] | None, al: Mapping[str, Any] | None
+) -> list[tuple[str, str, str]]:
+    """The objects whose Warning Events a scale set shows: itself, its runner set, its listener."""
+    keys = [(phases.Kind.AUTOSCALING_RUNNER_SET.value, namespace, name)]
+    for kind, obj in ((phases.Kind.EPHEMERAL_RUNNER_SET, ers), (phases.Kind.AUTOSCALING_LISTENER, al)):
+        if obj is not None:
+            meta = section(obj, "metadata")
+            keys.append((kind.value, str(meta.get("namespace") or ""), str(meta.get("name") or "")))
+    return keys
+
+
 def listener_of(objects: Objects, namespace: str, name: str) -> Mapping[str, Any] | None:
     for al in objects.items(phases.Kind.AUTOSCALING_LISTENER):
         spec = section(al, "spec")
@@ -72,7 +113,7 @@ async def view(
     journal: JournalView, namespace: str, name: str, *, index: PhaseIndex | None = None
 ) -> ScaleSetView | None:
     """The scale set ``namespace/name`` now, or None when the projection does not hold it."""
-    ready = await phases.ready_index(index, journal)
+    ready = await phases.ready_index(index, journal, scoped=True)
     objects, seq = journal.projection, journal.last_seq
     ars = objects.get(phases.Kind.AUTOSCALING_RUNNER_SET, namespace, name)
     if ars is None:
@@ -88,11 +129,12 @@ async def view(
     )
     if transitions and transitions[-1].to is None:
         return None  # its history ended (finalizer released): gone, though its DELETED is not observed yet
-    meta, status = section(ars, "metadata"), section(ars, "status")
+    meta, status, spec = section(ars, "metadata"), section(ars, "status"), section(ars, "spec")
     sets = runner_sets(objects, ars)
     ers = sets[0] if sets else None
     conditions = status.get("conditions")
-    listener, listener_seq = await _listener(journal, ready, objects, namespace, name)
+    al = listener_of(objects, namespace, name)
+    listener, listener_seq = await _listener(journal, ready, objects, al)
     if ready is not None:
         shown = [(phases.Kind.AUTOSCALING_RUNNER_SET.value, namespace, name), *_shown(objects, sets)]
         if listener is not None:
@@ -123,6 +165,10 @@ async def view(
         listener=listener,
         transitions=transitions,
         seq=seq,
+        min_runners=int_or_none(spec.get("minRunners")),
+        max_runners=int_or_none(spec.get("maxRunners")),
+        last_warning=latest_warning(index, warned_keys(namespace, name, ers, al)),
+        history_loaded=index is not None and index.live,
     )
 
 
@@ -155,10 +201,9 @@ def _runner_set(ers: Mapping[str, Any]) -> RunnerSetState:
 
 
 async def _listener(
-    journal: JournalView, index: PhaseIndex | None, objects: Objects, namespace: str, name: str
+    journal: JournalView, index: PhaseIndex | None, objects: Objects, al: Mapping[str, Any] | None
 ) -> tuple[ListenerState | None, int]:
     """The listener's state, and the seq of the transition that state comes from (0 for none)."""
-    al = listener_of(objects, namespace, name)
     if al is None:
         return None, 0
     meta = section(al, "metadata")
@@ -177,5 +222,6 @@ async def _listener(
         namespace=al_namespace,
         state=recent[-1].to if recent else None,
         pod_phase=None if pod is None else str_or_none(section(pod, "status").get("phase")),
+        ready=condition(al, READY),
     )
     return state, recent[-1].seq if recent else 0

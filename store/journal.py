@@ -338,6 +338,15 @@ class Journal:
         )
         return await reading.select(self._reader, sql, args)
 
+    async def deleted_children(
+        self, owner_uid: str, *, kind: str, offset: int = 0, limit: int = 100
+    ) -> reading.Deleted:
+        """The deletions of the objects of ``kind`` ``owner_uid`` owned, newest first
+        (``reading.deleted_children``)."""
+        if self._closed:
+            raise JournalClosed(f"journal {self.path} is closed")
+        return await reading.deleted_children(self._reader, owner_uid, kind=kind, offset=offset, limit=limit)
+
     async def at(self, *, kind: str, namespace: str, name: str, seq: int) -> positions.Position:
         """What the journal held about the object at ``seq`` (``positions.at``)."""
         if self._closed:
@@ -619,6 +628,11 @@ if TYPE_CHECKING:  # the ports of store.ports are what a Journal (and its projec
     def _ports(
         journal: Journal,
     ) -> tuple[
-        ports.JournalWriter, ports.JournalReader, ports.JournalTail, ports.PositionReader, ports.ObjectIndex
+        ports.JournalWriter,
+        ports.JournalReader,
+        ports.JournalTail,
+        ports.PositionReader,
+        ports.DeletionReader,
+        ports.ObjectIndex,
     ]:
-        return journal, journal, journal, journal, journal.projection
+        return journal, journal, journal, journal, journal, journal.projection

@@ -9,10 +9,12 @@ than one (as a client embeds a reader and a writer):
   writes).
 * ``JournalTail`` — ``last_seq`` and ``tail``: the reconcile loop, the HTTP API's index and event stream.
 
-Beside them, ``PositionReader`` (an object at a journal position: the HTTP API, ``arcsm history``) and
+Beside them, ``PositionReader`` (an object at a journal position: the HTTP API, ``arcsm history``),
+``DeletionReader`` (the deleted objects an owner had: the HTTP API's deleted runners of a scale set) and
 ``ObjectIndex`` (the projection: the latest object per key and the owner index). ``journal.Journal``
-implements all of them, ``readonly.ReadOnlyJournal`` the readers only (checked by mypy at the bottom of
-``journal.py`` and ``readonly.py``). Nothing that only reads is typed with ``JournalWriter``.
+implements all of them, ``readonly.ReadOnlyJournal`` ``JournalReader`` and ``PositionReader`` (it may
+read a format-2 file, which has no owners index; checked by mypy at the bottom of ``journal.py`` and
+``readonly.py``). Nothing that only reads is typed with ``JournalWriter``.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from store.positions import Position
+from store.reading import Deleted
 from store.records import Record, RecordType
 
 
@@ -74,6 +77,15 @@ class PositionReader(Protocol):
 
     async def seq_at(self, moment: datetime) -> int:
         """The seq of the last record appended at or before ``moment`` (0 if none is left that early)."""
+        ...
+
+
+class DeletionReader(Protocol):
+    async def deleted_children(
+        self, owner_uid: str, *, kind: str, offset: int = 0, limit: int = 100
+    ) -> Deleted:
+        """How many objects of ``kind`` that named ``owner_uid`` in their ``ownerReferences`` were
+        deleted, and the DELETED records of ``limit`` of them from ``offset``, newest first."""
         ...
 
 

@@ -1,4 +1,5 @@
-"""Reading records back: filtered queries, full scans in pages, and folding records into a projection.
+"""Reading records back: filtered queries, full scans in pages, the deletions of an owner's objects, and
+folding records into a projection.
 
 Every row read is checked against its checksum (``rows.decode``); a damaged one raises
 ``JournalCorrupt`` with its seq rather than being handed out.
@@ -10,10 +11,11 @@ import contextlib
 import logging
 import sqlite3
 from collections.abc import AsyncGenerator, Collection, Sequence
+from dataclasses import dataclass
 
 import aiosqlite
 
-from store import rows
+from store import onthread, rows
 from store.errors import JournalCorrupt, translate
 from store.projection import PROJECTED_TYPES, Projection
 from store.records import Record, RecordType, Seq
@@ -81,6 +83,40 @@ async def scan(
                 yield [as_row(row) for row in page]
     except sqlite3.Error as exc:
         raise translate(exc, doing="scan") from exc
+
+
+@dataclass(frozen=True)
+class Deleted:
+    """How many objects of a kind that named an owner were deleted, and a page of their DELETED records."""
+
+    total: int
+    records: list[Record]
+
+
+_DELETED_COUNT = "SELECT count(*) FROM owners WHERE uid = ? AND kind = ? AND gone = 1"
+_DELETED_PAGE = (
+    f"SELECT {rows.COLUMNS} FROM records WHERE seq IN (SELECT seq FROM owners WHERE uid = ? AND kind = ? "
+    "AND gone = 1 ORDER BY seq DESC LIMIT ? OFFSET ?) ORDER BY seq DESC"
+)
+
+
+async def deleted_children(
+    db: aiosqlite.Connection, owner_uid: str, *, kind: str, offset: int, limit: int
+) -> Deleted:
+    """The DELETED records of the objects of ``kind`` whose ``ownerReferences`` named ``owner_uid`` when
+    they were deleted, newest first (``limit`` from ``offset``), and how many there are: read from the
+    ``owners`` index (``store.schema``) in one hand-off, no other record read."""
+
+    def work(connection: sqlite3.Connection) -> tuple[int, list[rows.Row]]:
+        total = connection.execute(_DELETED_COUNT, (owner_uid, kind)).fetchone()[0]
+        found = connection.execute(_DELETED_PAGE, (owner_uid, kind, limit, offset)).fetchall()
+        return int(total), [as_row(row) for row in found]
+
+    try:
+        total, found = await onthread.call(db, work)
+    except sqlite3.Error as exc:
+        raise translate(exc, doing="read") from exc
+    return Deleted(total=total, records=[rows.decode(row) for row in found])
 
 
 async def decision_reach(db: aiosqlite.Connection) -> tuple[int, int]:

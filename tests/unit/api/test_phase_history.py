@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from api import phasehistory, phases
+from api import phasehistory, phaseindex, phases
 from api.phaseindex import PhaseIndex
 from store.records import Record, RecordType, Seq
 from tests.unit.api.listreader import ListReader
@@ -291,14 +291,70 @@ async def test_next_is_the_last_items_seq_when_the_next_record_would_overflow_th
     assert held == scanned
 
 
-def test_the_index_holds_the_newest_items_and_hands_older_pages_to_the_scan() -> None:
+async def test_the_index_holds_the_newest_items_and_hands_older_pages_to_the_scan() -> None:
     # 9 items; once past 5 (after the decision at seq 6), all but the newest 4 are dropped in one batch.
     index = indexed(mixed_story(), keep=4)
     assert index.horizon == 4
     assert index.page(after=0, limit=100) is None, "items after seq 0 were dropped: the caller scans"
     newest = index.page(after=index.horizon, limit=100)
     assert newest is not None and newest.items and all(i.seq > index.horizon for i in newest.items)
-    assert [i.seq for i in index.last(kind=ARS, namespace="default", name="arc", count=10)] == [5, 6, 6, 6]
+    # A scale set's own history is kept whole, as the scan reads it.
+    reader = ListReader(mixed_story())
+    whole = index.page(after=0, limit=100, kind=ARS, namespace="default", name="arc")
+    assert whole == await phases.page(reader, after=0, limit=100, kind=ARS, namespace="default", name="arc")
+    assert [i.seq for i in index.last(kind=ARS, namespace="default", name="arc", count=10)] == [
+        1,
+        2,
+        2,
+        5,
+        6,
+        6,
+        6,
+    ]
+    assert not index.trimmed((ARS, "default", "arc"))
+    nothing = indexed(mixed_story(), keep=0)
+    assert nothing.page(after=0, limit=100, kind=ARS, namespace="default", name="arc") is None, (
+        "an index that keeps no item keeps no scale set either"
+    )
+
+
+def runners(first: int, count: int) -> list[Record]:
+    """``count`` runners seen once each (an observed item each), from seq ``first``."""
+    return [
+        observed(seq, "Pending", kind="EphemeralRunner", name=f"r{seq}", uid=f"r{seq}")
+        for seq in range(first, first + count)
+    ]
+
+
+def test_a_scale_sets_history_outlives_the_runners_until_it_ended_before_the_horizon() -> None:
+    index = indexed(
+        [decided(1, (None, "Pending")), decided(2, ("Pending", "Running")), *runners(3, 20)], keep=4
+    )
+    assert index.horizon >= 10, "the runners pushed the scale set's items out of the newest"
+    assert [i.to for i in index.last(kind=ARS, namespace="default", name="arc", count=5)] == [
+        "Pending",
+        "Running",
+    ]
+    assert index.trimmed(("EphemeralRunner", "default", "r3")), "a runner's items go with the horizon"
+
+    # Deleted: its history ends, and once the end is behind the horizon the scale set goes like the rest.
+    index.feed(observed(23, "Running", event="DELETED"))
+    assert [i.to for i in index.last(kind=ARS, namespace="default", name="arc", count=5)][-1] is None
+    assert not index.trimmed((ARS, "default", "arc")), "its end is still among the newest items"
+    for record in runners(24, 20):
+        index.feed(record)
+    assert index.trimmed((ARS, "default", "arc"))
+    assert index.last(kind=ARS, namespace="default", name="arc", count=5) == []
+
+
+def test_a_scale_set_keeps_at_most_kept_items(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(phaseindex, "KEPT_ITEMS", 3)
+    flapping = [
+        decided(seq, ("Running", "Pending") if seq % 2 else ("Pending", "Running")) for seq in range(1, 30)
+    ]
+    index = indexed(flapping, keep=4)
+    held = index.last(kind=ARS, namespace="default", name="arc", count=100)
+    assert len(held) <= 3 + 5 and index.trimmed((ARS, "default", "arc")), "past KEPT_ITEMS its oldest go"
 
 
 def test_the_index_knows_the_last_observed_record_of_each_object_while_it_exists() -> None:

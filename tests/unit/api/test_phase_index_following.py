@@ -15,6 +15,7 @@ import pytest
 from api import phaseindex, phases
 from api.app import create_app
 from api.phaseindex import PhaseIndex
+from api.ports import ReadinessReport
 from store.projection import Projection
 from store.records import Record, RecordType, Seq
 from tests.helpers import eventually
@@ -23,11 +24,11 @@ from tests.unit.api.listreader import ListReader
 ARS = "AutoscalingRunnerSet"
 
 
-def decided(seq: int, to: str, *, name: str = "arc") -> Record:
-    subject = {"kind": ARS, "namespace": "default", "name": name}
+def decided(seq: int, to: str, *, name: str = "arc", kind: str = ARS) -> Record:
+    subject = {"kind": kind, "namespace": "default", "name": name}
     return Record(
         type=RecordType.DECISION,
-        kind=ARS,
+        kind=kind,
         namespace="default",
         name=name,
         uid=f"u-{name}",
@@ -118,33 +119,35 @@ async def test_the_index_follows_again_after_an_error(
     index = PhaseIndex(phases.items_of)
     with caplog.at_level(logging.ERROR, logger="arcsm.api"):
         async for _ in following(index, journal):
-            await eventually(lambda: index.seq == 2, what="the index folded the journal after two failures")
-    assert index.restarts == 2 and journal.tails == 3
+            await eventually(lambda: journal.tails == 3, what="the index tailing again after two failures")
+    assert index.restarts == 2 and index.seq == 2
     lines = [r.getMessage() for r in caplog.records if "phase history index" in r.getMessage()]
     assert len(lines) == 2 and all("disk I/O error" in line and "\n" not in line for line in lines)
     assert [i.to for i in index.page(after=0, limit=10).items] == ["Pending", "Running"]  # type: ignore[union-attr]
 
 
 async def test_an_object_that_lost_no_items_is_served_from_memory_after_a_trim() -> None:
-    # "busy" decides often and loses its oldest items; "calm" decided once, lately, and keeps it.
+    # Runners (a scale set keeps its items whole): "busy" decides often and loses its oldest items;
+    # "calm" decided once, lately, and keeps it.
+    er = "EphemeralRunner"
     records = [
-        *(decided(seq, "Running", name="busy") for seq in range(1, 11)),
-        decided(11, "Pending", name="calm"),
+        *(decided(seq, "Running", name="busy", kind=er) for seq in range(1, 11)),
+        decided(11, "Pending", name="calm", kind=er),
     ]
     journal = ListJournal(records)
     index = PhaseIndex(phases.items_of, keep=4)
     for record in records:
         index.feed(record)
     await index.reached(journal.last_seq)
-    assert index.horizon > 1 and index.trimmed((ARS, "default", "busy"))
-    assert not index.trimmed((ARS, "default", "calm"))
+    assert index.horizon > 1 and index.trimmed((er, "default", "busy"))
+    assert not index.trimmed((er, "default", "calm"))
 
-    calm = await phases.served_last(index, journal, kind=ARS, namespace="default", name="calm", count=5)
+    calm = await phases.served_last(index, journal, kind=er, namespace="default", name="calm", count=5)
     assert journal.reads == 0, "no scan for an object that lost nothing"
-    assert calm == await phases.last(journal, kind=ARS, namespace="default", name="calm", count=5)
+    assert calm == await phases.last(journal, kind=er, namespace="default", name="calm", count=5)
 
     reads = journal.reads
-    busy = await phases.served_last(index, journal, kind=ARS, namespace="default", name="busy", count=5)
+    busy = await phases.served_last(index, journal, kind=er, namespace="default", name="busy", count=5)
     assert journal.reads > reads, "an object that lost items is scanned"
     assert [i.seq for i in busy] == [6, 7, 8, 9, 10]
 
@@ -152,5 +155,92 @@ async def test_an_object_that_lost_no_items_is_served_from_memory_after_a_trim()
 def test_past_keep_trimmed_objects_every_object_counts_as_trimmed() -> None:
     index = PhaseIndex(phases.items_of, keep=2)
     for seq in range(1, 10):
-        index.feed(decided(seq, "Pending", name=f"r{seq}"))
-    assert index.trimmed((ARS, "default", "never-seen"))
+        index.feed(decided(seq, "Pending", name=f"r{seq}", kind="EphemeralRunner"))
+    assert index.trimmed(("EphemeralRunner", "default", "never-seen"))
+    # A scale set's items are kept whole, so one never seen has none: nothing to scan for.
+    assert not index.trimmed((ARS, "default", "never-seen"))
+
+
+async def test_one_objects_history_and_its_scale_set_are_read_from_its_records_while_the_index_loads() -> (
+    None
+):
+    big = phases.SCAN_WHILE_LOADING + 1
+    index = PhaseIndex(phases.items_of)
+    journal = ListJournal([decided(big, "Pending")], last_seq=big)
+    with pytest.raises(phases.Loading):
+        await phases.ready_index(index, journal)
+    assert await phases.ready_index(index, journal, scoped=True) is None, "scanned, not refused"
+    app = create_app(journal, readiness=NoController())  # type: ignore[arg-type]
+    transport = httpx.ASGITransport(app=app)  # no lifespan: the index never starts following
+    async with httpx.AsyncClient(transport=transport, base_url="http://api") as http:
+        answer = await http.get("/api/v1/namespaces/default/autoscalingrunnersets/arc/phases")
+    assert answer.status_code == 200
+    assert [item["to"] for item in answer.json()["items"]] == ["Pending"]
+
+
+class NoController:
+    def report(self) -> ReadinessReport:
+        return ReadinessReport(journal_writable=True, synced=True, role="none")
+
+
+def effect(seq: int, body: dict[str, object], *, type_: RecordType = RecordType.EFFECT) -> Record:
+    return Record(type=type_, kind=ARS, namespace="default", name="arc", body=body, seq=Seq(seq), at="t")
+
+
+def warning(seq: int, reason: str, *, event_type: str = "Warning", name: str = "arc") -> Record:
+    target = {"kind": ARS, "namespace": "default", "name": name}
+    body = {"type": "EmitEvent", "target": target, "event_type": event_type, "reason": reason, "message": "m"}
+    return effect(seq, body)
+
+
+class ReadCounting(ListJournal):
+    """A ListJournal that counts the records each read returned."""
+
+    def __init__(self, records: list[Record]) -> None:
+        super().__init__(records)
+        self.pages: list[int] = []
+
+    async def read(self, **filters: object) -> list[Record]:  # type: ignore[override]
+        found = await super().read(**filters)  # type: ignore[arg-type]
+        self.pages.append(len(found))
+        return found
+
+
+async def test_the_index_fills_a_page_at_a_time_then_tails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(phaseindex, "CATCH_UP", 2)
+    result = effect(2, {"ok": True}, type_=RecordType.EFFECT_RESULT)
+    records = [decided(1, "Pending"), result, warning(3, "Refused"), decided(4, "Running"), effect(5, {})]
+    journal = ReadCounting(records)
+    index = PhaseIndex(phases.items_of)
+    async for _ in following(index, journal):
+        await eventually(lambda: index.live, what="the index filled")
+        assert index.seq == 5 and journal.pages == [2, 2, 1], "CATCH_UP (2) records a read"
+        assert journal.tails == 1, "then it tails"
+        assert [i.to for i in index.page(after=0, limit=10).items] == ["Pending", "Running"]  # type: ignore[union-attr]
+        warned = index.warning((ARS, "default", "arc"))
+        assert warned is not None and (warned.reason, warned.seq) == ("Refused", 3)
+
+
+def test_the_last_warning_of_an_object_is_kept_while_it_exists() -> None:
+    index = PhaseIndex(phases.items_of)
+    index.feed(warning(1, "First"))
+    index.feed(warning(2, "Second"))
+    index.feed(warning(3, "Fine", event_type="Normal"))
+    index.feed(
+        effect(4, {"type": "MergePatch", "target": {"kind": ARS, "namespace": "default", "name": "arc"}})
+    )
+    index.feed(warning(5, "Other", name="other"))
+    warned = index.warning((ARS, "default", "arc"))
+    assert warned is not None and (warned.reason, warned.seq, warned.at) == ("Second", 2, "t")
+    gone = Record(
+        type=RecordType.OBSERVED,
+        kind=ARS,
+        namespace="default",
+        name="arc",
+        body={"event": "DELETED", "object": {"metadata": {"name": "arc", "namespace": "default"}}},
+        seq=Seq(6),
+        at="t",
+    )
+    index.feed(gone)
+    assert index.warning((ARS, "default", "arc")) is None
+    assert index.warning((ARS, "default", "other")) is not None

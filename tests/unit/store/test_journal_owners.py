@@ -214,3 +214,30 @@ async def test_a_window_read_before_more_records_came_still_answers_for_them(
             assert [(c.kind, c.namespace, c.name) for c in position.children] == expected, (name, tip)
             checked += bool(expected)
     assert checked > 10
+
+
+async def test_the_deleted_children_of_an_owner_are_its_deletions_newest_first(
+    open_journal: OpenJournal,
+) -> None:
+    journal, _, records = await written(open_journal)
+    # The oracle: every DELETED observed record whose body names the owner, by kind.
+    for uid in {uid for uid, _, _ in owner_rows(journal.path)}:
+        for kind in {r.kind for r in records}:
+            expected = [
+                r.seq
+                for r in reversed(records)
+                if r.type is RecordType.OBSERVED
+                and r.kind == kind
+                and r.body.get("event") == "DELETED"
+                and uid in owner_uids(r.body.get("object") or {})
+            ]
+            found = await journal.deleted_children(uid, kind=kind, limit=1_000)
+            assert found.total == len(expected)
+            assert [r.seq for r in found.records] == expected
+            if len(expected) > 1:
+                second = await journal.deleted_children(uid, kind=kind, offset=1, limit=1)
+                assert [r.seq for r in second.records] == expected[1:2] and second.total == len(expected)
+    runners = [r for r in records if r.kind == "EphemeralRunner" and r.body.get("event") == "DELETED"]
+    assert runners, "the seed story deletes a runner: the loop above checked a real deletion"
+    nobody = await journal.deleted_children("no-such-uid", kind="EphemeralRunner")
+    assert nobody.total == 0 and nobody.records == []
