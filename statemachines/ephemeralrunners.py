@@ -737,6 +737,10 @@ def _pod_present(p: _Pass) -> bool:
         return _delete_runner_or_pod(p, "an init container failed")
     if status is None:
         return p.end("waiting for the runner container to report")
+    if code is None and pods.last_exit_code(status) == 0:
+        # Restarted after it exited 0 (a pod without restartPolicy Never, as upstream's experimental chart
+        # makes): its job is done and its registration used, so a restart can only fail; finished.
+        return _runner_finished(p)
     if code is None:
         return _update_run_status(p)
     if code == EXIT_OUTDATED:

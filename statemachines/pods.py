@@ -95,7 +95,17 @@ def terminated(status: JsonObject | None) -> JsonObject | None:
 
 def exit_code(status: JsonObject | None) -> int | None:
     """The exit code of a terminated container; None while it has not terminated."""
-    block = terminated(status)
+    return _code(terminated(status))
+
+
+def last_exit_code(status: JsonObject | None) -> int | None:
+    """The exit code of a container's previous run (``lastState.terminated``), when it was restarted."""
+    last = (status or {}).get("lastState")
+    block = last.get("terminated") if isinstance(last, Mapping) else None
+    return _code(block if isinstance(block, Mapping) else None)
+
+
+def _code(block: JsonObject | None) -> int | None:
     if block is None:
         return None
     code = block.get("exitCode")

@@ -449,6 +449,23 @@ def test_pod_endings(pod_phase: str, exit_code: int | None, job: bool, expected:
         assert bool(removed) is expected.endswith("+remove")
 
 
+@pytest.mark.parametrize(("last_exit", "deleted"), [(0, ["EphemeralRunner"]), (1, []), (None, [])])
+def test_a_runner_restarted_after_it_exited_0_is_finished(last_exit: int | None, deleted: list[str]) -> None:
+    """A pod without restartPolicy Never (upstream's experimental chart) restarts its runner after the
+    job: the exit 0 may never be seen as the current state, only as the restarted container's last."""
+    world = ready_world(jobId="j-1", jobRunnerId=100)
+    world.run_pod("Running", ready=True)
+    if last_exit is not None:
+        pod = world.get("Pod")
+        assert pod is not None
+        [status] = pod["status"]["containerStatuses"]
+        status.update(
+            restartCount=1, lastState={"terminated": {"exitCode": last_exit, "reason": "Completed"}}
+        )
+    decision = ER.decide(world.snapshot())
+    assert [d.target.kind for d in of_type(decision, effects.DeleteObject)] == deleted
+
+
 def test_a_pod_failing_under_another_runners_job_is_a_pod_failure() -> None:
     """The job was recorded for runner 99 (a predecessor of the name): this runner never ran it, so its
     failed pod is made again, as for an idle runner, instead of the runner being deleted."""
